@@ -1,0 +1,63 @@
+/*
+ * Reader side of one perf mmap ring (perf_event_mmap_page + data area).
+ * Collector thread only.
+ *
+ * Protocol: load data_head with acquire, read [data_tail, data_head),
+ * store data_tail with release.  Positions are free-running u64; offset =
+ * pos & (data_size - 1).  A record that straddles the end of the data area
+ * is copied whole into a scratch buffer before it is handed out.  A
+ * header.size that is not a multiple of 8, smaller than the header, larger
+ * than data_size or running past head is counted in bad_size and the rest
+ * of the ring up to head is skipped (tail = head): it cannot be resynced.
+ */
+#ifndef MEMTOP_RING_H
+#define MEMTOP_RING_H
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ring {
+	void *base;			/* mmap base (the meta page) */
+	size_t mmap_len;		/* (1 + 2^n) pages */
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;		/* data area */
+	uint64_t data_size;		/* power of two */
+	unsigned char *scratch;		/* data_size bytes, for wrapped records */
+};
+
+struct ring_stats {
+	uint64_t records;		/* records handed to the callback */
+	uint64_t bytes;			/* bytes consumed */
+	uint64_t bad_size;		/* times a bad header.size forced a skip */
+	uint64_t skipped_bytes;		/* bytes thrown away by those skips */
+};
+
+/*
+ * Called once per record; hdr points at a contiguous copy of the whole
+ * record (hdr->size bytes), valid only during the call.  Return 0 to go on,
+ * non-zero to stop draining after this record (tail still advances past it).
+ */
+typedef int (*ring_record_fn)(const struct perf_event_header *hdr, void *ctx);
+
+/*
+ * Sets r up over an existing mapping of mmap_len bytes at base, reading
+ * data_offset/data_size from the meta page (falling back to one page in and
+ * mmap_len - page_size when data_size is 0, as before Linux 4.1).
+ * 0 or -EINVAL (size not 1 + 2^n pages) / -ENOMEM.
+ */
+int ring_init(struct ring *r, void *base, size_t mmap_len, size_t page_size);
+/* Frees the scratch buffer; does not unmap.  NULL-safe, idempotent. */
+void ring_fini(struct ring *r);
+
+/* Bytes available to read now. */
+uint64_t ring_pending(const struct ring *r);
+
+/*
+ * Hands every complete record in [tail, head) to fn, then publishes the new
+ * tail.  Returns the number of records handed out.
+ */
+size_t ring_drain(struct ring *r, ring_record_fn fn, void *ctx,
+		  struct ring_stats *stats);
+
+#endif

@@ -1,0 +1,63 @@
+/* Command-line parsing.  Main thread, before anything starts. */
+#ifndef MEMTOP_CLI_H
+#define MEMTOP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sortkey.h"
+
+enum source_choice {
+	SOURCE_AUTO = 0,
+	SOURCE_PEBS,
+	SOURCE_IBS,
+	SOURCE_FAULTS,
+};
+
+enum run_mode {
+	MODE_PIDS,		/* -p */
+	MODE_COMMAND,		/* -- CMD */
+	MODE_DEMO,		/* --demo */
+	MODE_REPLAY,		/* -i FILE */
+	MODE_LIST_EVENTS,
+	MODE_DRY_RUN,
+	MODE_HELP,
+	MODE_VERSION,
+};
+
+struct options {
+	enum run_mode mode;
+	enum source_choice source;
+	uint64_t period;		/* 0 = source default */
+	double delay;			/* seconds, > 0 */
+	long iterations;		/* 0 = unlimited */
+	bool batch;
+	bool json;
+	unsigned top;			/* pages per frame in batch output */
+	enum sort_key sort;
+	size_t max_pages;		/* 0 = unlimited */
+	const char *record_path;
+	const char *output_path;
+	const char *log_path;
+	const char *input_path;
+	pid_t *pids;			/* MODE_PIDS; n_pids of them */
+	size_t n_pids;
+	char **command;			/* MODE_COMMAND; NULL-terminated, argv */
+};
+
+#define CLI_DEFAULT_TOP 20
+
+/*
+ * Parses argv into opt.  Returns 0 on success, 2 on a usage error with a
+ * one-line message (no trailing newline) in err.  opt->pids is heap
+ * memory; release with cli_fini().
+ */
+int cli_parse(int argc, char **argv, struct options *opt, char *err,
+	      size_t errlen);
+void cli_fini(struct options *opt);
+void cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,101 @@
+/* Frame lifecycle and invariant checks.  Any thread. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "frame.h"
+
+struct frame *
+frame_new(void)
+{
+	struct frame *f = calloc(1, sizeof(*f));
+
+	if (f)
+		f->exit_status = -1;
+	return f;
+}
+
+void
+frame_free(struct frame *f)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_events; i++)
+		free(f->events[i]);
+	free(f->events);
+	free(f->source_note);
+	free(f->targets);
+	for (size_t i = 0; i < f->n_pages; i++) {
+		free(f->pages[i].region);
+		free(f->pages[i].symbol);
+	}
+	free(f->pages);
+	free(f->nodes);
+	free(f->matrix);
+	free(f->matrix_unknown);
+	free(f->cpus);
+	free(f->threads);
+	free(f->error);
+	free(f);
+}
+
+static int
+check_fail(char *buf, size_t buflen, const char *what, uint64_t got,
+	   uint64_t want)
+{
+	if (buf && buflen)
+		snprintf(buf, buflen, "%s: %" PRIu64 " != %" PRIu64, what, got,
+			 want);
+	return -EINVAL;
+}
+
+int
+frame_check(const struct frame *f, char *buf, size_t buflen)
+{
+	const struct counts *t = &f->totals;
+	uint64_t sum;
+
+	sum = t->loads + t->stores + t->other;
+	if (sum != t->samples)
+		return check_fail(buf, buflen, "loads+stores+other", sum,
+				  t->samples);
+	sum = f->cumulative.loads + f->cumulative.stores + f->cumulative.other;
+	if (sum != f->cumulative.samples)
+		return check_fail(buf, buflen,
+				  "cumulative loads+stores+other", sum,
+				  f->cumulative.samples);
+
+	sum = f->cpu_unknown;
+	for (size_t i = 0; i < f->n_cpus; i++)
+		sum += f->cpus[i].samples;
+	if (sum != t->samples)
+		return check_fail(buf, buflen, "sum(cpus)+cpu_unknown", sum,
+				  t->samples);
+
+	sum = 0;
+	for (size_t i = 0; i < f->n_threads; i++)
+		sum += f->threads[i].samples;
+	if (sum != t->samples)
+		return check_fail(buf, buflen, "sum(threads)", sum, t->samples);
+
+	sum = f->cpu_unknown;
+	for (size_t i = 0; i < f->n_nodes * f->n_nodes; i++)
+		sum += f->matrix[i];
+	for (size_t i = 0; i < f->n_nodes; i++)
+		sum += f->matrix_unknown[i];
+	if (sum != t->samples)
+		return check_fail(buf, buflen,
+				  "sum(matrix)+sum(matrix_unknown)+cpu_unknown",
+				  sum, t->samples);
+
+	sum = f->mem_unknown;
+	for (size_t i = 0; i < f->n_nodes; i++)
+		sum += f->nodes[i].mem_samples;
+	if (sum != t->samples)
+		return check_fail(buf, buflen, "sum(nodes.mem)+mem_unknown",
+				  sum, t->samples);
+	return 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * A frame: everything one refresh shows, built by the collector thread and
+ * handed to the UI thread by pointer.  After frame_publish() the collector
+ * never touches it again; the UI owns it and releases it with frame_free().
+ * A frame holds no pointer into live tables: every array and string in it
+ * is its own heap copy.
+ *
+ * Invariants (checked by tests):
+ *   totals.samples == totals.loads + totals.stores + totals.other
+ *   sum(cpus[].samples) == sum(threads[].samples) == totals.samples
+ *   sum(matrix) + sum(matrix_unknown) + cpu_unknown == totals.samples
+ *   sum(nodes[].mem_samples) + mem_unknown == totals.samples
+ */
+#ifndef MEMTOP_FRAME_H
+#define MEMTOP_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counts.h"
+#include "sortkey.h"
+
+#define FRAME_NODE_UNKNOWN (-1)
+
+struct frame_target {
+	int32_t pid;
+	char comm[16];
+	uint32_t threads;	/* threads currently sampled */
+	bool alive;
+};
+
+struct frame_page {
+	int32_t pid;
+	uint64_t addr;		/* page base address */
+	uint32_t size;		/* page (aggregation) size in bytes */
+	uint64_t samples;	/* this interval */
+	uint64_t loads;		/* this interval */
+	uint64_t stores;	/* this interval */
+	uint64_t other;		/* this interval */
+	uint64_t total;		/* since start or reset */
+	double share;		/* samples / totals.samples of the interval */
+	int32_t node;		/* memory node, FRAME_NODE_UNKNOWN if unknown */
+	double latency;		/* mean weight (cycles); < 0 when none */
+	uint64_t local;		/* this interval, samples from the page's node */
+	uint64_t remote;	/* this interval, samples from other nodes */
+	char *region;		/* NULL when unknown */
+	char *symbol;		/* NULL when unknown */
+};
+
+struct frame_node {
+	int32_t node;
+	uint64_t cpu_samples;	/* issued by this node's CPUs */
+	uint64_t mem_samples;	/* landing on this node's memory */
+	uint64_t local;		/* cpu node == memory node == this node */
+	uint64_t remote;	/* issued by this node's CPUs to other nodes */
+	uint64_t mem_total_kb;	/* 0 if unknown */
+	uint64_t mem_free_kb;
+};
+
+struct frame_cpu {
+	int32_t cpu;
+	int32_t node;
+	uint64_t samples;
+};
+
+struct frame_thread {
+	int32_t pid;
+	int32_t tid;
+	uint64_t samples;
+};
+
+struct frame {
+	uint64_t seq;		/* 1, 2, 3 ... */
+	double time;		/* seconds since start */
+	double interval;	/* seconds this frame covers */
+	bool final;		/* last frame: every target exited or quit */
+	bool paused;
+
+	char source[16];	/* "faults", "pebs", "ibs", "replay" */
+	char **events;		/* event names, n_events of them */
+	size_t n_events;
+	char *source_note;	/* why this source / what a sample means; may be NULL */
+	bool has_kinds;		/* source tells loads from stores */
+	uint64_t period;	/* sampling period in force */
+	enum sort_key sort;
+
+	struct frame_target *targets;
+	size_t n_targets;
+
+	struct counts totals;		/* this interval */
+	struct counts cumulative;	/* since start or reset */
+	uint64_t tracked_pages;		/* entries in the page table */
+	uint64_t skipped;		/* frames the UI dropped before this one */
+
+	/* Top pages by `sort`, best first (at most the K asked for). */
+	struct frame_page *pages;
+	size_t n_pages;
+
+	/* Memory-side samples whose page node is unknown. */
+	uint64_t mem_unknown;
+	/* Samples whose CPU (or its node) is unknown. */
+	uint64_t cpu_unknown;
+
+	struct frame_node *nodes;	/* index i is node nodes[i].node */
+	size_t n_nodes;
+	/* n_nodes * n_nodes, row = CPU node index, column = memory node index */
+	uint64_t *matrix;
+	/* n_nodes: samples from CPU node i to a page of unknown node */
+	uint64_t *matrix_unknown;
+
+	struct frame_cpu *cpus;		/* every possible CPU, ascending */
+	size_t n_cpus;
+
+	struct frame_thread *threads;	/* threads with samples this interval */
+	size_t n_threads;
+
+	int exit_status;	/* launched command's exit status, -1 if none/unknown */
+	char *error;		/* fatal collector error (frame is final); NULL if none */
+};
+
+/* Allocates a zeroed frame; NULL on ENOMEM. */
+struct frame *frame_new(void);
+/* NULL-safe. */
+void frame_free(struct frame *f);
+
+/* Sum checks used by tests and -Dexpensive_checks; 0 when every invariant
+ * above holds, else -EINVAL and a description in buf. */
+int frame_check(const struct frame *f, char *buf, size_t buflen);
+
+#endif

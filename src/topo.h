@@ -1,0 +1,39 @@
+/*
+ * CPU and NUMA-node topology.  Built once at start (collector thread owns
+ * it after that; read-only, so frames copy what they need).
+ *
+ * Node numbers may be sparse (nodes 0 and 2); index 0..n_nodes-1 addresses
+ * arrays, topo_node_id() gives the number shown to users.
+ */
+#ifndef MEMTOP_TOPO_H
+#define MEMTOP_TOPO_H
+
+#include <stdint.h>
+
+struct topo;
+
+/*
+ * From the running system: libnuma (numa_node_of_cpu, numa_node_size64),
+ * or, when MEMTOP_SYSFS_ROOT=DIR is set, DIR/sys/devices/system/node/
+ * nodeN/{cpulist,meminfo} and DIR/sys/devices/system/cpu/possible.
+ * Without NUMA support: one node 0 holding every CPU.  NULL on ENOMEM.
+ */
+struct topo *topo_new_system(void);
+/* For tests: n_cpus CPUs, cpu_node[cpu] = node number (-1 = none). */
+struct topo *topo_new_fake(int n_cpus, const int *cpu_node);
+void topo_free(struct topo *t);		/* NULL-safe */
+
+int topo_n_cpus(const struct topo *t);	/* CPU ids are 0..n_cpus-1 */
+int topo_n_nodes(const struct topo *t);	/* >= 1 */
+int topo_node_id(const struct topo *t, int idx);
+/* Index of node number `node`, or -1. */
+int topo_node_index(const struct topo *t, int node);
+/* Node number of cpu, or -1 for an unknown/out-of-range cpu. */
+int topo_cpu_node(const struct topo *t, int cpu);
+/* Index of cpu's node, or -1. */
+int topo_cpu_node_index(const struct topo *t, int cpu);
+/* Memory of node number `node` in KiB; 0 or -ENOENT. */
+int topo_node_mem(const struct topo *t, int node, uint64_t *total_kb,
+		  uint64_t *free_kb);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * The UI side (main thread): takes frames from the collector, shows them
+ * (TUI) or writes them (batch), sends commands back.  It owns the terminal,
+ * stdin and the signalfd.
+ */
+#ifndef MEMTOP_UI_H
+#define MEMTOP_UI_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+struct queue;
+
+struct ui_io {
+	struct queue *frames;	/* item: struct frame *; UI frees them */
+	struct queue *cmds;	/* item: struct cmd */
+	int sigfd;		/* signalfd for SIGINT, SIGTERM, SIGHUP, SIGWINCH,
+				 * SIGTSTP, SIGCONT (blocked in all threads) */
+	const struct options *opt;
+	const char *target_desc; /* "pid 4242", "./bench --threads 16" */
+};
+
+/*
+ * Batch: writes every frame (text or JSON Lines per opt->json) to out until
+ * the final frame, opt->iterations frames, or a signal (then pushes
+ * CMD_QUIT and still writes the final frame the collector sends).  Returns
+ * 0, or 1 when the final frame carried an error or a write failed.
+ */
+int batch_run(const struct ui_io *io, FILE *out);
+
+/*
+ * TUI: ncurses screen until q, a signal, or opt->iterations frames.  Keeps
+ * the last picture with an "exited" banner after the final frame until q.
+ * The terminal is restored on every return path.  Returns 0, or 1 on error
+ * (message printed to stderr after endwin()).
+ */
+int tui_run(const struct ui_io *io);
+
+#endif
