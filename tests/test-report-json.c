@@ -1,0 +1,884 @@
+/*
+ * Batch output: the JSON Lines writer against the contract in spec.md
+ * section 4 (exact text for a small frame, key order, escapes, nulls,
+ * non-finite numbers), every produced line run through a strict JSON
+ * syntax checker, the text writer's header and rows, and batch_run()'s
+ * stopping rules (-n, final frame, error frame, signals, broken pipe)
+ * against a fake collector thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "frame.h"
+#include "queue.h"
+#include "report.h"
+#include "testlib.h"
+#include "ui.h"
+
+/* ---- a strict JSON syntax checker (RFC 8259) ---- */
+
+#define JSON_MAX_KEYS 64
+
+struct json_check {
+	const char *p;
+	int depth;
+	/* keys of the outermost object, in order */
+	char keys[JSON_MAX_KEYS][32];
+	size_t n_keys;
+};
+
+static bool json_value(struct json_check *jc);
+
+static void
+json_ws(struct json_check *jc)
+{
+	while (*jc->p == ' ' || *jc->p == '\t' || *jc->p == '\n' ||
+	       *jc->p == '\r')
+		jc->p++;
+}
+
+/* Bytes must be well-formed UTF-8; control characters must be escaped. */
+static bool
+json_string(struct json_check *jc, char *copy, size_t copylen)
+{
+	size_t n = 0;
+
+	if (*jc->p++ != '"')
+		return false;
+	for (;;) {
+		unsigned char c = (unsigned char)*jc->p;
+
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return false;
+		if (c == '\\') {
+			jc->p++;
+			if (*jc->p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!strchr("0123456789abcdefABCDEF",
+						    jc->p[i]) || !jc->p[i])
+						return false;
+				jc->p += 5;
+			} else if (*jc->p && strchr("\"\\/bfnrt", *jc->p)) {
+				jc->p++;
+			} else {
+				return false;
+			}
+			continue;
+		}
+		if (c >= 0x80) {
+			int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 :
+				  c >= 0xc2 ? 2 : 0;
+
+			if (len == 0 || c > 0xf4)
+				return false;
+			for (int i = 1; i < len; i++)
+				if (((unsigned char)jc->p[i] & 0xc0) != 0x80)
+					return false;
+			jc->p += len;
+			continue;
+		}
+		if (copy && n + 1 < copylen)
+			copy[n++] = (char)c;
+		jc->p++;
+	}
+	if (copy)
+		copy[n] = '\0';
+	jc->p++;
+	return true;
+}
+
+static bool
+json_digits(struct json_check *jc)
+{
+	const char *start = jc->p;
+
+	while (*jc->p >= '0' && *jc->p <= '9')
+		jc->p++;
+	return jc->p > start;
+}
+
+static bool
+json_number(struct json_check *jc)
+{
+	if (*jc->p == '-')
+		jc->p++;
+	if (*jc->p == '0')
+		jc->p++;
+	else if (!json_digits(jc))
+		return false;
+	if (*jc->p == '.') {
+		jc->p++;
+		if (!json_digits(jc))
+			return false;
+	}
+	if (*jc->p == 'e' || *jc->p == 'E') {
+		jc->p++;
+		if (*jc->p == '+' || *jc->p == '-')
+			jc->p++;
+		if (!json_digits(jc))
+			return false;
+	}
+	return true;
+}
+
+static bool
+json_object(struct json_check *jc)
+{
+	bool outer = jc->depth == 1;
+
+	jc->p++;
+	json_ws(jc);
+	if (*jc->p == '}') {
+		jc->p++;
+		return true;
+	}
+	for (;;) {
+		char key[32];
+
+		json_ws(jc);
+		if (*jc->p != '"' || !json_string(jc, key, sizeof(key)))
+			return false;
+		if (outer && jc->n_keys < JSON_MAX_KEYS)
+			strcpy(jc->keys[jc->n_keys++], key);
+		json_ws(jc);
+		if (*jc->p++ != ':' || !json_value(jc))
+			return false;
+		json_ws(jc);
+		if (*jc->p == '}') {
+			jc->p++;
+			return true;
+		}
+		if (*jc->p++ != ',')
+			return false;
+	}
+}
+
+static bool
+json_array(struct json_check *jc)
+{
+	jc->p++;
+	json_ws(jc);
+	if (*jc->p == ']') {
+		jc->p++;
+		return true;
+	}
+	for (;;) {
+		if (!json_value(jc))
+			return false;
+		json_ws(jc);
+		if (*jc->p == ']') {
+			jc->p++;
+			return true;
+		}
+		if (*jc->p++ != ',')
+			return false;
+	}
+}
+
+static bool
+json_value(struct json_check *jc)
+{
+	bool ok;
+
+	json_ws(jc);
+	if (++jc->depth > 64)
+		return false;
+	switch (*jc->p) {
+	case '{':
+		ok = json_object(jc);
+		break;
+	case '[':
+		ok = json_array(jc);
+		break;
+	case '"':
+		ok = json_string(jc, NULL, 0);
+		break;
+	case 't':
+		ok = strncmp(jc->p, "true", 4) == 0;
+		jc->p += ok ? 4 : 0;
+		break;
+	case 'f':
+		ok = strncmp(jc->p, "false", 5) == 0;
+		jc->p += ok ? 5 : 0;
+		break;
+	case 'n':
+		ok = strncmp(jc->p, "null", 4) == 0;
+		jc->p += ok ? 4 : 0;
+		break;
+	default:
+		ok = json_number(jc);
+		break;
+	}
+	jc->depth--;
+	return ok;
+}
+
+/* One JSON Lines line: an object, then exactly one '\n', then the end. */
+static bool
+json_line_valid(const char *line, struct json_check *jc)
+{
+	memset(jc, 0, sizeof(*jc));
+	jc->p = line;
+	if (*line != '{' || !json_value(jc))
+		return false;
+	return jc->p[0] == '\n' && jc->p[1] == '\0';
+}
+
+/* ---- frames built by hand ---- */
+
+static char *
+dup_str(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* One target, n_pages pages, one node, two CPUs, one thread: the frame
+ * whose exact JSON text is spelled out in test_exact(). */
+static struct frame *
+make_frame(size_t n_pages)
+{
+	struct frame *f = frame_new();
+
+	f->seq = 3;
+	f->time = 3.0014;
+	f->interval = 1.0;
+	strcpy(f->source, "faults");
+	f->n_events = 1;
+	f->events = calloc(1, sizeof(char *));
+	f->events[0] = dup_str("page-faults");
+	f->period = 1;
+	f->has_kinds = true;
+	f->sort = SORT_SAMPLES;
+	f->tracked_pages = 7;
+
+	f->n_targets = 1;
+	f->targets = calloc(1, sizeof(*f->targets));
+	f->targets[0] = (struct frame_target){ .pid = 4242, .threads = 4,
+					       .alive = true };
+	strcpy(f->targets[0].comm, "bench");
+
+	f->totals = (struct counts){ .samples = 3, .loads = 1, .stores = 1,
+				     .other = 1, .lost = 2,
+				     .unattributed = 5 };
+	f->cumulative = (struct counts){ .samples = 10, .loads = 4,
+					 .stores = 5, .other = 1, .lost = 2,
+					 .throttled = 1, .unattributed = 6,
+					 .untracked = 8 };
+
+	f->n_pages = n_pages;
+	f->pages = calloc(n_pages ? n_pages : 1, sizeof(*f->pages));
+	for (size_t i = 0; i < n_pages; i++) {
+		struct frame_page *p = &f->pages[i];
+
+		p->pid = 4242;
+		p->addr = 0x7f3a1c000000 + 4096 * i;
+		p->size = 4096;
+		p->node = 0;
+		p->latency = -1;
+		p->region = dup_str("[heap]");
+	}
+	if (n_pages) {
+		struct frame_page *p = &f->pages[0];
+
+		p->samples = 3;
+		p->loads = 1;
+		p->stores = 1;
+		p->other = 1;
+		p->total = 10;
+		p->share = 1.0;
+		p->local = 3;
+	}
+
+	f->n_nodes = 1;
+	f->nodes = calloc(1, sizeof(*f->nodes));
+	f->nodes[0] = (struct frame_node){ .node = 0, .cpu_samples = 3,
+					   .mem_samples = 3, .local = 3,
+					   .mem_total_kb = 1000,
+					   .mem_free_kb = 500 };
+	f->matrix = calloc(1, sizeof(uint64_t));
+	f->matrix[0] = 3;
+	f->matrix_unknown = calloc(1, sizeof(uint64_t));
+
+	f->n_cpus = 2;
+	f->cpus = calloc(2, sizeof(*f->cpus));
+	f->cpus[0] = (struct frame_cpu){ .cpu = 0, .node = 0, .samples = 1 };
+	f->cpus[1] = (struct frame_cpu){ .cpu = 1, .node = 0, .samples = 2 };
+
+	f->n_threads = 1;
+	f->threads = calloc(1, sizeof(*f->threads));
+	f->threads[0] = (struct frame_thread){ .pid = 4242, .tid = 4243,
+					       .samples = 3 };
+	return f;
+}
+
+/* The frame rendered by fn into a heap string; NULL if the writer failed. */
+static char *
+render(const struct frame *f, bool json, unsigned top)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int ret;
+
+	if (!m)
+		return NULL;
+	ret = json ? report_json_write(m, f) : report_text_write(m, f, top);
+	fclose(m);
+	check_eq_i64(ret, 0);
+	if (ret) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *
+render_json_checked(const struct frame *f, struct json_check *jc)
+{
+	char *s = render(f, true, 0);
+
+	if (s && !check(json_line_valid(s, jc)))
+		fprintf(stderr, "invalid JSON near offset %td: %s\n",
+			jc->p - s, s);
+	return s;
+}
+
+static bool
+contains(const char *hay, const char *needle)
+{
+	if (hay && strstr(hay, needle))
+		return true;
+	test_fail_at(__FILE__, __LINE__, "missing %s in %s", needle,
+		     hay ? hay : "(null)");
+	return false;
+}
+
+/* ---- JSON writer ---- */
+
+static void
+test_exact(void)
+{
+	struct frame *f = make_frame(1);
+	struct json_check jc;
+	char why[128];
+	char *s;
+
+	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
+	s = render_json_checked(f, &jc);
+	check_eq_str(s,
+		"{\"memtop\":1,\"seq\":3,\"time\":3.001,\"interval\":1.000,"
+		"\"final\":false,\"source\":\"faults\","
+		"\"events\":[\"page-faults\"],\"period\":1,"
+		"\"targets\":[{\"pid\":4242,\"comm\":\"bench\",\"threads\":4,"
+		"\"alive\":true}],"
+		"\"totals\":{\"samples\":3,\"loads\":1,\"stores\":1,"
+		"\"other\":1,\"lost\":2,\"throttled\":0,\"unattributed\":5,"
+		"\"untracked\":0},"
+		"\"cumulative\":{\"samples\":10,\"loads\":4,\"stores\":5,"
+		"\"other\":1,\"lost\":2,\"throttled\":1,\"unattributed\":6,"
+		"\"untracked\":8},"
+		"\"pages\":[{\"pid\":4242,\"addr\":\"0x7f3a1c000000\","
+		"\"size\":4096,\"samples\":3,\"loads\":1,\"stores\":1,"
+		"\"total\":10,\"share\":1.0000,\"node\":0,"
+		"\"region\":\"[heap]\",\"symbol\":null,\"other\":1,"
+		"\"latency\":null,\"local\":3,\"remote\":0}],"
+		"\"nodes\":[{\"node\":0,\"cpu_samples\":3,\"mem_samples\":3,"
+		"\"local\":3,\"remote\":0,\"mem_total_kb\":1000,"
+		"\"mem_free_kb\":500}],"
+		"\"cpus\":[{\"cpu\":0,\"node\":0,\"samples\":1},"
+		"{\"cpu\":1,\"node\":0,\"samples\":2}],"
+		"\"threads\":[{\"pid\":4242,\"tid\":4243,\"samples\":3}],"
+		"\"matrix\":[[3]],"
+		"\"paused\":false,\"sort\":\"samples\",\"tracked_pages\":7,"
+		"\"skipped\":0,\"source_note\":null,\"has_kinds\":true,"
+		"\"mem_unknown\":0,\"cpu_unknown\":0,\"matrix_unknown\":[0]}\n");
+	free(s);
+	frame_free(f);
+}
+
+static void
+test_key_order(void)
+{
+	static const char *const want[] = {
+		"memtop", "seq", "time", "interval", "final", "source",
+		"events", "period", "targets", "totals", "cumulative",
+		"pages", "nodes", "cpus", "threads", "matrix",
+		"paused", "sort", "tracked_pages", "skipped", "source_note",
+		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
+		"exit_status", "error",
+	};
+	size_t n_want = sizeof(want) / sizeof(want[0]);
+	struct frame *f = make_frame(2);
+	struct json_check jc;
+	char *s;
+
+	f->final = true;
+	f->exit_status = 0;
+	f->error = dup_str("collector: boom");
+	s = render_json_checked(f, &jc);
+	check_eq_u64(jc.n_keys, n_want);
+	for (size_t i = 0; i < n_want && i < jc.n_keys; i++)
+		check_eq_str(jc.keys[i], want[i]);
+	contains(s, "\"final\":true");
+	contains(s, "\"exit_status\":0,\"error\":\"collector: boom\"}\n");
+	free(s);
+
+	/* exit_status < 0 and error NULL leave their keys out */
+	free(f->error);
+	f->error = NULL;
+	f->exit_status = -1;
+	s = render_json_checked(f, &jc);
+	check_eq_u64(jc.n_keys, n_want - 2);
+	check(s && !strstr(s, "exit_status") && !strstr(s, "\"error\""));
+	free(s);
+	frame_free(f);
+}
+
+static void
+test_escapes(void)
+{
+	struct frame *f = make_frame(1);
+	struct json_check jc;
+	char *s;
+
+	memcpy(f->targets[0].comm, "a\"b\\c\n\x01", 8);
+	free(f->pages[0].region);
+	/* é, €, U+1F600, then invalid: lone 0xff, overlong "/", a
+	 * surrogate, and a truncated € at the end */
+	f->pages[0].region = dup_str("q\"\t\x1f\x7f \xc3\xa9\xe2\x82\xac"
+				     "\xf0\x9f\x98\x80|\xff|\xc0\xaf|"
+				     "\xed\xa0\x80|\xe2\x82");
+	f->pages[0].symbol = dup_str("sym/\\");
+	f->source_note = dup_str("first touch\r\n");
+	s = render_json_checked(f, &jc);
+	contains(s, "\"comm\":\"a\\\"b\\\\c\\u000a\\u0001\"");
+	contains(s, "\"region\":\"q\\\"\\u0009\\u001f\\u007f "
+		 "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80|\\ufffd|"
+		 "\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\"");
+	contains(s, "\"symbol\":\"sym/\\\\\"");
+	contains(s, "\"source_note\":\"first touch\\u000d\\u000a\"");
+	free(s);
+
+	/* comm fills all 16 bytes without a NUL: exactly 16 are written */
+	memcpy(f->targets[0].comm, "0123456789abcdefXYZ", 16);
+	s = render_json_checked(f, &jc);
+	contains(s, "\"comm\":\"0123456789abcdef\",");
+	free(s);
+	frame_free(f);
+}
+
+static void
+test_nulls_and_numbers(void)
+{
+	struct frame *f = make_frame(2);
+	struct json_check jc;
+	char *s;
+
+	/* an interval without samples: share = 0/0 must not print NaN */
+	memset(&f->totals, 0, sizeof(f->totals));
+	f->pages[0].share = NAN;
+	f->pages[0].node = FRAME_NODE_UNKNOWN;
+	free(f->pages[0].region);
+	f->pages[0].region = NULL;
+	f->pages[0].latency = 123.26;
+	f->pages[1].share = INFINITY;
+	f->pages[1].latency = NAN;
+	f->cpus[1].node = FRAME_NODE_UNKNOWN;
+	f->time = NAN;
+	f->interval = 0.9996;
+	f->paused = true;
+	f->sort = SORT_LATENCY;
+	f->has_kinds = false;
+	s = render_json_checked(f, &jc);
+	contains(s, "\"time\":0.000,\"interval\":1.000,");
+	contains(s, "\"share\":0.0000,\"node\":null,\"region\":null,"
+		 "\"symbol\":null,\"other\":1,\"latency\":123.3,");
+	contains(s, "\"share\":0.0000,\"node\":0,\"region\":\"[heap]\","
+		 "\"symbol\":null,\"other\":0,\"latency\":null,");
+	contains(s, "{\"cpu\":1,\"node\":null,\"samples\":2}");
+	contains(s, "\"paused\":true,\"sort\":\"latency\",");
+	contains(s, "\"has_kinds\":false,");
+	check(s && !strstr(s, "nan") && !strstr(s, "inf"));
+	free(s);
+
+	f->pages[0].share = 0.123456;
+	f->time = 12345.6789;
+	s = render_json_checked(f, &jc);
+	contains(s, "\"time\":12345.679,");
+	contains(s, "\"share\":0.1235,");
+	free(s);
+	frame_free(f);
+}
+
+/* Nodes 0 and 2 (sparse numbering): rows and columns follow nodes[]. */
+static void
+test_two_nodes(void)
+{
+	struct frame *f = make_frame(1);
+	struct json_check jc;
+	char *s;
+
+	free(f->nodes);
+	free(f->matrix);
+	free(f->matrix_unknown);
+	f->n_nodes = 2;
+	f->nodes = calloc(2, sizeof(*f->nodes));
+	f->nodes[0] = (struct frame_node){ .node = 0, .cpu_samples = 3,
+					   .mem_samples = 4, .local = 1,
+					   .remote = 2 };
+	f->nodes[1] = (struct frame_node){ .node = 2, .cpu_samples = 7,
+					   .mem_samples = 6, .local = 4,
+					   .remote = 3 };
+	f->matrix = calloc(4, sizeof(uint64_t));
+	f->matrix[0] = 1;
+	f->matrix[1] = 2;
+	f->matrix[2] = 3;
+	f->matrix[3] = 4;
+	f->matrix_unknown = calloc(2, sizeof(uint64_t));
+	f->matrix_unknown[0] = 5;
+	f->matrix_unknown[1] = 6;
+	f->exit_status = 3;
+	s = render_json_checked(f, &jc);
+	contains(s, "\"nodes\":[{\"node\":0,\"cpu_samples\":3,"
+		 "\"mem_samples\":4,\"local\":1,\"remote\":2,");
+	contains(s, "{\"node\":2,\"cpu_samples\":7,\"mem_samples\":6,"
+		 "\"local\":4,\"remote\":3,");
+	contains(s, "\"matrix\":[[1,2],[3,4]],");
+	contains(s, "\"matrix_unknown\":[5,6],\"exit_status\":3}\n");
+	free(s);
+
+	/* no nodes at all: empty arrays, still valid */
+	f->n_nodes = 0;
+	s = render_json_checked(f, &jc);
+	contains(s, "\"nodes\":[],");
+	contains(s, "\"matrix\":[],");
+	contains(s, "\"matrix_unknown\":[]");
+	free(s);
+	f->n_nodes = 2;
+	frame_free(f);
+}
+
+/* 1000 pages with arbitrary bytes in their strings: every line valid. */
+static void
+test_large(void)
+{
+	struct frame *f = make_frame(1000);
+	uint32_t rng = 12345;
+	struct json_check jc;
+	size_t addrs = 0;
+	char *s;
+
+	for (size_t i = 0; i < 1000; i++) {
+		char name[40];
+		size_t len = 1 + i % 39;
+
+		for (size_t j = 0; j < len; j++) {
+			rng = rng * 1103515245u + 12345u;
+			name[j] = (char)(1 + (rng >> 16) % 255);
+		}
+		name[len] = '\0';
+		free(f->pages[i].region);
+		f->pages[i].region = dup_str(name);
+		f->pages[i].symbol = i % 3 ? dup_str(name + len / 2) : NULL;
+		f->pages[i].node = i % 5 ? (int32_t)(i % 4) :
+			FRAME_NODE_UNKNOWN;
+		f->pages[i].share = (double)i / 1000.0;
+		f->pages[i].latency = i % 2 ? (double)i * 1.5 : -1.0;
+	}
+	s = render_json_checked(f, &jc);
+	for (const char *p = s; p && (p = strstr(p, "\"addr\":\"0x")); p++)
+		addrs++;
+	check_eq_u64(addrs, 1000);
+	check(s && strchr(s, '\n') == s + strlen(s) - 1);
+	contains(s, "\"addr\":\"0x7f3a1c3e7000\"");
+	free(s);
+	frame_free(f);
+}
+
+static void
+test_write_error(void)
+{
+	struct frame *f = make_frame(3);
+	FILE *full = fopen("/dev/full", "w");
+
+	if (!full) {
+		fprintf(stderr, "no /dev/full, write errors untested\n");
+		frame_free(f);
+		return;
+	}
+	setvbuf(full, NULL, _IONBF, 0);
+	check_eq_i64(report_json_write(full, f), -ENOSPC);
+	clearerr(full);
+	check_eq_i64(report_text_write(full, f, 3), -ENOSPC);
+	fclose(full);
+	frame_free(f);
+}
+
+/* ---- text writer ---- */
+
+static void
+test_text(void)
+{
+	struct frame *f = make_frame(3);
+	char *s, *line;
+	size_t rows = 0;
+	bool header = false, counts = false, nodes = false, cpus = false;
+
+	free(f->pages[1].region);
+	f->pages[1].region = dup_str("bad\nregion");
+	f->pages[2].node = FRAME_NODE_UNKNOWN;
+	s = render(f, false, 2);
+	check(s != NULL);
+	for (line = s ? strtok(s, "\n") : NULL; line;
+	     line = strtok(NULL, "\n")) {
+		if (strncmp(line, "memtop frame 3 ", 15) == 0)
+			header = strstr(line, "source faults") &&
+				 strstr(line, "period 1") &&
+				 strstr(line, "threads 4");
+		else if (strncmp(line, "samples 3: loads 1, stores 1, "
+				 "other 1;", 30) == 0)
+			counts = strstr(line, "lost 2") &&
+				 strstr(line, "unattributed 5");
+		else if (strstr(line, " 0x7f3a1c00"))
+			rows++;
+		else if (strncmp(line, "nodes: 0: cpu 3 mem 3 local 100.0%",
+				 34) == 0)
+			nodes = true;
+		else if (strcmp(line, "cpus: 0:1 1:2") == 0)
+			cpus = true;
+	}
+	check(header);
+	check(counts);
+	check_eq_u64(rows, 2);
+	check(nodes);
+	check(cpus);
+	free(s);
+
+	s = render(f, false, 10);
+	contains(s, "    0x7f3a1c000000    4242        3        1        1"
+		 "         10 100.00%    0  [heap]\n");
+	contains(s, "  bad?region\n");
+	contains(s, "0.00%    -  [heap]\n");
+	free(s);
+	frame_free(f);
+}
+
+/* ---- batch_run against a fake collector ---- */
+
+struct fake_collector {
+	struct queue *frames;
+	struct queue *cmds;
+	unsigned published;
+	unsigned limit;		/* publish final after this many if no quit */
+	unsigned final_delay_ms; /* wait this long after CMD_QUIT */
+	bool saw_quit;
+	const char *error;	/* set on the final frame */
+};
+
+static void
+fake_publish(struct fake_collector *fc, bool final)
+{
+	struct frame *f = make_frame(1);
+
+	f->seq = ++fc->published;
+	f->final = final;
+	if (final && fc->error)
+		f->error = dup_str(fc->error);
+	/* The queue is deep enough for every scenario below; a full one
+	 * means batch_run stopped reading, and the frame is dropped. */
+	if (queue_push(fc->frames, &f) != 0)
+		frame_free(f);
+}
+
+/* Publishes a frame every 2 ms; on CMD_QUIT (or at its limit) it sends
+ * the final frame and ends, as the real collector does. */
+static void *
+fake_collector_main(void *arg)
+{
+	struct fake_collector *fc = arg;
+	struct cmd c;
+
+	for (;;) {
+		while (queue_pop(fc->cmds, &c) == 0)
+			if (c.type == CMD_QUIT)
+				fc->saw_quit = true;
+		if (fc->saw_quit || fc->published + 1 >= fc->limit)
+			break;
+		fake_publish(fc, false);
+		usleep(2000);
+	}
+	if (fc->saw_quit && fc->final_delay_ms)
+		usleep(fc->final_delay_ms * 1000);
+	fake_publish(fc, true);
+	return NULL;
+}
+
+static int
+run_batch(struct fake_collector *fc, long iterations, int sigfd, FILE *out)
+{
+	struct options opt = { .json = true, .iterations = iterations,
+			       .top = 20 };
+	struct ui_io io = { .sigfd = sigfd, .opt = &opt };
+	struct frame *f;
+	pthread_t th;
+	int ret;
+
+	fc->frames = queue_new(256, sizeof(struct frame *));
+	fc->cmds = queue_new(8, sizeof(struct cmd));
+	io.frames = fc->frames;
+	io.cmds = fc->cmds;
+	pthread_create(&th, NULL, fake_collector_main, fc);
+	ret = batch_run(&io, out);
+	pthread_join(th, NULL);
+	/* frames batch_run left behind when it gave up early */
+	while (queue_pop(fc->frames, &f) == 0)
+		frame_free(f);
+	queue_free(fc->frames);
+	queue_free(fc->cmds);
+	return ret;
+}
+
+static size_t
+count_valid_lines(char *buf)
+{
+	struct json_check jc;
+	size_t n = 0;
+	char *line = buf, *nl;
+
+	while (line && (nl = strchr(line, '\n'))) {
+		char save = nl[1];
+
+		nl[1] = '\0';
+		check(json_line_valid(line, &jc));
+		nl[1] = save;
+		n++;
+		line = nl + 1;
+	}
+	return n;
+}
+
+static void
+test_batch(int sigfd)
+{
+	struct fake_collector fc;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int pfd[2];
+	time_t t0;
+
+	/* -n 3 while the collector would go on: exactly 3 frames */
+	fc = (struct fake_collector){ .limit = 1000 };
+	m = open_memstream(&buf, &len);
+	check_eq_i64(run_batch(&fc, 3, sigfd, m), 0);
+	fclose(m);
+	check(fc.saw_quit);
+	check_eq_u64(count_valid_lines(buf), 3);
+	check(buf && strstr(buf, "\"seq\":3,") && !strstr(buf, "\"seq\":4,"));
+	free(buf);
+
+	/* targets exit after 5 frames: all 5 written, the last final */
+	fc = (struct fake_collector){ .limit = 5 };
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
+	fclose(m);
+	check(!fc.saw_quit);
+	check_eq_u64(count_valid_lines(buf), 5);
+	check(buf && strstr(buf, "\"seq\":5,") && strstr(buf, "\"final\":true"));
+	free(buf);
+
+	/* a final frame with an error: written, and status 1 */
+	fc = (struct fake_collector){ .limit = 2, .error = "ring: gone" };
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
+	fclose(m);
+	check_eq_u64(count_valid_lines(buf), 2);
+	check(buf && strstr(buf, "\"error\":\"ring: gone\""));
+	free(buf);
+
+	/* SIGINT: CMD_QUIT, then the final frame is still written */
+	fc = (struct fake_collector){ .limit = 1000 };
+	buf = NULL;
+	m = open_memstream(&buf, &len);
+	raise(SIGINT);
+	check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
+	fclose(m);
+	check(fc.saw_quit);
+	check(buf && strstr(buf, "\"final\":true"));
+	check(count_valid_lines(buf) >= 1);
+	free(buf);
+
+	/* two terminating signals: give up at once with status 1 */
+	fc = (struct fake_collector){ .limit = 1000 };
+	m = fopen("/dev/null", "w");
+	raise(SIGINT);
+	raise(SIGTERM);
+	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
+	fclose(m);
+
+	/* no final frame within 3 s of CMD_QUIT: status 1, no hang */
+	fc = (struct fake_collector){ .limit = 1000, .final_delay_ms = 3300 };
+	m = fopen("/dev/null", "w");
+	raise(SIGHUP);
+	t0 = time(NULL);
+	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
+	check(time(NULL) - t0 <= 6);
+	fclose(m);
+
+	/* reader gone (`| head`): quiet end, status 0, collector told */
+	if (pipe(pfd) == 0) {
+		close(pfd[0]);
+		m = fdopen(pfd[1], "w");
+		fc = (struct fake_collector){ .limit = 1000 };
+		check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
+		check(fc.saw_quit);
+		fclose(m);
+	}
+}
+
+int
+main(void)
+{
+	sigset_t set;
+	int sigfd;
+
+	test_exact();
+	test_key_order();
+	test_escapes();
+	test_nulls_and_numbers();
+	test_two_nodes();
+	test_large();
+	test_write_error();
+	test_text();
+
+	/* as main does: terminating signals blocked and read from a
+	 * signalfd, SIGPIPE ignored so a closed pipe is EPIPE */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	check(sigfd >= 0);
+	if (sigfd >= 0) {
+		test_batch(sigfd);
+		close(sigfd);
+	}
+	return test_result();
+}
