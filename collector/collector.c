@@ -1,1 +1,670 @@
-/* placeholder: module under construction */
+/*
+ * Collector thread.  See collector.h.
+ *
+ * Loop: epoll over the rings (watermark wakeups) and the command queue,
+ * with a timeout of at most COLLECTOR_POLL_MS so rings below their
+ * watermark are still drained promptly.  At each interval boundary every
+ * ring is drained, a frame is built and published, and a new interval
+ * starts.  Threads are followed through FORK records and a rescan of
+ * /proc/PID/task every COLLECTOR_RESCAN_MS.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aggr.h"
+#include "chanset.h"
+#include "cmd.h"
+#include "collector.h"
+#include "frame.h"
+#include "framebuild.h"
+#include "log.h"
+#include "nodemap.h"
+#include "pagetab.h"
+#include "procfs.h"
+#include "queue.h"
+#include "record.h"
+#include "source.h"
+
+#define COLLECTOR_POLL_MS	100
+#define COLLECTOR_RESCAN_MS	1000
+#define COLLECTOR_MAX_EVENTS	64
+
+struct target {
+	pid_t pid;
+	char comm[16];
+	bool alive;
+	bool launched;		/* our child: reap it */
+};
+
+struct collector {
+	struct collector_config cfg;
+	struct chanset *cs;
+	struct aggr aggr;
+	struct nodemap *nodemap;
+	pthread_t thread;
+	bool started;
+	int result;
+
+	struct target *targets;
+	size_t n_targets;
+
+	uint64_t seq;
+	uint64_t skipped;	/* frames dropped because the UI lagged */
+	uint64_t unknown_records;
+	uint64_t bad_records;
+	bool paused;
+	bool quit;
+	int child_wstatus;
+	double t0;
+	double interval_start;
+	char error[256];
+	char cmd_tag;		/* epoll tag of the command queue */
+};
+
+struct collector_drain {
+	struct collector *c;
+	struct channel *ch;
+	struct record_layout layout;
+};
+
+static double
+collector_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct target *
+collector_find_target(struct collector *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->n_targets; i++)
+		if (c->targets[i].pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+static struct target *
+collector_add_target(struct collector *c, pid_t pid, bool launched)
+{
+	struct target *t = collector_find_target(c, pid), *n;
+
+	if (t)
+		return t;
+	n = realloc(c->targets, (c->n_targets + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	c->targets = n;
+	t = &c->targets[c->n_targets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->alive = true;
+	t->launched = launched;
+	if (procfs_comm(pid, t->comm, sizeof(t->comm)) < 0)
+		snprintf(t->comm, sizeof(t->comm), "?");
+	return t;
+}
+
+int
+collector_new(struct collector **out, const struct collector_config *cfg,
+	      char *err, size_t errlen)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->cfg = *cfg;
+	c->child_wstatus = -1;
+	if (cfg->resolve_nodes) {
+		c->nodemap = nodemap_new();
+		if (!c->nodemap) {
+			ret = -ENOMEM;
+			goto out_oom;
+		}
+	}
+	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap, 12, cfg->max_pages);
+	if (ret < 0)
+		goto out_oom;
+	ret = chanset_new(&c->cs, cfg->src, cfg->ring_pages, cfg->period);
+	if (ret < 0) {
+		snprintf(err, errlen, "epoll: %s", strerror(-ret));
+		goto out_free;
+	}
+	ret = chanset_watch_fd(c->cs, queue_fd(cfg->cmds), &c->cmd_tag);
+	if (ret < 0) {
+		snprintf(err, errlen, "epoll: %s", strerror(-ret));
+		goto out_free;
+	}
+	*out = c;
+	return 0;
+
+out_oom:
+	snprintf(err, errlen, "out of memory");
+out_free:
+	collector_free(c);
+	return ret;
+}
+
+void
+collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	if (c->started)
+		collector_join(c);
+	chanset_free(c->cs);
+	aggr_fini(&c->aggr);
+	nodemap_free(c->nodemap);
+	free(c->targets);
+	free(c);
+}
+
+struct collector_scan {
+	struct collector *c;
+	pid_t pid;
+	int first_err;
+	char *err;
+	size_t errlen;
+	unsigned opened;
+};
+
+static void
+collector_scan_thread(pid_t tid, void *ctx)
+{
+	struct collector_scan *s = ctx;
+	char msg[256];
+	int ret;
+
+	if (chanset_find(s->c->cs, tid))
+		return;
+	ret = chanset_add_thread(s->c->cs, s->pid, tid, false, msg,
+				 sizeof(msg));
+	if (ret == 0) {
+		s->opened++;
+		return;
+	}
+	/* A thread exiting while we open it is normal. */
+	if (ret == -ESRCH || ret == -ENOENT || ret == -EEXIST)
+		return;
+	if (!s->first_err) {
+		s->first_err = ret;
+		if (s->err)
+			snprintf(s->err, s->errlen, "%s", msg);
+	}
+	log_msg("cannot watch tid %d of pid %d: %s", (int)tid, (int)s->pid,
+		msg);
+}
+
+int
+collector_attach_pid(struct collector *c, pid_t pid, char *err,
+		     size_t errlen)
+{
+	struct collector_scan s = { .c = c, .pid = pid, .err = err,
+				    .errlen = errlen };
+	int n, kt;
+
+	kt = procfs_is_kthread(pid);
+	if (kt == 1) {
+		snprintf(err, errlen, "pid %d is a kernel thread: it has no "
+			 "user memory to watch", (int)pid);
+		return -EINVAL;
+	}
+	n = procfs_tasks(pid, collector_scan_thread, &s);
+	if (n < 0) {
+		snprintf(err, errlen, "pid %d: %s", (int)pid,
+			 n == -ESRCH ? "no such process" : strerror(-n));
+		return n;
+	}
+	if (s.opened == 0) {
+		if (!s.first_err)
+			snprintf(err, errlen, "pid %d: no thread could be "
+				 "watched (process exiting?)", (int)pid);
+		return s.first_err ? s.first_err : -ESRCH;
+	}
+	if (!collector_add_target(c, pid, false)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+collector_attach_child(struct collector *c, pid_t pid, char *err,
+		       size_t errlen)
+{
+	int ret = chanset_add_thread(c->cs, pid, pid, true, err, errlen);
+
+	if (ret < 0)
+		return ret;
+	if (!collector_add_target(c, pid, true)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* FORK: a new thread of a target, or a child process of one. */
+static void
+collector_on_fork(struct collector *c, const struct record_task *t)
+{
+	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid };
+
+	if (!collector_find_target(c, (pid_t)t->pid)) {
+		if (t->pid == t->tid &&
+		    collector_find_target(c, (pid_t)t->ppid)) {
+			if (!collector_add_target(c, (pid_t)t->pid, false))
+				return;
+		} else {
+			return;
+		}
+	}
+	collector_scan_thread((pid_t)t->tid, &s);
+}
+
+static int
+collector_on_record(const struct perf_event_header *hdr, void *ctx)
+{
+	struct collector_drain *d = ctx;
+	struct collector *c = d->c;
+	const struct event_spec *ev;
+	struct record_sample rs;
+	struct record_task task;
+	struct sample s;
+	uint64_t id, n;
+	int ret;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE:
+		ev = d->ch->src->n_events == 1 ? &d->ch->src->events[0] : NULL;
+		if (!ev && record_identifier(hdr, &id) == 0)
+			ev = channel_event_by_id(d->ch, id);
+		if (!ev) {
+			c->bad_records++;
+			aggr_count_lost(&c->aggr, 1);
+			break;
+		}
+		source_layout(ev, &d->layout);
+		if (record_parse_sample(&d->layout, hdr, &rs) < 0) {
+			c->bad_records++;
+			aggr_count_lost(&c->aggr, 1);
+			break;
+		}
+		ret = source_decode(d->ch->src, ev, &rs,
+				    chanset_period(c->cs), &s);
+		if (ret > 0)
+			aggr_add(&c->aggr, &s);
+		else if (ret == 0)
+			aggr_count_unattributed(&c->aggr, 1);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (record_parse_lost(hdr, &n) == 0)
+			aggr_count_lost(&c->aggr, n);
+		break;
+	case PERF_RECORD_THROTTLE:
+		aggr_count_throttled(&c->aggr, 1);
+		break;
+	case PERF_RECORD_UNTHROTTLE:
+		break;
+	case PERF_RECORD_FORK:
+		if (record_parse_task(hdr, &task) == 0)
+			collector_on_fork(c, &task);
+		break;
+	case PERF_RECORD_EXIT:
+		if (record_parse_task(hdr, &task) == 0 &&
+		    (pid_t)task.tid == d->ch->tid)
+			d->ch->hup = true;
+		break;
+	case PERF_RECORD_COMM: {
+		uint32_t pid, tid;
+		char comm[16];
+		struct target *t;
+
+		if (record_parse_comm(hdr, &pid, &tid, comm) == 0 &&
+		    pid == tid && (t = collector_find_target(c, (pid_t)pid)))
+			memcpy(t->comm, comm, sizeof(t->comm));
+		break;
+	}
+	default:
+		c->unknown_records++;
+		break;
+	}
+	return 0;
+}
+
+static void
+collector_drain(struct collector *c, struct channel *ch)
+{
+	struct collector_drain d = { .c = c, .ch = ch };
+	struct ring_stats st = { 0 };
+
+	ring_drain(&ch->ring, collector_on_record, &d, &st);
+	if (st.bad_size) {
+		/* A skipped stretch of ring held records we cannot count
+		 * exactly; count at least one lost record per skip. */
+		aggr_count_lost(&c->aggr, st.bad_size);
+		log_msg("tid %d: %llu malformed record header(s), %llu bytes "
+			"skipped", (int)ch->tid,
+			(unsigned long long)st.bad_size,
+			(unsigned long long)st.skipped_bytes);
+	}
+}
+
+/* Drains every ring, then closes the channels of exited threads. */
+static void
+collector_drain_all(struct collector *c)
+{
+	for (size_t i = 0; i < chanset_count(c->cs); i++)
+		collector_drain(c, chanset_at(c->cs, i));
+	for (size_t i = chanset_count(c->cs); i-- > 0;) {
+		struct channel *ch = chanset_at(c->cs, i);
+
+		if (ch->hup)
+			chanset_remove(c->cs, ch);
+	}
+	aggr_flush(&c->aggr);
+}
+
+static void
+collector_reap(struct collector *c, struct target *t)
+{
+	int status;
+
+	if (!t->launched)
+		return;
+	if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
+		c->child_wstatus = status;
+		t->alive = false;
+		t->launched = false;
+	}
+}
+
+/* Updates liveness and opens channels for threads FORK records missed. */
+static void
+collector_rescan(struct collector *c)
+{
+	for (size_t i = 0; i < c->n_targets; i++) {
+		struct target *t = &c->targets[i];
+		struct collector_scan s = { .c = c, .pid = t->pid };
+		char state;
+
+		if (!t->alive)
+			continue;
+		collector_reap(c, t);
+		if (!t->alive)
+			continue;
+		state = procfs_state(t->pid);
+		if (state == 0 || state == 'Z' || state == 'X') {
+			if (chanset_count_pid(c->cs, t->pid) == 0)
+				t->alive = false;
+			continue;
+		}
+		procfs_tasks(t->pid, collector_scan_thread, &s);
+	}
+}
+
+static bool
+collector_all_exited(struct collector *c)
+{
+	for (size_t i = 0; i < c->n_targets; i++)
+		if (c->targets[i].alive)
+			return false;
+	return true;
+}
+
+static void
+collector_apply(struct collector *c, const struct cmd *cmd)
+{
+	int ret = 0;
+
+	switch (cmd->type) {
+	case CMD_SET_PERIOD:
+		ret = chanset_set_period(c->cs, cmd->value);
+		if (ret < 0)
+			log_msg("period %llu refused: %s",
+				(unsigned long long)cmd->value,
+				strerror(-ret));
+		break;
+	case CMD_PAUSE:
+	case CMD_RESUME:
+	case CMD_TOGGLE_PAUSE:
+		if (cmd->type == CMD_PAUSE)
+			c->paused = true;
+		else if (cmd->type == CMD_RESUME)
+			c->paused = false;
+		else
+			c->paused = !c->paused;
+		ret = chanset_enable(c->cs, !c->paused);
+		break;
+	case CMD_RESET:
+		collector_drain_all(c);
+		aggr_reset(&c->aggr);
+		break;
+	case CMD_SORT:
+		if (cmd->value < SORT__COUNT)
+			c->cfg.sort = (enum sort_key)cmd->value;
+		break;
+	case CMD_SET_TOP:
+		if (cmd->value > 0 && cmd->value <= 100000)
+			c->cfg.top_k = (size_t)cmd->value;
+		break;
+	case CMD_QUIT:
+		c->quit = true;
+		break;
+	}
+	if (ret < 0)
+		log_msg("command %d: %s", (int)cmd->type, strerror(-ret));
+}
+
+static void
+collector_commands(struct collector *c)
+{
+	struct cmd cmd;
+
+	while (queue_pop(c->cfg.cmds, &cmd) == 0)
+		collector_apply(c, &cmd);
+}
+
+static int
+collector_publish(struct collector *c, struct frame *f)
+{
+	while (queue_push(c->cfg.frames, &f) == -EAGAIN) {
+		if (!c->cfg.batch) {
+			frame_free(f);
+			c->skipped++;
+			return 0;
+		}
+		/* Batch never skips: wait for the writer, and keep the
+		 * command queue serviced so a quit still gets through. */
+		usleep(10000);
+		collector_commands(c);
+	}
+	return 0;
+}
+
+static void
+collector_fill_targets(struct collector *c, struct frame_target *ft)
+{
+	for (size_t i = 0; i < c->n_targets; i++) {
+		const struct target *t = &c->targets[i];
+
+		ft[i].pid = t->pid;
+		memcpy(ft[i].comm, t->comm, sizeof(ft[i].comm));
+		ft[i].comm[sizeof(ft[i].comm) - 1] = '\0';
+		ft[i].threads = (uint32_t)chanset_count_pid(c->cs, t->pid);
+		ft[i].alive = t->alive;
+	}
+}
+
+static int
+collector_emit(struct collector *c, double now, bool final)
+{
+	const struct source *src = c->cfg.src;
+	const char *events[SOURCE_MAX_EVENTS];
+	struct frame_target *ft;
+	struct frame_meta m = { 0 };
+	struct frame *f;
+	int status = -1;
+
+	ft = calloc(c->n_targets ? c->n_targets : 1, sizeof(*ft));
+	if (!ft)
+		return -ENOMEM;
+	collector_fill_targets(c, ft);
+	for (size_t i = 0; i < src->n_events; i++)
+		events[i] = src->events[i].name;
+	if (c->child_wstatus != -1) {
+		if (WIFEXITED(c->child_wstatus))
+			status = WEXITSTATUS(c->child_wstatus);
+		else if (WIFSIGNALED(c->child_wstatus))
+			status = 128 + WTERMSIG(c->child_wstatus);
+	}
+	m.seq = ++c->seq;
+	m.time = now - c->t0;
+	m.interval = now - c->interval_start;
+	m.final = final;
+	m.paused = c->paused;
+	m.source = src->name;
+	m.events = events;
+	m.n_events = src->n_events;
+	m.source_note = src->note;
+	m.has_kinds = src->has_kinds;
+	m.period = chanset_period(c->cs);
+	m.sort = c->cfg.sort;
+	m.top_k = c->cfg.top_k;
+	m.targets = ft;
+	m.n_targets = c->n_targets;
+	m.exit_status = status;
+	m.error = c->error[0] ? c->error : NULL;
+	f = frame_build(&c->aggr, &m);
+	free(ft);
+	if (!f)
+		return -ENOMEM;
+	f->skipped = c->skipped;
+	c->skipped = 0;
+	aggr_next_interval(&c->aggr);
+	c->interval_start = now;
+	return collector_publish(c, f);
+}
+
+static int
+collector_ms_until(double now, double when)
+{
+	double ms = (when - now) * 1000.0;
+
+	if (ms <= 0)
+		return 0;
+	if (ms > COLLECTOR_POLL_MS)
+		return COLLECTOR_POLL_MS;
+	return (int)ms + 1;
+}
+
+static void *
+collector_main(void *arg)
+{
+	struct collector *c = arg;
+	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
+	double now = collector_now();
+	double next_frame, next_rescan;
+	int ret = 0;
+
+	c->t0 = c->interval_start = now;
+	next_frame = now + c->cfg.interval_s;
+	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
+	for (;;) {
+		bool final;
+		int n, timeout = collector_ms_until(now, next_frame < next_rescan ?
+						    next_frame : next_rescan);
+
+		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
+		if (n < 0) {
+			snprintf(c->error, sizeof(c->error), "epoll_wait: %s",
+				 strerror(-n));
+			c->quit = true;
+			n = 0;
+		}
+		for (int i = 0; i < n; i++) {
+			struct channel *ch;
+
+			if (evs[i].data.ptr == &c->cmd_tag) {
+				collector_commands(c);
+				continue;
+			}
+			ch = evs[i].data.ptr;
+			/* POLLHUP comes without POLLIN even with data
+			 * pending: always drain. */
+			collector_drain(c, ch);
+			if (evs[i].events & (EPOLLHUP | EPOLLERR))
+				ch->hup = true;
+		}
+		now = collector_now();
+		if (now >= next_rescan || chanset_count(c->cs) == 0) {
+			collector_rescan(c);
+			next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
+		}
+		final = c->quit || collector_all_exited(c);
+		if (final || now >= next_frame) {
+			collector_drain_all(c);
+			if (!final && chanset_count(c->cs) == 0) {
+				collector_rescan(c);
+				final = collector_all_exited(c);
+			}
+			ret = collector_emit(c, now, final);
+			if (ret < 0 || final)
+				break;
+			next_frame += c->cfg.interval_s;
+			if (next_frame < now)
+				next_frame = now + c->cfg.interval_s;
+		} else {
+			/* Closes channels whose thread exited. */
+			for (size_t i = chanset_count(c->cs); i-- > 0;) {
+				struct channel *ch = chanset_at(c->cs, i);
+
+				if (ch->hup) {
+					collector_drain(c, ch);
+					chanset_remove(c->cs, ch);
+				}
+			}
+		}
+	}
+	c->result = ret;
+	return NULL;
+}
+
+int
+collector_start(struct collector *c)
+{
+	int ret = pthread_create(&c->thread, NULL, collector_main, c);
+
+	if (ret)
+		return -ret;
+	c->started = true;
+	return 0;
+}
+
+int
+collector_join(struct collector *c)
+{
+	if (c->started) {
+		pthread_join(c->thread, NULL);
+		c->started = false;
+	}
+	return c->result;
+}
+
+int
+collector_child_wstatus(const struct collector *c)
+{
+	return c->child_wstatus;
+}

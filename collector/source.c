@@ -1,1 +1,253 @@
-/* placeholder: module under construction */
+/*
+ * Source selection, event opening and sample decoding shared by every
+ * source.  The per-source event tables live in source_<name>.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "source.h"
+#include "sysfs.h"
+
+static int
+source_perf_event_open(struct perf_event_attr *attr, int pid, int cpu,
+		       int group_fd, unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd,
+			  flags);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int
+source_open_event(const struct event_spec *ev, const struct open_params *p)
+{
+	struct perf_event_attr attr = ev->attr;
+
+	attr.size = sizeof(attr);
+	attr.disabled = 1;
+	attr.enable_on_exec = p->enable_on_exec;
+	attr.sample_period = p->period;
+	attr.freq = 0;
+	attr.sample_id_all = 1;
+	attr.task = p->want_task;
+	attr.comm = p->want_task;
+	if (p->watermark_bytes) {
+		attr.watermark = 1;
+		attr.wakeup_watermark = p->watermark_bytes;
+	}
+	return source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd,
+				      PERF_FLAG_FD_CLOEXEC);
+}
+
+int
+source_probe_event(const struct event_spec *ev)
+{
+	struct open_params p = { .pid = 0, .cpu = -1, .group_fd = -1,
+				 .period = 1 };
+	int fd = source_open_event(ev, &p);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+void
+source_layout(const struct event_spec *ev, struct record_layout *l)
+{
+	l->sample_type = ev->attr.sample_type;
+	l->read_format = ev->attr.read_format;
+	l->sample_id_all = true;
+}
+
+static uint64_t
+source_raw_u64(const struct record_sample *rs, int off)
+{
+	uint64_t v = 0;
+
+	if (off >= 0 && rs->raw && (uint32_t)off + 8 <= rs->raw_size)
+		memcpy(&v, (const unsigned char *)rs->raw + off, sizeof(v));
+	return v;
+}
+
+/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define PF_WRITE (1u << 1)
+#define PF_INSTR (1u << 4)
+
+int
+source_decode(const struct source *src, const struct event_spec *ev,
+	      const struct record_sample *rs, uint64_t period,
+	      struct sample *out)
+{
+	uint64_t err;
+
+	out->ip = rs->ip;
+	out->time = rs->time;
+	out->pid = (int32_t)rs->pid;
+	out->tid = (int32_t)rs->tid;
+	out->cpu = (rs->present & PERF_SAMPLE_CPU) ? (int32_t)rs->cpu : -1;
+	out->period = src->period_in_sample && rs->period ? rs->period : period;
+	out->weight = rs->weight;
+	out->data_src = rs->data_src;
+	out->addr = rs->addr;
+
+	switch (ev->role) {
+	case ROLE_AUX:
+		return -1;
+	case ROLE_LOAD:
+		out->kind = SAMPLE_LOAD;
+		break;
+	case ROLE_STORE:
+		out->kind = SAMPLE_STORE;
+		break;
+	case ROLE_OP: {
+		uint64_t op = rs->data_src & 0x1f;
+
+		out->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
+			    (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
+			    SAMPLE_OTHER;
+		break;
+	}
+	case ROLE_FAULT:
+		out->kind = SAMPLE_OTHER;
+		break;
+	case ROLE_FAULT_TP:
+		out->addr = source_raw_u64(rs, ev->tp_addr_off);
+		out->ip = source_raw_u64(rs, ev->tp_ip_off);
+		err = source_raw_u64(rs, ev->tp_error_off);
+		if (err & PF_INSTR)
+			out->kind = SAMPLE_OTHER;
+		else
+			out->kind = (err & PF_WRITE) ? SAMPLE_STORE :
+						       SAMPLE_LOAD;
+		break;
+	}
+	if (out->addr == 0 || out->pid == -1 || out->tid == -1)
+		return 0;
+	return 1;
+}
+
+/* Names the hardware sources' absence honestly until they are built. */
+static int
+source_hw_unavailable(const char *name, const char *pmu_event, char *why,
+		      size_t whylen)
+{
+	char path[512];
+
+	if (sysfs_path(path, sizeof(path), pmu_event) == 0 &&
+	    access(path, F_OK) == 0) {
+		snprintf(why, whylen,
+			 "%s: the PMU publishes it, but this memtop build "
+			 "has no %s support yet", name, name);
+		return -ENOTSUP;
+	}
+	snprintf(why, whylen, "%s: not supported by this CPU/kernel (no %s)",
+		 name, pmu_event);
+	return -ENODEV;
+}
+
+int
+source_select(enum source_choice choice, struct source *src, char *why,
+	      size_t whylen)
+{
+	char pebs_why[160], ibs_why[160], faults_why[256];
+	int ret;
+
+	memset(src, 0, sizeof(*src));
+	switch (choice) {
+	case SOURCE_PEBS:
+		return source_hw_unavailable("pebs",
+			"bus/event_source/devices/cpu/events/mem-loads",
+			why, whylen);
+	case SOURCE_IBS:
+		return source_hw_unavailable("ibs",
+			"bus/event_source/devices/ibs_op/type", why, whylen);
+	case SOURCE_FAULTS:
+		return source_faults_init(src, why, whylen);
+	case SOURCE_AUTO:
+		break;
+	}
+	source_hw_unavailable("pebs",
+			      "bus/event_source/devices/cpu/events/mem-loads",
+			      pebs_why, sizeof(pebs_why));
+	source_hw_unavailable("ibs", "bus/event_source/devices/ibs_op/type",
+			      ibs_why, sizeof(ibs_why));
+	ret = source_faults_init(src, faults_why, sizeof(faults_why));
+	if (ret < 0) {
+		snprintf(why, whylen, "no source opens: %s; %s; %s", pebs_why,
+			 ibs_why, faults_why);
+		return ret;
+	}
+	snprintf(src->note + strlen(src->note),
+		 sizeof(src->note) - strlen(src->note), " [auto: %s; %s]",
+		 pebs_why, ibs_why);
+	return 0;
+}
+
+void
+source_explain_error(int err, const char *what, int pid, char *buf,
+		     size_t len)
+{
+	int paranoid = procfs_read_int("/proc/sys/kernel/perf_event_paranoid",
+				       99);
+	struct rlimit rl;
+
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		if (geteuid() != 0 && paranoid > 2) {
+			snprintf(buf, len,
+				 "%s, pid %d: %s; kernel.perf_event_paranoid "
+				 "is %d, set it to 2 (sysctl -w "
+				 "kernel.perf_event_paranoid=2) or grant "
+				 "CAP_PERFMON", what, pid, strerror(err),
+				 paranoid);
+		} else if (geteuid() != 0 && pid > 0 &&
+			   procfs_pid_uid(pid) != (int)getuid()) {
+			snprintf(buf, len,
+				 "%s, pid %d: %s; the process belongs to "
+				 "another user: run memtop as that user or "
+				 "as root, or grant CAP_PERFMON (and check "
+				 "kernel.yama.ptrace_scope)", what, pid,
+				 strerror(err));
+		} else {
+			snprintf(buf, len,
+				 "%s, pid %d: %s; kernel.perf_event_paranoid "
+				 "is %d: this event needs CAP_PERFMON or a "
+				 "lower setting", what, pid, strerror(err),
+				 paranoid);
+		}
+		break;
+	case EMFILE:
+	case ENFILE:
+		getrlimit(RLIMIT_NOFILE, &rl);
+		snprintf(buf, len,
+			 "%s, pid %d: %s; raise RLIMIT_NOFILE (ulimit -n, "
+			 "now %llu)", what, pid, strerror(err),
+			 (unsigned long long)rl.rlim_cur);
+		break;
+	case ESRCH:
+		snprintf(buf, len, "%s, pid %d: %s; no such process", what,
+			 pid, strerror(err));
+		break;
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		snprintf(buf, len,
+			 "%s, pid %d: %s; the event is not supported by "
+			 "this CPU/kernel", what, pid, strerror(err));
+		break;
+	default:
+		snprintf(buf, len, "%s, pid %d: %s", what, pid, strerror(err));
+		break;
+	}
+}

@@ -1,1 +1,225 @@
-/* placeholder: module under construction */
+/* Collector thread only.  See framebuild.h. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "framebuild.h"
+#include "nodemap.h"
+#include "pagetab.h"
+#include "threadtab.h"
+#include "topo.h"
+
+static char *
+framebuild_strdup(const char *s, bool *oom)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}
+
+/* Re-reads the node of every selected page: pages migrate, refault. */
+static void
+framebuild_refresh_nodes(struct aggr *a, struct page_entry *top, size_t n)
+{
+	unsigned shift = pagetab_page_shift(a->pages);
+	uint64_t addrs[NODEMAP_BATCH];
+	int16_t nodes[NODEMAP_BATCH];
+	size_t idx[NODEMAP_BATCH];
+	bool *done;
+
+	if (!a->nodemap || n == 0)
+		return;
+	done = calloc(n, sizeof(*done));
+	if (!done)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n && k < NODEMAP_BATCH; j++) {
+			if (done[j] || top[j].pid != top[i].pid)
+				continue;
+			addrs[k] = top[j].page << shift;
+			idx[k++] = j;
+			done[j] = true;
+		}
+		nodemap_query(a->nodemap, top[i].pid, addrs, k, nodes);
+		for (size_t j = 0; j < k; j++) {
+			struct page_entry *e = pagetab_find(a->pages,
+				top[idx[j]].pid, top[idx[j]].page);
+			int16_t node = nodes[j] >= 0 ? nodes[j] :
+						       PAGE_NODE_UNKNOWN;
+
+			top[idx[j]].node = node;
+			if (e)
+				e->node = node;
+		}
+	}
+	free(done);
+}
+
+static bool
+framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
+{
+	unsigned shift = pagetab_page_shift(a->pages);
+	struct page_entry *top;
+	size_t n;
+
+	if (m->top_k == 0)
+		return true;
+	top = calloc(m->top_k, sizeof(*top));
+	if (!top)
+		return false;
+	n = pagetab_topk(a->pages, m->sort, m->top_k, top);
+	framebuild_refresh_nodes(a, top, n);
+	f->pages = calloc(n ? n : 1, sizeof(*f->pages));
+	if (!f->pages) {
+		free(top);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct page_entry *e = &top[i];
+		struct frame_page *p = &f->pages[i];
+
+		p->pid = e->pid;
+		p->addr = e->page << shift;
+		p->size = 1u << shift;
+		p->loads = e->loads;
+		p->stores = e->stores;
+		p->other = e->other;
+		p->samples = e->loads + e->stores + e->other;
+		p->total = e->total;
+		p->share = f->totals.samples ?
+			   (double)p->samples / (double)f->totals.samples : 0;
+		p->node = e->node >= 0 ? e->node : FRAME_NODE_UNKNOWN;
+		p->latency = e->weight_n ?
+			     (double)e->weight_sum / e->weight_n : -1.0;
+		p->local = e->local;
+		p->remote = e->remote;
+	}
+	f->n_pages = n;
+	free(top);
+	return true;
+}
+
+static bool
+framebuild_topology(struct frame *f, const struct aggr *a)
+{
+	size_t nn = (size_t)a->n_nodes;
+
+	f->n_nodes = nn;
+	f->nodes = calloc(nn, sizeof(*f->nodes));
+	f->matrix = calloc(nn * nn, sizeof(*f->matrix));
+	f->matrix_unknown = calloc(nn, sizeof(*f->matrix_unknown));
+	f->n_cpus = (size_t)a->n_cpus;
+	f->cpus = calloc(f->n_cpus ? f->n_cpus : 1, sizeof(*f->cpus));
+	if (!f->nodes || !f->matrix || !f->matrix_unknown || !f->cpus)
+		return false;
+	memcpy(f->matrix, a->matrix, nn * nn * sizeof(*f->matrix));
+	memcpy(f->matrix_unknown, a->matrix_unknown,
+	       nn * sizeof(*f->matrix_unknown));
+	for (size_t i = 0; i < nn; i++) {
+		struct frame_node *fn = &f->nodes[i];
+		uint64_t row = a->matrix_unknown[i];
+
+		for (size_t j = 0; j < nn; j++)
+			row += a->matrix[i * nn + j];
+		fn->node = topo_node_id(a->topo, (int)i);
+		fn->cpu_samples = row;
+		fn->mem_samples = a->node_mem[i];
+		fn->local = a->matrix[i * nn + i];
+		fn->remote = row - fn->local - a->matrix_unknown[i];
+		topo_node_mem(a->topo, fn->node, &fn->mem_total_kb,
+			      &fn->mem_free_kb);
+	}
+	for (size_t c = 0; c < f->n_cpus; c++) {
+		f->cpus[c].cpu = (int32_t)c;
+		f->cpus[c].node = topo_cpu_node(a->topo, (int)c);
+		f->cpus[c].samples = a->cpu_samples[c];
+	}
+	f->mem_unknown = a->mem_unknown;
+	f->cpu_unknown = a->cpu_unknown;
+	return true;
+}
+
+static bool
+framebuild_threads(struct frame *f, const struct aggr *a)
+{
+	size_t n;
+	struct thread_entry *t = threadtab_snapshot(a->threads, &n);
+
+	if (!t)
+		return n == 0;
+	f->threads = calloc(n, sizeof(*f->threads));
+	if (!f->threads) {
+		free(t);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		f->threads[i].pid = t[i].pid;
+		f->threads[i].tid = t[i].tid;
+		f->threads[i].samples = t[i].samples;
+	}
+	f->n_threads = n;
+	free(t);
+	return true;
+}
+
+struct frame *
+frame_build(struct aggr *a, const struct frame_meta *m)
+{
+	struct frame *f = frame_new();
+	bool oom = false;
+
+	if (!f)
+		return NULL;
+	aggr_flush(a);
+	f->seq = m->seq;
+	f->time = m->time;
+	f->interval = m->interval;
+	f->final = m->final;
+	f->paused = m->paused;
+	strncpy(f->source, m->source, sizeof(f->source) - 1);
+	f->source_note = framebuild_strdup(m->source_note, &oom);
+	f->has_kinds = m->has_kinds;
+	f->period = m->period;
+	f->sort = m->sort;
+	f->exit_status = m->exit_status;
+	f->error = framebuild_strdup(m->error, &oom);
+	f->totals = a->interval;
+	f->cumulative = a->cumulative;
+	counts_add(&f->cumulative, &a->interval);
+	f->tracked_pages = pagetab_count(a->pages);
+
+	f->events = calloc(m->n_events ? m->n_events : 1, sizeof(char *));
+	if (!f->events)
+		goto out_oom;
+	for (size_t i = 0; i < m->n_events; i++)
+		f->events[i] = framebuild_strdup(m->events[i], &oom);
+	f->n_events = m->n_events;
+
+	if (m->n_targets) {
+		f->targets = calloc(m->n_targets, sizeof(*f->targets));
+		if (!f->targets)
+			goto out_oom;
+		memcpy(f->targets, m->targets,
+		       m->n_targets * sizeof(*f->targets));
+		f->n_targets = m->n_targets;
+	}
+	if (oom || !framebuild_pages(f, a, m) || !framebuild_topology(f, a) ||
+	    !framebuild_threads(f, a))
+		goto out_oom;
+	return f;
+
+out_oom:
+	frame_free(f);
+	return NULL;
+}

@@ -1,1 +1,394 @@
-int main(void) { return 0; }
+/*
+ * memtop entry point.  Main thread: parses the command line, picks the
+ * source, sets up the collector (attaching or launching the target),
+ * starts the collector thread, runs the UI (TUI or batch) and tears down.
+ * Signals are blocked in every thread and read by the UI from a signalfd.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "collector.h"
+#include "frame.h"
+#include "launch.h"
+#include "log.h"
+#include "queue.h"
+#include "source.h"
+#include "topo.h"
+#include "cmd.h"
+#include "ui.h"
+#include "dryrun.h"
+
+#define MAIN_RING_PAGES		64	/* 256 KiB: no loss at 250 K/s */
+#define MAIN_TUI_TOP_K		500
+#define MAIN_FRAME_QUEUE	64
+#define MAIN_CMD_QUEUE		64
+
+static const char *const main_demo_argv[] = {
+	"--mode", "refault", "--threads", "2", "--hot", "64", "--pages",
+	"4096", "--skew", "1.0", "--duration", "0", "--quiet", NULL,
+};
+
+/* The workload generator: $MEMTOP_WORKLOAD, beside the executable (build
+ * tree: ../tools/), or the installed libexec path. */
+static int
+main_find_workload(char *buf, size_t len)
+{
+	const char *env = getenv("MEMTOP_WORKLOAD");
+	char self[PATH_MAX - 64];
+	const char *rel[] = { "/../tools/memtop-workload",
+			      "/memtop-workload" };
+	ssize_t n;
+
+	if (env && access(env, X_OK) == 0) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(buf, len, "%s%s", self, rel[i]);
+			if (access(buf, X_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(buf, len, "%s/memtop-workload", MEMTOP_LIBEXECDIR);
+	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+static void
+main_describe_target(const struct options *opt, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (opt->mode == MODE_PIDS) {
+		off += (size_t)snprintf(buf, len, "pid");
+		for (size_t i = 0; i < opt->n_pids && off < len; i++)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d",
+						i ? "," : " ",
+						(int)opt->pids[i]);
+		return;
+	}
+	if (opt->mode == MODE_DEMO) {
+		snprintf(buf, len, "demo workload");
+		return;
+	}
+	for (char **a = opt->command; a && *a && off < len; a++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					a == opt->command ? "" : " ", *a);
+}
+
+struct main_state {
+	struct options opt;
+	struct source src;
+	struct topo *topo;
+	struct queue *frames;
+	struct queue *cmds;
+	struct collector *collector;
+	struct launch launch;
+	bool launched;
+	sigset_t old_mask;
+	int sigfd;
+	FILE *out;
+};
+
+static int
+main_setup_signals(struct main_state *st)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGWINCH);
+	sigaddset(&mask, SIGTSTP);
+	sigaddset(&mask, SIGCONT);
+	if (sigprocmask(SIG_BLOCK, &mask, &st->old_mask) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	st->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return st->sigfd < 0 ? -errno : 0;
+}
+
+static int
+main_attach(struct main_state *st, char *err, size_t errlen)
+{
+	char workload[PATH_MAX];
+	char **argv = st->opt.command;
+	char *demo[32];
+	int ret;
+
+	if (st->opt.mode == MODE_PIDS) {
+		for (size_t i = 0; i < st->opt.n_pids; i++) {
+			ret = collector_attach_pid(st->collector,
+						   st->opt.pids[i], err,
+						   errlen);
+			if (ret < 0)
+				return ret;
+		}
+		return 0;
+	}
+	if (st->opt.mode == MODE_DEMO) {
+		size_t n = 0;
+
+		if (main_find_workload(workload, sizeof(workload)) < 0) {
+			snprintf(err, errlen, "--demo: memtop-workload not "
+				 "found (looked beside memtop and in %s); set "
+				 "MEMTOP_WORKLOAD", MEMTOP_LIBEXECDIR);
+			return -ENOENT;
+		}
+		demo[n++] = workload;
+		for (size_t i = 0; main_demo_argv[i]; i++)
+			demo[n++] = (char *)main_demo_argv[i];
+		demo[n] = NULL;
+		argv = demo;
+	}
+	ret = launch_prepare(&st->launch, argv, &st->old_mask);
+	if (ret < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(-ret));
+		return ret;
+	}
+	ret = collector_attach_child(st->collector, st->launch.pid, err,
+				     errlen);
+	if (ret < 0) {
+		launch_abort(&st->launch);
+		return ret;
+	}
+	ret = launch_go(&st->launch);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot execute '%s': %s", argv[0],
+			 strerror(-ret));
+		return ret;
+	}
+	st->launched = true;
+	return 0;
+}
+
+static int
+main_start(struct main_state *st, char *err, size_t errlen)
+{
+	struct collector_config cfg = { 0 };
+	int ret;
+
+	ret = source_select(st->opt.source, &st->src, err, errlen);
+	if (ret < 0)
+		return ret;
+	st->topo = topo_new_system();
+	st->frames = queue_new(MAIN_FRAME_QUEUE, sizeof(struct frame *));
+	st->cmds = queue_new(MAIN_CMD_QUEUE, sizeof(struct cmd));
+	if (!st->topo || !st->frames || !st->cmds) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cfg.src = &st->src;
+	cfg.topo = st->topo;
+	cfg.period = st->opt.period ? st->opt.period :
+				      st->src.default_period;
+	cfg.interval_s = st->opt.delay;
+	cfg.top_k = st->opt.batch ? st->opt.top : MAIN_TUI_TOP_K;
+	cfg.sort = st->opt.sort;
+	cfg.max_pages = st->opt.max_pages;
+	cfg.ring_pages = MAIN_RING_PAGES;
+	cfg.batch = st->opt.batch;
+	cfg.resolve_nodes = true;
+	cfg.frames = st->frames;
+	cfg.cmds = st->cmds;
+	ret = collector_new(&st->collector, &cfg, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = main_attach(st, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = collector_start(st->collector);
+	if (ret < 0)
+		snprintf(err, errlen, "pthread_create: %s", strerror(-ret));
+	return ret;
+}
+
+/* A launched command shares memtop's fate: SIGTERM, then reap. */
+static int
+main_finish_child(struct main_state *st)
+{
+	int wstatus = collector_child_wstatus(st->collector);
+
+	if (!st->launched)
+		return -1;
+	if (wstatus == -1) {
+		kill(st->launch.pid, SIGTERM);
+		if (waitpid(st->launch.pid, &wstatus, 0) < 0)
+			return -1;
+	}
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return -1;
+}
+
+static void
+main_drain_frames(struct main_state *st)
+{
+	struct frame *f;
+
+	while (st->frames && queue_pop(st->frames, &f) == 0)
+		frame_free(f);
+}
+
+static int
+main_run(struct main_state *st)
+{
+	char err[512] = "";
+	char desc[256];
+	struct ui_io io;
+	int ret, status, child_status;
+
+	if (!st->opt.batch && (!isatty(STDIN_FILENO) ||
+			       !isatty(STDOUT_FILENO))) {
+		fprintf(stderr, "memtop: standard input/output is not a "
+			"terminal; use -b for batch output\n");
+		return 1;
+	}
+	if (st->opt.batch && st->opt.output_path) {
+		st->out = fopen(st->opt.output_path, "we");
+		if (!st->out) {
+			fprintf(stderr, "memtop: -o %s: %s\n",
+				st->opt.output_path, strerror(errno));
+			return 1;
+		}
+	}
+	ret = main_setup_signals(st);
+	if (ret < 0) {
+		fprintf(stderr, "memtop: signalfd: %s\n", strerror(-ret));
+		return 1;
+	}
+	ret = main_start(st, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "memtop: %s\n", err);
+		if (st->collector && st->launched)
+			main_finish_child(st);
+		return 1;
+	}
+	main_describe_target(&st->opt, desc, sizeof(desc));
+	io.frames = st->frames;
+	io.cmds = st->cmds;
+	io.sigfd = st->sigfd;
+	io.opt = &st->opt;
+	io.target_desc = desc;
+	if (st->opt.batch)
+		status = batch_run(&io, st->out ? st->out : stdout);
+	else
+		status = tui_run(&io);
+
+	/* The UI may have left before the final frame (error paths). */
+	{
+		struct cmd quit = { .type = CMD_QUIT };
+
+		queue_push(st->cmds, &quit);
+	}
+	ret = collector_join(st->collector);
+	main_drain_frames(st);
+	if (ret < 0) {
+		fprintf(stderr, "memtop: collector: %s\n", strerror(-ret));
+		status = 1;
+	}
+	child_status = main_finish_child(st);
+	if (st->opt.batch && st->opt.mode == MODE_COMMAND &&
+	    child_status >= 0 && status == 0)
+		status = child_status;
+	if (st->out && fclose(st->out) != 0) {
+		fprintf(stderr, "memtop: -o %s: %s\n", st->opt.output_path,
+			strerror(errno));
+		status = 1;
+	}
+	st->out = NULL;
+	return status;
+}
+
+static void
+main_cleanup(struct main_state *st)
+{
+	collector_free(st->collector);
+	main_drain_frames(st);
+	queue_free(st->frames);
+	queue_free(st->cmds);
+	topo_free(st->topo);
+	if (st->sigfd > 0)
+		close(st->sigfd);
+	cli_fini(&st->opt);
+	log_close();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct main_state st = { .sigfd = -1 };
+	char err[512];
+	int ret;
+
+	ret = cli_parse(argc, argv, &st.opt, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "memtop: %s\nTry 'memtop --help'.\n", err);
+		cli_fini(&st.opt);
+		return 2;
+	}
+	switch (st.opt.mode) {
+	case MODE_HELP:
+		cli_usage(stdout);
+		cli_fini(&st.opt);
+		return 0;
+	case MODE_VERSION:
+		printf("memtop %s\n", MEMTOP_VERSION);
+		cli_fini(&st.opt);
+		return 0;
+	case MODE_LIST_EVENTS:
+		ret = dryrun_list_events(stdout);
+		cli_fini(&st.opt);
+		return ret;
+	case MODE_DRY_RUN:
+		ret = dryrun_print(&st.opt, stdout);
+		cli_fini(&st.opt);
+		return ret;
+	case MODE_REPLAY:
+		fprintf(stderr, "memtop: -i %s: replaying perf.data is not "
+			"supported by this build yet\n", st.opt.input_path);
+		cli_fini(&st.opt);
+		return 1;
+	default:
+		break;
+	}
+	if (st.opt.record_path) {
+		fprintf(stderr, "memtop: --record %s: writing perf.data is not "
+			"supported by this build yet\n", st.opt.record_path);
+		cli_fini(&st.opt);
+		return 1;
+	}
+	if (st.opt.log_path) {
+		ret = log_open(st.opt.log_path);
+		if (ret < 0) {
+			fprintf(stderr, "memtop: --log %s: %s\n",
+				st.opt.log_path, strerror(-ret));
+			cli_fini(&st.opt);
+			return 1;
+		}
+	}
+	ret = main_run(&st);
+	main_cleanup(&st);
+	return ret;
+}

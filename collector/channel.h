@@ -1,0 +1,63 @@
+/*
+ * A channel: one target thread's events sharing one mmap ring (the first
+ * event owns the ring, the others are redirected into it with
+ * PERF_EVENT_IOC_SET_OUTPUT).  Opened per thread with pid=tid, cpu=-1,
+ * inherit=0, so PERF_EVENT_IOC_PERIOD reaches every event.
+ * Collector thread only.
+ */
+#ifndef MEMTOP_CHANNEL_H
+#define MEMTOP_CHANNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ring.h"
+#include "source.h"
+
+struct channel {
+	pid_t pid;		/* thread group */
+	pid_t tid;
+	const struct source *src;
+	int fds[SOURCE_MAX_EVENTS];
+	uint64_t ids[SOURCE_MAX_EVENTS];	/* PERF_EVENT_IOC_ID values */
+	size_t n_fds;
+	void *map;
+	size_t map_len;
+	unsigned ring_pages;	/* data pages actually mapped */
+	struct ring ring;
+	bool hup;		/* POLLHUP seen: the thread has exited */
+	bool enabled;
+};
+
+struct channel_params {
+	pid_t pid;
+	pid_t tid;
+	unsigned ring_pages;	/* wanted data pages, power of two */
+	uint64_t period;
+	bool enable_on_exec;	/* launched command: start at exec */
+	bool enable;		/* enable right away */
+};
+
+/*
+ * Opens every event of src for one thread and maps the ring, halving the
+ * ring down to 2 pages when RLIMIT_MEMLOCK refuses it.  0 or -errno with a
+ * one-line explanation in err.
+ */
+int channel_open(struct channel **out, const struct source *src,
+		 const struct channel_params *p, char *err, size_t errlen);
+/* Unmaps and closes.  NULL-safe. */
+void channel_close(struct channel *ch);
+
+/* The fd to poll: the ring owner. */
+int channel_poll_fd(const struct channel *ch);
+/* Applies a new period to every event (PERF_EVENT_IOC_PERIOD). 0/-errno */
+int channel_set_period(struct channel *ch, uint64_t period);
+/* PERF_EVENT_IOC_ENABLE / DISABLE on every event.  0 or -errno. */
+int channel_enable(struct channel *ch, bool on);
+/* The event spec a record's IDENTIFIER belongs to, or NULL. */
+const struct event_spec *channel_event_by_id(const struct channel *ch,
+					     uint64_t id);
+
+#endif

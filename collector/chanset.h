@@ -1,0 +1,62 @@
+/*
+ * Channel set: every channel of every target thread, and one epoll set
+ * over their ring owners plus any extra fds the collector watches (the
+ * command queue).  Only fds that own a ring are polled: an fd without a
+ * ring reports POLLHUP at once (kernel-abi.md section 3).
+ * Collector thread only (setup may run on the main thread before the
+ * collector thread starts).
+ */
+#ifndef MEMTOP_CHANSET_H
+#define MEMTOP_CHANSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/types.h>
+
+#include "channel.h"
+
+struct chanset;
+
+struct chanset_stats {
+	uint64_t opened;	/* channels opened */
+	uint64_t closed;	/* channels closed */
+	uint64_t open_failed;	/* open attempts that failed (thread gone...) */
+};
+
+int chanset_new(struct chanset **out, const struct source *src,
+		unsigned ring_pages, uint64_t period);
+void chanset_free(struct chanset *cs);	/* closes every channel; NULL-safe */
+
+/*
+ * Opens a channel for (pid, tid) with the set's period and enable state
+ * (or enable_on_exec).  -EEXIST when tid already has one; other -errno
+ * with err filled.
+ */
+int chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
+		       bool enable_on_exec, char *err, size_t errlen);
+/* Unregisters and closes ch (after its last drain). */
+void chanset_remove(struct chanset *cs, struct channel *ch);
+struct channel *chanset_find(struct chanset *cs, pid_t tid);
+
+/* Watches an extra fd; epoll events for it come back with data.ptr ==
+ * tag. */
+int chanset_watch_fd(struct chanset *cs, int fd, void *tag);
+/* epoll_wait; channel events carry data.ptr = struct channel *. */
+int chanset_wait(struct chanset *cs, struct epoll_event *evs, int max,
+		 int timeout_ms);
+
+/* Every channel, existing and future. */
+int chanset_set_period(struct chanset *cs, uint64_t period);
+int chanset_enable(struct chanset *cs, bool on);
+uint64_t chanset_period(const struct chanset *cs);
+
+size_t chanset_count(const struct chanset *cs);
+/* Channels whose thread belongs to process pid. */
+size_t chanset_count_pid(const struct chanset *cs, pid_t pid);
+struct channel *chanset_at(struct chanset *cs, size_t i);
+const struct chanset_stats *chanset_stats(const struct chanset *cs);
+unsigned chanset_ring_pages(const struct chanset *cs);
+
+#endif

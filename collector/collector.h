@@ -1,0 +1,65 @@
+/*
+ * The collector thread: owns the perf fds, the rings, epoll, the page
+ * table and the topology caches.  It drains the rings, applies commands
+ * from the UI between drains, and publishes one frame per interval.
+ *
+ * Setup (collector_new, collector_attach_*) runs on the main thread before
+ * collector_start(); after that only the collector thread touches it until
+ * collector_join() returns.
+ */
+#ifndef MEMTOP_COLLECTOR_H
+#define MEMTOP_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sortkey.h"
+
+struct queue;
+struct source;
+struct topo;
+struct collector;
+
+struct collector_config {
+	const struct source *src;	/* outlives the collector */
+	const struct topo *topo;	/* outlives the collector */
+	uint64_t period;
+	double interval_s;
+	size_t top_k;			/* pages per frame */
+	enum sort_key sort;
+	size_t max_pages;		/* 0 = unlimited */
+	unsigned ring_pages;		/* data pages per thread ring */
+	bool batch;			/* never skip frames: wait for room */
+	bool resolve_nodes;		/* ask move_pages for page nodes */
+	struct queue *frames;		/* out: struct frame * */
+	struct queue *cmds;		/* in: struct cmd */
+};
+
+int collector_new(struct collector **out, const struct collector_config *cfg,
+		  char *err, size_t errlen);
+/* Joins the thread if started, closes everything.  NULL-safe. */
+void collector_free(struct collector *c);
+
+/*
+ * Watches process pid: a channel for every thread listed in /proc/PID/task
+ * now, later ones through FORK records and rescans.  0 or -errno with a
+ * one-line reason.
+ */
+int collector_attach_pid(struct collector *c, pid_t pid, char *err,
+			 size_t errlen);
+/* Watches a launched child held before exec: its events start at exec.
+ * The collector reaps it and reports its exit status. */
+int collector_attach_child(struct collector *c, pid_t pid, char *err,
+			   size_t errlen);
+
+int collector_start(struct collector *c);
+/* Waits for the thread; 0 or the thread's -errno. */
+int collector_join(struct collector *c);
+
+/* After join: the launched child's wait status, or -1 if it was not
+ * reaped (still running: the caller kills and reaps it). */
+int collector_child_wstatus(const struct collector *c);
+
+#endif

@@ -1,0 +1,16 @@
+/* --list-events and --dry-run: what memtop would open, without sampling.
+ * Main thread. */
+#ifndef MEMTOP_DRYRUN_H
+#define MEMTOP_DRYRUN_H
+
+#include <stdio.h>
+
+#include "cli.h"
+
+/* Each source with a status found by really opening it.  Exit status. */
+int dryrun_list_events(FILE *out);
+/* The events and perf_event_attr fields of the chosen source (text, or
+ * JSON with --json).  Exit status: 0, or 1 when no source opens. */
+int dryrun_print(const struct options *opt, FILE *out);
+
+#endif

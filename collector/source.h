@@ -1,0 +1,100 @@
+/*
+ * Sampling sources: a table of event rows that a channel opens for every
+ * thread, plus how to turn a decoded record into a struct sample.
+ * Built once at start by the main thread, read-only afterwards (the
+ * collector thread reads it).
+ */
+#ifndef MEMTOP_SOURCE_H
+#define MEMTOP_SOURCE_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "record.h"
+#include "sample.h"
+
+#define SOURCE_MAX_EVENTS 4
+
+enum event_role {
+	ROLE_LOAD,	/* every sample is a load */
+	ROLE_STORE,	/* every sample is a store */
+	ROLE_AUX,	/* group leader whose samples are dropped */
+	ROLE_OP,	/* load/store from data_src.mem_op */
+	ROLE_FAULT,	/* software page fault: kind unknown (other) */
+	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
+};
+
+struct event_spec {
+	char name[64];		/* as perf names it: "page-faults" */
+	char pmu[32];		/* "software", "tracepoint", "cpu", "ibs_op" */
+	struct perf_event_attr attr;	/* pid/cpu independent part */
+	enum event_role role;
+	int leader;		/* index of the group leader, -1 = none */
+	/* ROLE_FAULT_TP: byte offsets inside the RAW tracepoint record. */
+	int tp_addr_off;
+	int tp_ip_off;
+	int tp_error_off;
+};
+
+struct source {
+	char name[16];		/* "faults" */
+	struct event_spec events[SOURCE_MAX_EVENTS];
+	size_t n_events;
+	uint64_t default_period;
+	bool has_kinds;		/* tells loads from stores */
+	/* Samples carry PERIOD (hardware sources); otherwise each sample
+	 * stands for the configured period. */
+	bool period_in_sample;
+	char note[512];		/* what a sample means, why this source */
+};
+
+/*
+ * Picks and builds the source for `choice`, trying for real that its
+ * events open on this machine (auto: pebs, ibs, then faults).  On failure
+ * returns -errno and a one-line reason in why.
+ */
+int source_select(enum source_choice choice, struct source *src, char *why,
+		  size_t whylen);
+
+int source_faults_init(struct source *src, char *why, size_t whylen);
+
+/*
+ * Fills out from a decoded SAMPLE record of event `ev`.  Returns 1 when the
+ * sample is usable, 0 when it must be dropped as unattributed (no data
+ * address, pid -1), -1 when it must be ignored silently (ROLE_AUX).
+ */
+int source_decode(const struct source *src, const struct event_spec *ev,
+		  const struct record_sample *rs, uint64_t period,
+		  struct sample *out);
+
+/* The sample_type/record layout of an event. */
+void source_layout(const struct event_spec *ev, struct record_layout *l);
+
+struct open_params {
+	int pid;
+	int cpu;
+	int group_fd;		/* -1 = none */
+	uint64_t period;
+	bool enable_on_exec;
+	bool want_task;		/* FORK/EXIT/COMM records (task=1, comm=1) */
+	uint32_t watermark_bytes;	/* 0 = kernel default wakeups */
+};
+
+/* Opens ev, always disabled; returns fd or -errno. */
+int source_open_event(const struct event_spec *ev,
+		      const struct open_params *p);
+/* Opens ev on the calling process only to prove it works; 0 or -errno. */
+int source_probe_event(const struct event_spec *ev);
+
+/*
+ * One line explaining a perf_event_open failure: what failed, the errno
+ * text, and the known fix (perf_event_paranoid, CAP_PERFMON,
+ * RLIMIT_MEMLOCK, RLIMIT_NOFILE, ptrace scope).
+ */
+void source_explain_error(int err, const char *what, int pid, char *buf,
+			  size_t len);
+
+#endif

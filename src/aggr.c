@@ -1,0 +1,257 @@
+/* Collector thread only.  See aggr.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "nodemap.h"
+#include "pagetab.h"
+#include "threadtab.h"
+#include "topo.h"
+
+int
+aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
+	  unsigned page_shift, size_t max_pages)
+{
+	size_t nn;
+
+	memset(a, 0, sizeof(*a));
+	a->topo = topo;
+	a->nodemap = nm;
+	a->n_cpus = topo_n_cpus(topo);
+	a->n_nodes = topo_n_nodes(topo);
+	nn = (size_t)a->n_nodes;
+	a->pages = pagetab_new(page_shift, max_pages);
+	a->threads = threadtab_new();
+	a->cpu_samples = calloc((size_t)a->n_cpus, sizeof(uint64_t));
+	a->node_mem = calloc(nn, sizeof(uint64_t));
+	a->matrix = calloc(nn * nn, sizeof(uint64_t));
+	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
+	if (!a->pages || !a->threads || !a->cpu_samples || !a->node_mem ||
+	    !a->matrix || !a->matrix_unknown) {
+		aggr_fini(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+aggr_fini(struct aggr *a)
+{
+	if (!a)
+		return;
+	pagetab_free(a->pages);
+	threadtab_free(a->threads);
+	free(a->cpu_samples);
+	free(a->node_mem);
+	free(a->matrix);
+	free(a->matrix_unknown);
+	a->pages = NULL;
+	a->threads = NULL;
+	a->cpu_samples = a->node_mem = a->matrix = a->matrix_unknown = NULL;
+}
+
+void
+aggr_add(struct aggr *a, const struct sample *s)
+{
+	a->batch[a->n_batch++] = *s;
+	if (a->n_batch == AGGR_BATCH)
+		aggr_flush(a);
+}
+
+/* Entries flagged with the interval they were last asked about. */
+static uint16_t
+aggr_query_stamp(const struct aggr *a)
+{
+	return (uint16_t)(pagetab_epoch(a->pages) | 0x8000u);
+}
+
+static bool
+aggr_needs_query(const struct aggr *a, const struct page_entry *e)
+{
+	if (!a->nodemap)
+		return false;
+	if (e->node == PAGE_NODE_UNQUERIED)
+		return e->flags != aggr_query_stamp(a);
+	return e->node == PAGE_NODE_UNKNOWN &&
+	       e->flags != aggr_query_stamp(a);
+}
+
+/* Asks move_pages about the queued pages, one call per pid. */
+static void
+aggr_resolve(struct aggr *a, const bool *want)
+{
+	unsigned shift = pagetab_page_shift(a->pages);
+	uint64_t addrs[AGGR_BATCH];
+	int16_t nodes[AGGR_BATCH];
+	bool done[AGGR_BATCH] = { false };
+
+	for (size_t i = 0; i < a->n_batch; i++) {
+		int32_t pid = a->batch[i].pid;
+		size_t n = 0;
+
+		if (!want[i] || done[i])
+			continue;
+		for (size_t j = i; j < a->n_batch; j++) {
+			if (!want[j] || done[j] || a->batch[j].pid != pid)
+				continue;
+			addrs[n++] = a->batch[j].addr >> shift << shift;
+			done[j] = true;
+		}
+		nodemap_query(a->nodemap, pid, addrs, n, nodes);
+		for (size_t k = 0; k < n; k++) {
+			struct page_entry *e = pagetab_find(a->pages, pid,
+							    addrs[k] >> shift);
+
+			if (e)
+				e->node = nodes[k] >= 0 ? nodes[k] :
+							  PAGE_NODE_UNKNOWN;
+		}
+	}
+}
+
+static void
+aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
+{
+	int ci = -1, nj = -1;
+	size_t nn = (size_t)a->n_nodes;
+
+	a->interval.samples++;
+	switch (s->kind) {
+	case SAMPLE_LOAD:
+		a->interval.loads++;
+		e->loads++;
+		break;
+	case SAMPLE_STORE:
+		a->interval.stores++;
+		e->stores++;
+		break;
+	default:
+		a->interval.other++;
+		e->other++;
+		break;
+	}
+	e->total++;
+	if (s->weight) {
+		e->weight_sum += s->weight;
+		e->weight_n++;
+	}
+	if (s->cpu >= 0 && s->cpu < a->n_cpus)
+		ci = topo_cpu_node_index(a->topo, s->cpu);
+	if (e->node >= 0)
+		nj = topo_node_index(a->topo, e->node);
+
+	if (nj >= 0)
+		a->node_mem[nj]++;
+	else
+		a->mem_unknown++;
+	if (ci < 0) {
+		a->cpu_unknown++;
+	} else {
+		a->cpu_samples[s->cpu]++;
+		if (nj >= 0) {
+			a->matrix[(size_t)ci * nn + (size_t)nj]++;
+			if (ci == nj)
+				e->local++;
+			else
+				e->remote++;
+		} else {
+			a->matrix_unknown[ci]++;
+		}
+	}
+	threadtab_add(a->threads, s->pid, s->tid, 1);
+}
+
+void
+aggr_flush(struct aggr *a)
+{
+	unsigned shift = pagetab_page_shift(a->pages);
+	bool tracked[AGGR_BATCH], want[AGGR_BATCH];
+	bool any_query = false;
+
+	for (size_t i = 0; i < a->n_batch; i++) {
+		const struct sample *s = &a->batch[i];
+		bool inserted;
+		struct page_entry *e = pagetab_get(a->pages, s->pid, s->addr,
+						   &inserted);
+
+		tracked[i] = e != NULL;
+		want[i] = false;
+		if (!e) {
+			a->interval.untracked++;
+			continue;
+		}
+		if (aggr_needs_query(a, e)) {
+			e->flags = aggr_query_stamp(a);
+			want[i] = true;
+			any_query = true;
+		}
+	}
+	if (any_query)
+		aggr_resolve(a, want);
+	for (size_t i = 0; i < a->n_batch; i++) {
+		const struct sample *s = &a->batch[i];
+		struct page_entry *e;
+
+		if (!tracked[i])
+			continue;
+		e = pagetab_find(a->pages, s->pid, s->addr >> shift);
+		if (e)
+			aggr_account(a, s, e);
+	}
+	a->n_batch = 0;
+}
+
+void
+aggr_count_lost(struct aggr *a, uint64_t n)
+{
+	a->interval.lost += n;
+}
+
+void
+aggr_count_throttled(struct aggr *a, uint64_t n)
+{
+	a->interval.throttled += n;
+}
+
+void
+aggr_count_unattributed(struct aggr *a, uint64_t n)
+{
+	a->interval.unattributed += n;
+}
+
+static void
+aggr_clear_interval(struct aggr *a)
+{
+	size_t nn = (size_t)a->n_nodes;
+
+	memset(&a->interval, 0, sizeof(a->interval));
+	memset(a->cpu_samples, 0, (size_t)a->n_cpus * sizeof(uint64_t));
+	memset(a->node_mem, 0, nn * sizeof(uint64_t));
+	memset(a->matrix, 0, nn * nn * sizeof(uint64_t));
+	memset(a->matrix_unknown, 0, nn * sizeof(uint64_t));
+	a->mem_unknown = 0;
+	a->cpu_unknown = 0;
+}
+
+void
+aggr_next_interval(struct aggr *a)
+{
+	counts_add(&a->cumulative, &a->interval);
+	aggr_clear_interval(a);
+	pagetab_next_interval(a->pages);
+	threadtab_next_interval(a->threads);
+}
+
+void
+aggr_reset(struct aggr *a)
+{
+	/* Samples still queued belong to the time before the reset. */
+	a->n_batch = 0;
+	aggr_clear_interval(a);
+	memset(&a->cumulative, 0, sizeof(a->cumulative));
+	pagetab_reset(a->pages);
+	threadtab_reset(a->threads);
+}
