@@ -1,1 +1,612 @@
-/* placeholder: module under construction */
+#include "config.h"
+
+/*
+ * Command-line parsing.  Main thread, before any other thread exists
+ * (getopt_long keeps its state in globals; cli_parse resets it).
+ *
+ * The option table below is the contract of spec.md section 3.  Parsing
+ * never prints and never exits: a usage error is one line in err and the
+ * return value 2, so main() decides where the message goes.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define CLI_MAX_PERIOD (UINT64_C(1) << 62)
+#define CLI_MAX_TOP 100000
+#define CLI_MIN_DELAY 0.01
+#define CLI_MAX_DELAY 3600.0
+/* A page table beyond 2^32 entries would not fit in memory anyway. */
+#define CLI_MAX_PAGES (UINT64_C(1) << 32)
+
+/* Long-only options take values above any char so they never collide. */
+enum {
+	CLI_OPT_JSON = 256,
+	CLI_OPT_RECORD,
+	CLI_OPT_LOG,
+	CLI_OPT_DEMO,
+	CLI_OPT_LIST_EVENTS,
+	CLI_OPT_DRY_RUN,
+	CLI_OPT_MAX_PAGES,
+};
+
+/*
+ * '+' stops at the first non-option (a command must follow "--"); the
+ * leading ':' makes a missing argument return ':' instead of '?'.
+ */
+static const char cli_short_opts[] = "+:p:e:c:d:n:bk:s:o:i:Vh";
+
+static const struct option cli_long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "source", required_argument, NULL, 'e' },
+	{ "period", required_argument, NULL, 'c' },
+	{ "delay", required_argument, NULL, 'd' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "json", no_argument, NULL, CLI_OPT_JSON },
+	{ "top", required_argument, NULL, 'k' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "record", required_argument, NULL, CLI_OPT_RECORD },
+	{ "output", required_argument, NULL, 'o' },
+	{ "log", required_argument, NULL, CLI_OPT_LOG },
+	{ "input", required_argument, NULL, 'i' },
+	{ "demo", no_argument, NULL, CLI_OPT_DEMO },
+	{ "list-events", no_argument, NULL, CLI_OPT_LIST_EVENTS },
+	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN },
+	{ "max-pages", required_argument, NULL, CLI_OPT_MAX_PAGES },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *const cli_source_names[] = {
+	[SOURCE_AUTO] = "auto",
+	[SOURCE_PEBS] = "pebs",
+	[SOURCE_IBS] = "ibs",
+	[SOURCE_FAULTS] = "faults",
+};
+
+/*
+ * Every option that can decide the run mode, by mode; a conflict names
+ * the first two given in this order.  Exactly one of them may be given.
+ */
+static const char *const cli_mode_names[] = {
+	[MODE_PIDS] = "-p",
+	[MODE_COMMAND] = "-- COMMAND",
+	[MODE_DEMO] = "--demo",
+	[MODE_REPLAY] = "-i",
+	[MODE_LIST_EVENTS] = "--list-events",
+	[MODE_DRY_RUN] = "--dry-run",
+	[MODE_HELP] = "-h",
+	[MODE_VERSION] = "-V",
+};
+
+#define CLI_N_MODES (sizeof(cli_mode_names) / sizeof(cli_mode_names[0]))
+
+static int __attribute__((format(printf, 3, 4)))
+cli_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return 2;
+}
+
+/*
+ * Unsigned integer, decimal or 0x hex when allow_hex.  No sign, no
+ * whitespace, no trailing text.  0 or -EINVAL / -ERANGE.
+ */
+static int
+cli_parse_u64(const char *s, bool allow_hex, uint64_t *out)
+{
+	unsigned long long v;
+	const char *digits = s;
+	char *end;
+	int base = 10;
+
+	if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		digits = s + 2;
+		base = 16;
+		if (!isxdigit((unsigned char)digits[0]))
+			return -EINVAL;
+	} else if (!isdigit((unsigned char)digits[0])) {
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoull(digits, &end, base);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+/*
+ * Parses an unsigned option value in [lo, hi]; on failure writes
+ * "OPT: invalid WHAT 'ARG'" or a range message into err and returns 2.
+ */
+static int
+cli_parse_ranged(const char *opt_name, const char *what, const char *arg,
+		 bool allow_hex, uint64_t lo, uint64_t hi, uint64_t *out,
+		 char *err, size_t errlen)
+{
+	uint64_t v;
+	int rc;
+
+	rc = cli_parse_u64(arg, allow_hex, &v);
+	if (rc == -EINVAL)
+		return cli_error(err, errlen, "%s: invalid %s '%s'", opt_name,
+				 what, arg);
+	if (rc < 0 || v < lo || v > hi)
+		return cli_error(err, errlen,
+				 "%s: %s '%s' out of range (%llu..%llu)",
+				 opt_name, what, arg, (unsigned long long)lo,
+				 (unsigned long long)hi);
+	*out = v;
+	return 0;
+}
+
+static bool
+cli_has_pid(const struct options *opt, pid_t pid)
+{
+	for (size_t i = 0; i < opt->n_pids; i++)
+		if (opt->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * "PID[,PID...]", appended to opt->pids so that repeated -p options
+ * accumulate.  Each item is a positive decimal pid_t; empty items and
+ * duplicates are errors because they are almost always typos.
+ */
+static int
+cli_parse_pids(const char *list, struct options *opt, char *err,
+	       size_t errlen)
+{
+	const char *item = list;
+	char buf[32];
+
+	for (;;) {
+		const char *comma = strchr(item, ',');
+		size_t len = comma ? (size_t)(comma - item) : strlen(item);
+		uint64_t v;
+		pid_t *grown;
+		int rc;
+
+		if (len == 0)
+			return cli_error(err, errlen,
+					 "-p: empty item in pid list '%s'",
+					 list);
+		if (len >= sizeof(buf))
+			return cli_error(err, errlen,
+					 "-p: invalid pid '%.*s'", (int)len,
+					 item);
+		memcpy(buf, item, len);
+		buf[len] = '\0';
+		rc = cli_parse_ranged("-p", "pid", buf, false, 1, INT_MAX,
+				      &v, err, errlen);
+		if (rc)
+			return rc;
+		if ((uint64_t)(pid_t)v != v)
+			return cli_error(err, errlen,
+					 "-p: pid '%s' does not fit pid_t",
+					 buf);
+		if (cli_has_pid(opt, (pid_t)v))
+			return cli_error(err, errlen, "-p: duplicate pid %s",
+					 buf);
+		grown = realloc(opt->pids, (opt->n_pids + 1) * sizeof(*grown));
+		if (!grown)
+			return cli_error(err, errlen, "-p: out of memory");
+		opt->pids = grown;
+		opt->pids[opt->n_pids++] = (pid_t)v;
+		if (!comma)
+			return 0;
+		item = comma + 1;
+	}
+}
+
+static int
+cli_parse_source(const char *arg, struct options *opt, char *err,
+		 size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(cli_source_names) /
+			       sizeof(cli_source_names[0]); i++) {
+		if (strcmp(arg, cli_source_names[i]) == 0) {
+			opt->source = (enum source_choice)i;
+			return 0;
+		}
+	}
+	return cli_error(err, errlen,
+			 "-e: unknown source '%s' (auto, pebs, ibs, faults)",
+			 arg);
+}
+
+static int
+cli_parse_delay(const char *arg, struct options *opt, char *err,
+		size_t errlen)
+{
+	char *end;
+	double v;
+
+	if (arg[0] == '\0' || isspace((unsigned char)arg[0]))
+		return cli_error(err, errlen, "-d: invalid delay '%s'", arg);
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end != '\0' || !isfinite(v))
+		return cli_error(err, errlen, "-d: invalid delay '%s'", arg);
+	if (v < CLI_MIN_DELAY)
+		return cli_error(err, errlen,
+				 "-d: delay must be at least 0.01 s");
+	if (v > CLI_MAX_DELAY)
+		return cli_error(err, errlen,
+				 "-d: delay must be at most 3600 s");
+	opt->delay = v;
+	return 0;
+}
+
+static int
+cli_parse_sort(const char *arg, struct options *opt, char *err,
+	       size_t errlen)
+{
+	int key = sortkey_from_name(arg);
+
+	if (key < 0)
+		return cli_error(err, errlen,
+				 "-s: unknown sort key '%s' (samples, total, "
+				 "loads, stores, latency)", arg);
+	opt->sort = (enum sort_key)key;
+	return 0;
+}
+
+static int
+cli_parse_path(const char *opt_name, const char *arg, const char **out,
+	       char *err, size_t errlen)
+{
+	if (arg[0] == '\0')
+		return cli_error(err, errlen, "%s: empty file name", opt_name);
+	*out = arg;
+	return 0;
+}
+
+/*
+ * The argv element getopt_long was working on when it failed: with '+' it
+ * never permutes, so that is the element optind pointed at before the
+ * call.  A short option may sit inside a cluster like -bx; optopt names it.
+ */
+static const char *
+cli_failed_elem(char **argv, int idx)
+{
+	return argv[idx] ? argv[idx] : "";
+}
+
+static bool
+cli_is_long(const char *elem)
+{
+	return elem[0] == '-' && elem[1] == '-' && elem[2] != '\0';
+}
+
+/*
+ * Explains a '?' from getopt_long.  For "--name[=value]" it tells an
+ * unknown name from an ambiguous abbreviation and from an argument given
+ * to an option that takes none.
+ */
+static int
+cli_bad_option(const char *elem, char *err, size_t errlen)
+{
+	const struct option *match = NULL;
+	size_t len;
+	int n_match = 0;
+
+	if (!cli_is_long(elem)) {
+		if (optopt > 0 && optopt < 256 && isgraph(optopt))
+			return cli_error(err, errlen, "unknown option '-%c'",
+					 optopt);
+		return cli_error(err, errlen, "unknown option '%s'", elem);
+	}
+	len = strcspn(elem + 2, "=");
+	for (const struct option *o = cli_long_opts; o->name; o++) {
+		if (strncmp(o->name, elem + 2, len) != 0)
+			continue;
+		if (o->name[len] == '\0') {
+			match = o;
+			n_match = 1;
+			break;
+		}
+		match = o;
+		n_match++;
+	}
+	if (n_match > 1)
+		return cli_error(err, errlen, "ambiguous option '%.*s'",
+				 (int)len + 2, elem);
+	if (n_match == 1 && match->has_arg == no_argument &&
+	    elem[2 + len] == '=')
+		return cli_error(err, errlen, "--%s: takes no argument",
+				 match->name);
+	return cli_error(err, errlen, "unknown option '%.*s'", (int)len + 2,
+			 elem);
+}
+
+/* Names the option whose argument is missing (getopt_long returned ':'). */
+static int
+cli_missing_arg(const char *elem, char *err, size_t errlen)
+{
+	if (cli_is_long(elem))
+		return cli_error(err, errlen, "%.*s: missing argument",
+				 (int)strcspn(elem, "="), elem);
+	return cli_error(err, errlen, "-%c: missing argument", optopt);
+}
+
+/* Applies one option returned by getopt_long. */
+static int
+cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
+	  char *err, size_t errlen)
+{
+	uint64_t v;
+	int rc;
+
+	switch (c) {
+	case 'p':
+		mode_seen[MODE_PIDS] = true;
+		return cli_parse_pids(arg, opt, err, errlen);
+	case 'e':
+		return cli_parse_source(arg, opt, err, errlen);
+	case 'c':
+		rc = cli_parse_ranged("-c", "period", arg, true, 1,
+				      CLI_MAX_PERIOD, &v, err, errlen);
+		if (rc == 0)
+			opt->period = v;
+		return rc;
+	case 'd':
+		return cli_parse_delay(arg, opt, err, errlen);
+	case 'n':
+		rc = cli_parse_ranged("-n", "iteration count", arg, false, 1,
+				      LONG_MAX, &v, err, errlen);
+		if (rc == 0)
+			opt->iterations = (long)v;
+		return rc;
+	case 'b':
+		opt->batch = true;
+		return 0;
+	case CLI_OPT_JSON:
+		opt->json = true;
+		return 0;
+	case 'k':
+		rc = cli_parse_ranged("-k", "page count", arg, false, 1,
+				      CLI_MAX_TOP, &v, err, errlen);
+		if (rc == 0)
+			opt->top = (unsigned)v;
+		return rc;
+	case 's':
+		return cli_parse_sort(arg, opt, err, errlen);
+	case CLI_OPT_RECORD:
+		return cli_parse_path("--record", arg, &opt->record_path, err,
+				      errlen);
+	case 'o':
+		return cli_parse_path("-o", arg, &opt->output_path, err,
+				      errlen);
+	case CLI_OPT_LOG:
+		return cli_parse_path("--log", arg, &opt->log_path, err,
+				      errlen);
+	case 'i':
+		mode_seen[MODE_REPLAY] = true;
+		return cli_parse_path("-i", arg, &opt->input_path, err,
+				      errlen);
+	case CLI_OPT_DEMO:
+		mode_seen[MODE_DEMO] = true;
+		return 0;
+	case CLI_OPT_LIST_EVENTS:
+		mode_seen[MODE_LIST_EVENTS] = true;
+		return 0;
+	case CLI_OPT_DRY_RUN:
+		mode_seen[MODE_DRY_RUN] = true;
+		return 0;
+	case CLI_OPT_MAX_PAGES:
+		rc = cli_parse_ranged("--max-pages", "page count", arg, false,
+				      1, CLI_MAX_PAGES, &v, err, errlen);
+		if (rc == 0)
+			opt->max_pages = (size_t)v;
+		return rc;
+	case 'h':
+		mode_seen[MODE_HELP] = true;
+		return 0;
+	case 'V':
+		mode_seen[MODE_VERSION] = true;
+		return 0;
+	}
+	return cli_error(err, errlen, "internal error: option %d", c);
+}
+
+static int
+cli_copy_command(char **args, int n, struct options *opt, char *err,
+		 size_t errlen)
+{
+	opt->command = calloc((size_t)n + 1, sizeof(*opt->command));
+	if (!opt->command)
+		return cli_error(err, errlen, "--: out of memory");
+	for (int i = 0; i < n; i++)
+		opt->command[i] = args[i];
+	return 0;
+}
+
+/* Picks the mode from the mode options seen and checks combinations. */
+static int
+cli_check(struct options *opt, const bool *mode_seen, char *err,
+	  size_t errlen)
+{
+	int first = -1;
+
+	for (size_t i = 0; i < CLI_N_MODES; i++) {
+		if (!mode_seen[i])
+			continue;
+		if (first >= 0)
+			return cli_error(err, errlen,
+					 "%s and %s cannot be combined",
+					 cli_mode_names[first],
+					 cli_mode_names[i]);
+		first = (int)i;
+	}
+	if (first < 0)
+		return cli_error(err, errlen,
+				 "no target: use -p PID, -- COMMAND, --demo "
+				 "or -i FILE");
+	opt->mode = (enum run_mode)first;
+
+	/* --dry-run and --list-events print once; JSON needs no batch. */
+	if (opt->json && !opt->batch &&
+	    (opt->mode == MODE_PIDS || opt->mode == MODE_COMMAND ||
+	     opt->mode == MODE_DEMO || opt->mode == MODE_REPLAY))
+		return cli_error(err, errlen, "--json needs -b");
+	if (opt->output_path && !opt->batch)
+		return cli_error(err, errlen, "-o needs -b");
+	return 0;
+}
+
+int
+cli_parse(int argc, char **argv, struct options *opt, char *err,
+	  size_t errlen)
+{
+	bool mode_seen[CLI_N_MODES] = { false };
+	bool terminated = false;
+	int rc = 0;
+
+	memset(opt, 0, sizeof(*opt));
+	opt->mode = MODE_HELP;
+	opt->source = SOURCE_AUTO;
+	opt->delay = 1.0;
+	opt->top = CLI_DEFAULT_TOP;
+	opt->sort = SORT_SAMPLES;
+	if (err && errlen)
+		err[0] = '\0';
+	if (argc < 1 || !argv)
+		return cli_error(err, errlen, "empty argument vector");
+
+	/* optind 0 makes glibc reinitialise, dropping any half-read cluster. */
+	optind = 0;
+	opterr = 0;
+	for (;;) {
+		int before = optind ? optind : 1;
+		int c = getopt_long(argc, argv, cli_short_opts, cli_long_opts,
+				    NULL);
+
+		if (c == -1) {
+			terminated = optind == before + 1 && before < argc &&
+				     strcmp(argv[before], "--") == 0;
+			break;
+		}
+		if (c == '?') {
+			rc = cli_bad_option(cli_failed_elem(argv, before), err,
+					    errlen);
+			goto out_err;
+		}
+		if (c == ':') {
+			rc = cli_missing_arg(cli_failed_elem(argv, before),
+					     err, errlen);
+			goto out_err;
+		}
+		rc = cli_apply(c, optarg, opt, mode_seen, err, errlen);
+		if (rc)
+			goto out_err;
+	}
+
+	if (optind < argc && !terminated) {
+		rc = cli_error(err, errlen,
+			       "unexpected argument '%s' (use -- before a "
+			       "command)", argv[optind]);
+		goto out_err;
+	}
+	if (terminated) {
+		if (optind >= argc) {
+			rc = cli_error(err, errlen, "--: missing command");
+			goto out_err;
+		}
+		mode_seen[MODE_COMMAND] = true;
+		rc = cli_copy_command(argv + optind, argc - optind, opt, err,
+				      errlen);
+		if (rc)
+			goto out_err;
+	}
+	rc = cli_check(opt, mode_seen, err, errlen);
+	if (rc)
+		goto out_err;
+	return 0;
+
+out_err:
+	cli_fini(opt);
+	return rc;
+}
+
+void
+cli_fini(struct options *opt)
+{
+	if (!opt)
+		return;
+	free(opt->pids);
+	opt->pids = NULL;
+	opt->n_pids = 0;
+	free(opt->command);
+	opt->command = NULL;
+}
+
+void
+cli_usage(FILE *out)
+{
+	fputs("Usage:\n"
+	      "  memtop [OPTIONS] -p PID[,PID...]\n"
+	      "  memtop [OPTIONS] -- COMMAND [ARG...]\n"
+	      "  memtop [OPTIONS] --demo\n"
+	      "  memtop [OPTIONS] -i FILE\n"
+	      "  memtop --list-events\n"
+	      "  memtop --dry-run [-e SRC] [--json]\n"
+	      "\n"
+	      "Live view of the memory pages a process loads from and "
+	      "stores to.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --pid PID[,PID...]  watch running processes (all "
+	      "threads)\n"
+	      "  -e, --source SRC        auto (default), pebs, ibs, faults\n"
+	      "  -c, --period N          sampling period in events per "
+	      "sample\n"
+	      "                          (decimal or 0x hex, 1..2^62)\n"
+	      "  -d, --delay SECS        refresh interval, 0.01..3600 "
+	      "(default 1)\n"
+	      "  -n, --iterations N      stop after N frames\n"
+	      "  -b, --batch             no TUI: write a report per frame\n"
+	      "      --json              batch frames as JSON Lines "
+	      "(needs -b)\n"
+	      "  -k, --top N             hot pages per frame in batch "
+	      "output (default 20)\n"
+	      "  -s, --sort KEY          samples (default), total, loads, "
+	      "stores, latency\n"
+	      "      --record FILE       also write every sample to FILE "
+	      "(perf.data)\n"
+	      "  -o, --output FILE       batch output file (needs -b)\n"
+	      "      --log FILE          write diagnostics to FILE\n"
+	      "  -i, --input FILE        replay a perf.data recording\n"
+	      "      --demo              watch the bundled workload\n"
+	      "      --list-events       show which sampling sources work "
+	      "here\n"
+	      "      --dry-run           print the events that would be "
+	      "opened\n"
+	      "      --max-pages N       track at most N pages\n"
+	      "  -V, --version           print the version\n"
+	      "  -h, --help              print this help\n"
+	      "\n"
+	      "Environment: MEMTOP_SYSFS_ROOT=DIR reads sysfs below DIR.\n"
+	      "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
+	      out);
+}

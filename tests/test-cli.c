@@ -1,0 +1,378 @@
+#include "config.h"
+
+/*
+ * cli_parse() against the contract of spec.md section 3: every option with
+ * valid and invalid values, mode selection and conflicts.  Each row runs
+ * a fresh parse, so the rows also prove getopt state is reset between
+ * calls (some rows fail in the middle of a short-option cluster).
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "testlib.h"
+
+#define MAX_ARGS 12
+
+struct cli_case {
+	const char *args[MAX_ARGS];	/* after argv[0]; NULL-terminated */
+	int rc;
+	/* rc 2: text err must contain (the option it is about) */
+	const char *err_has;
+	/* rc 0: expected fields; delay 0 means 1.0, top 0 means default */
+	enum run_mode mode;
+	enum source_choice source;
+	uint64_t period;
+	double delay;
+	long iterations;
+	bool batch, json;
+	unsigned top;
+	enum sort_key sort;
+	size_t max_pages;
+	const char *record, *output, *log, *input;
+	int pids[4];			/* 0-terminated */
+	const char *command[4];		/* NULL-terminated */
+};
+
+static const struct cli_case cli_cases[] = {
+	/* targets and modes */
+	{ { "-p", "42" }, 0, .mode = MODE_PIDS, .pids = { 42 } },
+	{ { "--pid", "1,2,3" }, 0, .mode = MODE_PIDS, .pids = { 1, 2, 3 } },
+	{ { "--pid=7" }, 0, .mode = MODE_PIDS, .pids = { 7 } },
+	{ { "-p7", "-p", "8" }, 0, .mode = MODE_PIDS, .pids = { 7, 8 } },
+	{ { "-p", "2147483647" }, 0, .mode = MODE_PIDS,
+	  .pids = { 2147483647 } },
+	{ { "--", "ls", "-l" }, 0, .mode = MODE_COMMAND,
+	  .command = { "ls", "-l" } },
+	{ { "-b", "--", "./bench", "-p", "3" }, 0, .mode = MODE_COMMAND,
+	  .batch = true, .command = { "./bench", "-p", "3" } },
+	/* "--" as -o's argument is a file name, the second one ends options */
+	{ { "-b", "-o", "--", "--", "ls" }, 0, .mode = MODE_COMMAND,
+	  .batch = true, .output = "--", .command = { "ls" } },
+	{ { "--demo" }, 0, .mode = MODE_DEMO },
+	{ { "-i", "perf.data" }, 0, .mode = MODE_REPLAY,
+	  .input = "perf.data" },
+	{ { "--input=x.data" }, 0, .mode = MODE_REPLAY, .input = "x.data" },
+	{ { "--list-events" }, 0, .mode = MODE_LIST_EVENTS },
+	{ { "--dry-run", "-e", "faults", "--json" }, 0, .mode = MODE_DRY_RUN,
+	  .source = SOURCE_FAULTS, .json = true },
+	{ { "-h" }, 0, .mode = MODE_HELP },
+	{ { "--help" }, 0, .mode = MODE_HELP },
+	{ { "-V" }, 0, .mode = MODE_VERSION },
+	{ { "--version" }, 0, .mode = MODE_VERSION },
+	{ { NULL }, 2, "no target" },
+	{ { "ls" }, 2, "unexpected argument 'ls' (use -- before a command)" },
+	{ { "-p", "1", "ls" }, 2, "unexpected argument 'ls'" },
+	{ { "--" }, 2, "--: missing command" },
+	{ { "-p", "1", "--", "ls" }, 2,
+	  "-p and -- COMMAND cannot be combined" },
+	{ { "--demo", "-i", "f" }, 2, "--demo and -i cannot be combined" },
+	{ { "-p", "1", "--demo" }, 2, "-p and --demo" },
+	{ { "--list-events", "--dry-run" }, 2, "--list-events and --dry-run" },
+	{ { "-h", "-V" }, 2, "-h and -V" },
+	{ { "-V", "-p", "3" }, 2, "-p and -V" },
+
+	/* -p */
+	{ { "-p" }, 2, "-p: missing argument" },
+	{ { "--pid" }, 2, "--pid: missing argument" },
+	{ { "-p", "0" }, 2, "-p: pid '0' out of range" },
+	{ { "-p", "-5" }, 2, "-p: invalid pid '-5'" },
+	{ { "-p", "+5" }, 2, "-p: invalid pid '+5'" },
+	{ { "-p", " 5" }, 2, "-p: invalid pid ' 5'" },
+	{ { "-p", "5x" }, 2, "-p: invalid pid '5x'" },
+	{ { "-p", "abc" }, 2, "-p: invalid pid 'abc'" },
+	{ { "-p", "" }, 2, "-p: empty item" },
+	{ { "-p", "1,,2" }, 2, "-p: empty item in pid list '1,,2'" },
+	{ { "-p", ",1" }, 2, "-p: empty item" },
+	{ { "-p", "1," }, 2, "-p: empty item" },
+	{ { "-p", "1,2,1" }, 2, "-p: duplicate pid 1" },
+	{ { "-p", "4", "-p", "4" }, 2, "-p: duplicate pid 4" },
+	{ { "-p", "2147483648" }, 2, "-p: pid '2147483648' out of range" },
+	{ { "-p", "99999999999999999999" }, 2,
+	  "-p: pid '99999999999999999999' out of range" },
+	{ { "-p", "123456789012345678901234567890123456789" }, 2,
+	  "-p: invalid pid" },
+
+	/* -e */
+	{ { "-e", "auto", "-p", "1" }, 0, .mode = MODE_PIDS, .pids = { 1 } },
+	{ { "-e", "pebs", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_PEBS, .pids = { 1 } },
+	{ { "--source=ibs", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_IBS, .pids = { 1 } },
+	{ { "-e", "faults", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_FAULTS, .pids = { 1 } },
+	{ { "-e", "spe", "-p", "1" }, 2, "-e: unknown source 'spe'" },
+	{ { "-e", "" , "-p", "1" }, 2, "-e: unknown source ''" },
+
+	/* -c */
+	{ { "-c", "1", "-p", "1" }, 0, .mode = MODE_PIDS, .period = 1,
+	  .pids = { 1 } },
+	{ { "-c", "010", "-p", "1" }, 0, .mode = MODE_PIDS, .period = 10,
+	  .pids = { 1 } },
+	{ { "-c", "0x10", "-p", "1" }, 0, .mode = MODE_PIDS, .period = 16,
+	  .pids = { 1 } },
+	{ { "--period", "4611686018427387904", "-p", "1" }, 0,
+	  .mode = MODE_PIDS, .period = UINT64_C(1) << 62, .pids = { 1 } },
+	{ { "-c", "0X4000000000000000", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .period = UINT64_C(1) << 62, .pids = { 1 } },
+	{ { "-c", "1", "-c", "2", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .period = 2, .pids = { 1 } },
+	{ { "-c", "abc", "-p", "1" }, 2, "-c: invalid period 'abc'" },
+	{ { "-c", "0", "-p", "1" }, 2, "-c: period '0' out of range" },
+	{ { "-c", "-1", "-p", "1" }, 2, "-c: invalid period '-1'" },
+	{ { "-c", "0x", "-p", "1" }, 2, "-c: invalid period '0x'" },
+	{ { "-c", "12k", "-p", "1" }, 2, "-c: invalid period '12k'" },
+	{ { "-c", "4611686018427387905", "-p", "1" }, 2,
+	  "-c: period '4611686018427387905' out of range" },
+	{ { "-c", "18446744073709551616", "-p", "1" }, 2,
+	  "-c: period '18446744073709551616' out of range" },
+	{ { "-c" }, 2, "-c: missing argument" },
+
+	/* -d */
+	{ { "-d", "0.5", "-p", "1" }, 0, .mode = MODE_PIDS, .delay = 0.5,
+	  .pids = { 1 } },
+	{ { "-d0.01", "-p", "1" }, 0, .mode = MODE_PIDS, .delay = 0.01,
+	  .pids = { 1 } },
+	{ { "--delay=3600", "-p", "1" }, 0, .mode = MODE_PIDS, .delay = 3600,
+	  .pids = { 1 } },
+	{ { "-d", "0", "-p", "1" }, 2, "-d: delay must be at least 0.01 s" },
+	{ { "-d", "-1", "-p", "1" }, 2, "-d: delay must be at least 0.01 s" },
+	{ { "-d", "0.009", "-p", "1" }, 2, "-d: delay must be at least" },
+	{ { "-d", "3601", "-p", "1" }, 2, "-d: delay must be at most 3600 s" },
+	{ { "-d", "nan", "-p", "1" }, 2, "-d: invalid delay 'nan'" },
+	{ { "-d", "inf", "-p", "1" }, 2, "-d: invalid delay 'inf'" },
+	{ { "-d", "1e400", "-p", "1" }, 2, "-d: invalid delay '1e400'" },
+	{ { "-d", "1s", "-p", "1" }, 2, "-d: invalid delay '1s'" },
+	{ { "-d", "", "-p", "1" }, 2, "-d: invalid delay ''" },
+	{ { "-d", " 1", "-p", "1" }, 2, "-d: invalid delay" },
+
+	/* -n */
+	{ { "-n", "5", "-p", "1" }, 0, .mode = MODE_PIDS, .iterations = 5,
+	  .pids = { 1 } },
+	{ { "-n", "0", "-p", "1" }, 2, "-n: iteration count '0' out of range" },
+	{ { "-n", "x", "-p", "1" }, 2, "-n: invalid iteration count 'x'" },
+	{ { "--iterations", "99999999999999999999", "-p", "1" }, 2,
+	  "-n: iteration count '99999999999999999999' out of range" },
+
+	/* -b, --json, -o */
+	{ { "-b", "--json", "-p", "1" }, 0, .mode = MODE_PIDS, .batch = true,
+	  .json = true, .pids = { 1 } },
+	{ { "--json", "-p", "1" }, 2, "--json needs -b" },
+	{ { "--json", "--demo" }, 2, "--json needs -b" },
+	{ { "--batch", "-o", "out.txt", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .batch = true, .output = "out.txt", .pids = { 1 } },
+	{ { "-o", "out.txt", "-p", "1" }, 2, "-o needs -b" },
+	{ { "-b", "-o", "", "-p", "1" }, 2, "-o: empty file name" },
+	{ { "--batch=1", "-p", "1" }, 2, "--batch: takes no argument" },
+
+	/* -k */
+	{ { "-bk5", "-p", "1" }, 0, .mode = MODE_PIDS, .batch = true,
+	  .top = 5, .pids = { 1 } },
+	{ { "--top", "100000", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .top = 100000, .pids = { 1 } },
+	{ { "-k", "0", "-p", "1" }, 2, "-k: page count '0' out of range" },
+	{ { "-k", "100001", "-p", "1" }, 2, "-k: page count '100001'" },
+	{ { "-bk" }, 2, "-k: missing argument" },
+	{ { "--top" }, 2, "--top: missing argument" },
+
+	/* -s */
+	{ { "-s", "samples", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .sort = SORT_SAMPLES, .pids = { 1 } },
+	{ { "-s", "total", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .sort = SORT_TOTAL, .pids = { 1 } },
+	{ { "-s", "loads", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .sort = SORT_LOADS, .pids = { 1 } },
+	{ { "-s", "stores", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .sort = SORT_STORES, .pids = { 1 } },
+	{ { "--sort=latency", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .sort = SORT_LATENCY, .pids = { 1 } },
+	{ { "-s", "hot", "-p", "1" }, 2, "-s: unknown sort key 'hot'" },
+
+	/* files and limits */
+	{ { "--record", "out.data", "--log", "memtop.log", "-p", "1" }, 0,
+	  .mode = MODE_PIDS, .record = "out.data", .log = "memtop.log",
+	  .pids = { 1 } },
+	{ { "--record", "", "-p", "1" }, 2, "--record: empty file name" },
+	{ { "--log=", "-p", "1" }, 2, "--log: empty file name" },
+	{ { "-i", "" }, 2, "-i: empty file name" },
+	{ { "--log" }, 2, "--log: missing argument" },
+	{ { "--max-pages", "1000", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .max_pages = 1000, .pids = { 1 } },
+	{ { "--max-pages", "0", "-p", "1" }, 2, "--max-pages: page count '0'" },
+	{ { "--max-pages", "1e3", "-p", "1" }, 2,
+	  "--max-pages: invalid page count '1e3'" },
+
+	/* unknown options; abbreviations as getopt_long allows them */
+	{ { "-x", "-p", "1" }, 2, "unknown option '-x'" },
+	{ { "-bx", "-p", "1" }, 2, "unknown option '-x'" },
+	{ { "-xb", "-p", "1" }, 2, "unknown option '-x'" },
+	{ { "--frobnicate", "-p", "1" }, 2, "unknown option '--frobnicate'" },
+	{ { "--frob=1", "-p", "1" }, 2, "unknown option '--frob'" },
+	{ { "--i", "x" }, 2, "ambiguous option '--i'" },
+	{ { "--dem" }, 0, .mode = MODE_DEMO },
+	{ { "--iter", "3", "--demo" }, 0, .mode = MODE_DEMO,
+	  .iterations = 3 },
+};
+
+#define N_CASES (sizeof(cli_cases) / sizeof(cli_cases[0]))
+
+static int
+cli_case_argv(const struct cli_case *c, char **argv)
+{
+	int argc = 0;
+
+	argv[argc++] = (char *)"memtop";
+	for (int i = 0; i < MAX_ARGS && c->args[i]; i++)
+		argv[argc++] = (char *)c->args[i];
+	argv[argc] = NULL;
+	return argc;
+}
+
+static void
+describe(const struct cli_case *c, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < MAX_ARGS && c->args[i] && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " '%s'", c->args[i]);
+}
+
+static void
+check_fields(const struct cli_case *c, const struct options *o)
+{
+	size_t n_pids = 0, n_cmd = 0;
+
+	check_eq_u64(o->mode, c->mode);
+	check_eq_u64(o->source, c->source);
+	check_eq_u64(o->period, c->period);
+	check(o->delay == (c->delay ? c->delay : 1.0));
+	check_eq_i64(o->iterations, c->iterations);
+	check_eq_u64(o->batch, c->batch);
+	check_eq_u64(o->json, c->json);
+	check_eq_u64(o->top, c->top ? c->top : CLI_DEFAULT_TOP);
+	check_eq_u64(o->sort, c->sort);
+	check_eq_u64(o->max_pages, c->max_pages);
+	check_eq_str(o->record_path, c->record);
+	check_eq_str(o->output_path, c->output);
+	check_eq_str(o->log_path, c->log);
+	check_eq_str(o->input_path, c->input);
+
+	while (n_pids < 4 && c->pids[n_pids])
+		n_pids++;
+	check_eq_u64(o->n_pids, n_pids);
+	for (size_t i = 0; i < n_pids && i < o->n_pids; i++)
+		check_eq_i64(o->pids[i], c->pids[i]);
+	if (n_pids == 0)
+		check(o->pids == NULL);
+
+	while (n_cmd < 4 && c->command[n_cmd])
+		n_cmd++;
+	if (n_cmd == 0) {
+		check(o->command == NULL);
+		return;
+	}
+	if (!check(o->command != NULL))
+		return;
+	for (size_t i = 0; i < n_cmd; i++)
+		check_eq_str(o->command[i], c->command[i]);
+	check(o->command[n_cmd] == NULL);
+}
+
+static void
+test_table(void)
+{
+	char *argv[MAX_ARGS + 2];
+	char err[256], desc[512];
+
+	for (size_t i = 0; i < N_CASES; i++) {
+		const struct cli_case *c = &cli_cases[i];
+		struct options o;
+		int argc = cli_case_argv(c, argv);
+		int rc;
+
+		/* Poison err to prove success clears it. */
+		strcpy(err, "stale");
+		rc = cli_parse(argc, argv, &o, err, sizeof(err));
+		describe(c, desc, sizeof(desc));
+		if (!check_eq_i64(rc, c->rc))
+			fprintf(stderr, "  case %zu:%s -> \"%s\"\n", i, desc,
+				err);
+		if (rc == 0 && c->rc == 0) {
+			check_eq_str(err, "");
+			check_fields(c, &o);
+		} else if (rc == 2) {
+			if (!check(strstr(err, c->err_has) != NULL))
+				fprintf(stderr, "  case %zu:%s: \"%s\" lacks "
+					"\"%s\"\n", i, desc, err, c->err_has);
+			check(strchr(err, '\n') == NULL);
+			check(strncmp(err, "memtop", 6) != 0);
+			/* A failed parse leaves nothing to free. */
+			check(o.pids == NULL && o.command == NULL);
+		}
+		cli_fini(&o);
+		/* cli_fini is idempotent. */
+		cli_fini(&o);
+		check(o.pids == NULL && o.command == NULL);
+	}
+}
+
+/* argv must not be modified (no permutation), and err may be tiny. */
+static void
+test_argv_untouched_and_small_err(void)
+{
+	char *argv[] = { (char *)"memtop", (char *)"-p", (char *)"1",
+			 (char *)"stray", (char *)"-b", NULL };
+	char *copy[6];
+	char err[8];
+	struct options o;
+
+	memcpy(copy, argv, sizeof(argv));
+	check_eq_i64(cli_parse(5, argv, &o, err, sizeof(err)), 2);
+	check_eq_u64(strlen(err), sizeof(err) - 1);
+	check_eq_str(err, "unexpec");
+	for (int i = 0; i < 6; i++)
+		check(argv[i] == copy[i]);
+	cli_fini(&o);
+
+	check_eq_i64(cli_parse(5, argv, &o, NULL, 0), 2);
+	cli_fini(&o);
+	cli_fini(NULL);
+}
+
+/* The help text names every option of the contract. */
+static void
+test_usage(void)
+{
+	static const char *const names[] = {
+		"-p, --pid", "-e, --source", "-c, --period", "-d, --delay",
+		"-n, --iterations", "-b, --batch", "--json", "-k, --top",
+		"-s, --sort", "--record", "-o, --output", "--log",
+		"-i, --input", "--demo", "--list-events", "--dry-run",
+		"--max-pages", "-V, --version", "-h, --help",
+		"-- COMMAND", "auto", "pebs", "ibs", "faults", "latency",
+	};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	if (!check(f != NULL))
+		return;
+	cli_usage(f);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!check(strstr(text, names[i]) != NULL))
+			fprintf(stderr, "  usage lacks '%s'\n", names[i]);
+	free(text);
+}
+
+int
+main(void)
+{
+	test_table();
+	test_argv_untouched_and_small_err();
+	test_usage();
+	return test_result();
+}
