@@ -76,7 +76,8 @@ channel_open(struct channel **out, const struct source *src,
 		return -ENOMEM;
 	}
 	ch->pid = p->pid;
-	ch->tid = p->tid;
+	ch->tid = p->cpu >= 0 ? -1 : p->tid;
+	ch->cpu = p->cpu;
 	ch->src = src;
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		ch->fds[i] = -1;
@@ -84,8 +85,9 @@ channel_open(struct channel **out, const struct source *src,
 	for (size_t i = 0; i < src->n_events; i++) {
 		const struct event_spec *ev = &src->events[i];
 		struct open_params op = {
-			.pid = p->tid,
-			.cpu = -1,
+			.pid = p->cpu >= 0 ? p->pid : p->tid,
+			.cpu = p->cpu,
+			.inherit = p->cpu >= 0,
 			.group_fd = ev->leader >= 0 ? ch->fds[ev->leader] : -1,
 			.period = p->period,
 			.enable_on_exec = p->enable_on_exec,
@@ -100,7 +102,9 @@ channel_open(struct channel **out, const struct source *src,
 			ret = fd;
 			snprintf(what, sizeof(what), "perf_event_open(%s)",
 				 ev->name);
-			source_explain_error(-fd, what, p->tid, err, errlen);
+			source_explain_error(-fd, what,
+					     p->cpu >= 0 ? p->pid : p->tid,
+					     err, errlen);
 			goto out_close;
 		}
 		ch->fds[i] = fd;

@@ -18,7 +18,8 @@
 
 struct channel {
 	pid_t pid;		/* thread group */
-	pid_t tid;
+	pid_t tid;		/* -1 for a per-CPU inherited channel */
+	int cpu;		/* -1 for a per-thread channel */
 	const struct source *src;
 	int fds[SOURCE_MAX_EVENTS];
 	uint64_t ids[SOURCE_MAX_EVENTS];	/* PERF_EVENT_IOC_ID values */
@@ -33,7 +34,8 @@ struct channel {
 
 struct channel_params {
 	pid_t pid;
-	pid_t tid;
+	pid_t tid;		/* per-thread: the thread; inherit: ignored */
+	int cpu;		/* -1 = per thread; >= 0 = that CPU, inherit */
 	unsigned ring_pages;	/* wanted data pages, power of two */
 	uint64_t period;
 	bool enable_on_exec;	/* launched command: start at exec */

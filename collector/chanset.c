@@ -60,29 +60,28 @@ struct channel *
 chanset_find(struct chanset *cs, pid_t tid)
 {
 	for (size_t i = 0; i < cs->n_chans; i++)
-		if (cs->chans[i]->tid == tid)
+		if (cs->chans[i]->cpu < 0 && cs->chans[i]->tid == tid)
 			return cs->chans[i];
 	return NULL;
 }
 
-int
-chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
-		   bool enable_on_exec, char *err, size_t errlen)
+static int
+chanset_add(struct chanset *cs, pid_t pid, pid_t tid, int cpu,
+	    enum chanset_start start, char *err, size_t errlen)
 {
 	struct channel_params p = {
 		.pid = pid,
 		.tid = tid,
+		.cpu = cpu,
 		.ring_pages = cs->ring_pages,
 		.period = cs->period,
-		.enable_on_exec = enable_on_exec,
-		.enable = !enable_on_exec && cs->enabled,
+		.enable_on_exec = start == CHANSET_START_ON_EXEC,
+		.enable = start == CHANSET_START_FOLLOW && cs->enabled,
 	};
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct channel *ch;
 	int ret;
 
-	if (chanset_find(cs, tid))
-		return -EEXIST;
 	if (cs->n_chans == cs->cap_chans) {
 		size_t cap = cs->cap_chans ? cs->cap_chans * 2 : 16;
 		struct channel **n = realloc(cs->chans, cap * sizeof(*n));
@@ -112,6 +111,22 @@ chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
 	cs->chans[cs->n_chans++] = ch;
 	cs->stats.opened++;
 	return 0;
+}
+
+int
+chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
+		   enum chanset_start start, char *err, size_t errlen)
+{
+	if (chanset_find(cs, tid))
+		return -EEXIST;
+	return chanset_add(cs, pid, tid, -1, start, err, errlen);
+}
+
+int
+chanset_add_cpu(struct chanset *cs, pid_t pid, int cpu,
+		enum chanset_start start, char *err, size_t errlen)
+{
+	return chanset_add(cs, pid, -1, cpu, start, err, errlen);
 }
 
 void
@@ -167,18 +182,30 @@ chanset_set_period(struct chanset *cs, uint64_t period)
 	return first_err;
 }
 
+void
+chanset_set_default_period(struct chanset *cs, uint64_t period)
+{
+	cs->period = period;
+}
+
 int
-chanset_enable(struct chanset *cs, bool on)
+chanset_enable(struct chanset *cs, bool on, enum chanset_which which)
 {
 	int first_err = 0;
 
 	for (size_t i = 0; i < cs->n_chans; i++) {
-		int ret = channel_enable(cs->chans[i], on);
+		const struct channel *ch = cs->chans[i];
+		int ret;
 
+		if ((which == CHANSET_THREADS && ch->cpu >= 0) ||
+		    (which == CHANSET_CPUS && ch->cpu < 0))
+			continue;
+		ret = channel_enable(cs->chans[i], on);
 		if (ret < 0 && ret != -ESRCH && !first_err)
 			first_err = ret;
 	}
-	cs->enabled = on;
+	if (which == CHANSET_ALL)
+		cs->enabled = on;
 	return first_err;
 }
 

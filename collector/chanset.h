@@ -29,13 +29,32 @@ int chanset_new(struct chanset **out, const struct source *src,
 		unsigned ring_pages, uint64_t period);
 void chanset_free(struct chanset *cs);	/* closes every channel; NULL-safe */
 
+enum chanset_start {
+	CHANSET_START_FOLLOW,	/* enabled unless the set is paused */
+	CHANSET_START_ON_EXEC,	/* enable_on_exec: a launched command */
+	CHANSET_START_DISABLED,	/* the caller enables it later */
+};
+
+/* Which channels an operation applies to. */
+enum chanset_which {
+	CHANSET_ALL,
+	CHANSET_THREADS,	/* per-thread channels */
+	CHANSET_CPUS,		/* per-CPU inherited channels */
+};
+
 /*
- * Opens a channel for (pid, tid) with the set's period and enable state
- * (or enable_on_exec).  -EEXIST when tid already has one; other -errno
- * with err filled.
+ * Opens a per-thread channel for (pid, tid) with the set's period.
+ * -EEXIST when tid already has one; other -errno with err filled.
  */
 int chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
-		       bool enable_on_exec, char *err, size_t errlen);
+		       enum chanset_start start, char *err, size_t errlen);
+/*
+ * Opens an inherited channel for process pid on one CPU: it samples pid
+ * and every thread and process it creates later, from birth.  Note that
+ * PERF_EVENT_IOC_PERIOD does not reach the inherited copies.
+ */
+int chanset_add_cpu(struct chanset *cs, pid_t pid, int cpu,
+		    enum chanset_start start, char *err, size_t errlen);
 /* Unregisters and closes ch (after its last drain). */
 void chanset_remove(struct chanset *cs, struct channel *ch);
 struct channel *chanset_find(struct chanset *cs, pid_t tid);
@@ -49,7 +68,11 @@ int chanset_wait(struct chanset *cs, struct epoll_event *evs, int max,
 
 /* Every channel, existing and future. */
 int chanset_set_period(struct chanset *cs, uint64_t period);
-int chanset_enable(struct chanset *cs, bool on);
+/* Only the period future channels get. */
+void chanset_set_default_period(struct chanset *cs, uint64_t period);
+/* Enables or disables `which` channels; for CHANSET_ALL also the state
+ * future channels start in. */
+int chanset_enable(struct chanset *cs, bool on, enum chanset_which which);
 uint64_t chanset_period(const struct chanset *cs);
 
 size_t chanset_count(const struct chanset *cs);

@@ -32,6 +32,7 @@
 #include "queue.h"
 #include "record.h"
 #include "source.h"
+#include "topo.h"
 
 #define COLLECTOR_POLL_MS	100
 #define COLLECTOR_RESCAN_MS	1000
@@ -40,6 +41,7 @@
 struct target {
 	pid_t pid;
 	char comm[16];
+	uint32_t threads;	/* from the last /proc rescan */
 	bool alive;
 	bool launched;		/* our child: reap it */
 };
@@ -62,6 +64,11 @@ struct collector {
 	uint64_t bad_records;
 	bool paused;
 	bool quit;
+	/* Launched command watched by per-CPU inherited channels (exact from
+	 * each thread's birth) until a period change moves it to per-thread
+	 * channels, which IOC_PERIOD reaches. */
+	bool inherit;
+	struct collector_follow follow;
 	int child_wstatus;
 	double t0;
 	double interval_start;
@@ -174,6 +181,7 @@ collector_free(struct collector *c)
 struct collector_scan {
 	struct collector *c;
 	pid_t pid;
+	enum chanset_start start;
 	int first_err;
 	char *err;
 	size_t errlen;
@@ -187,9 +195,10 @@ collector_scan_thread(pid_t tid, void *ctx)
 	char msg[256];
 	int ret;
 
-	if (chanset_find(s->c->cs, tid))
+	/* Inherited per-CPU channels already cover every thread. */
+	if (s->c->inherit || chanset_find(s->c->cs, tid))
 		return;
-	ret = chanset_add_thread(s->c->cs, s->pid, tid, false, msg,
+	ret = chanset_add_thread(s->c->cs, s->pid, tid, s->start, msg,
 				 sizeof(msg));
 	if (ret == 0) {
 		s->opened++;
@@ -244,10 +253,27 @@ int
 collector_attach_child(struct collector *c, pid_t pid, char *err,
 		       size_t errlen)
 {
-	int ret = chanset_add_thread(c->cs, pid, pid, true, err, errlen);
+	int ret, n_cpus = topo_n_cpus(c->cfg.topo), opened = 0;
 
-	if (ret < 0)
-		return ret;
+	if (!c->cfg.inherit_launched) {
+		ret = chanset_add_thread(c->cs, pid, pid,
+					 CHANSET_START_ON_EXEC, err, errlen);
+		if (ret < 0)
+			return ret;
+	} else {
+		for (int cpu = 0; cpu < n_cpus; cpu++) {
+			ret = chanset_add_cpu(c->cs, pid, cpu,
+					      CHANSET_START_ON_EXEC, err,
+					      errlen);
+			/* ENODEV: an offline CPU. */
+			if (ret < 0 && ret != -ENODEV)
+				return ret;
+			opened += ret == 0;
+		}
+		if (!opened)
+			return -ENODEV;
+		c->inherit = true;
+	}
 	if (!collector_add_target(c, pid, true)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -256,10 +282,20 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 }
 
 /* FORK: a new thread of a target, or a child process of one. */
+static uint64_t
+collector_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void
 collector_on_fork(struct collector *c, const struct record_task *t)
 {
 	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid };
+	uint64_t now;
 
 	if (!collector_find_target(c, (pid_t)t->pid)) {
 		if (t->pid == t->tid &&
@@ -270,7 +306,19 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 			return;
 		}
 	}
+	if (c->inherit)
+		return;
 	collector_scan_thread((pid_t)t->tid, &s);
+	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
+	now = collector_now_ns();
+	if (s.opened && now > t->time) {
+		uint64_t gap = now - t->time;
+
+		c->follow.threads++;
+		c->follow.gap_sum_ns += gap;
+		if (gap > c->follow.gap_max_ns)
+			c->follow.gap_max_ns = gap;
+	}
 }
 
 static int
@@ -399,6 +447,7 @@ collector_rescan(struct collector *c)
 		struct target *t = &c->targets[i];
 		struct collector_scan s = { .c = c, .pid = t->pid };
 		char state;
+		int n;
 
 		if (!t->alive)
 			continue;
@@ -411,7 +460,9 @@ collector_rescan(struct collector *c)
 				t->alive = false;
 			continue;
 		}
-		procfs_tasks(t->pid, collector_scan_thread, &s);
+		n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		if (n >= 0)
+			t->threads = (uint32_t)n;
 	}
 }
 
@@ -424,6 +475,40 @@ collector_all_exited(struct collector *c)
 	return true;
 }
 
+/*
+ * IOC_PERIOD does not reach inherited copies, so a period change moves a
+ * launched command to per-thread channels: open them disabled at the new
+ * period, stop the inherited ones (DISABLE reaches the copies), then
+ * enable.  Samples in between are missed, none counted twice.
+ */
+static int
+collector_leave_inherit(struct collector *c, uint64_t period)
+{
+	if (period == 0)
+		return -EINVAL;
+	chanset_set_default_period(c->cs, period);
+	c->inherit = false;
+	for (size_t i = 0; i < c->n_targets; i++) {
+		struct collector_scan s = { .c = c, .pid = c->targets[i].pid,
+					    .start = CHANSET_START_DISABLED };
+
+		if (c->targets[i].alive)
+			procfs_tasks(s.pid, collector_scan_thread, &s);
+	}
+	chanset_enable(c->cs, false, CHANSET_CPUS);
+	for (size_t i = 0; i < chanset_count(c->cs); i++) {
+		struct channel *ch = chanset_at(c->cs, i);
+
+		if (ch->cpu >= 0) {
+			collector_drain(c, ch);
+			ch->hup = true;
+		}
+	}
+	log_msg("period %llu: moved to per-thread channels",
+		(unsigned long long)period);
+	return c->paused ? 0 : chanset_enable(c->cs, true, CHANSET_THREADS);
+}
+
 static void
 collector_apply(struct collector *c, const struct cmd *cmd)
 {
@@ -431,6 +516,10 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 
 	switch (cmd->type) {
 	case CMD_SET_PERIOD:
+		if (c->inherit) {
+			ret = collector_leave_inherit(c, cmd->value);
+			break;
+		}
 		ret = chanset_set_period(c->cs, cmd->value);
 		if (ret < 0)
 			log_msg("period %llu refused: %s",
@@ -446,7 +535,7 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 			c->paused = false;
 		else
 			c->paused = !c->paused;
-		ret = chanset_enable(c->cs, !c->paused);
+		ret = chanset_enable(c->cs, !c->paused, CHANSET_ALL);
 		break;
 	case CMD_RESET:
 		collector_drain_all(c);
@@ -503,7 +592,8 @@ collector_fill_targets(struct collector *c, struct frame_target *ft)
 		ft[i].pid = t->pid;
 		memcpy(ft[i].comm, t->comm, sizeof(ft[i].comm));
 		ft[i].comm[sizeof(ft[i].comm) - 1] = '\0';
-		ft[i].threads = (uint32_t)chanset_count_pid(c->cs, t->pid);
+		ft[i].threads = c->inherit ? t->threads :
+			(uint32_t)chanset_count_pid(c->cs, t->pid);
 		ft[i].alive = t->alive;
 	}
 }
@@ -553,6 +643,12 @@ collector_emit(struct collector *c, double now, bool final)
 		return -ENOMEM;
 	f->skipped = c->skipped;
 	c->skipped = 0;
+	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
+		 c->inherit ? "inherit" : "per-thread");
+	f->follow_threads = c->follow.threads;
+	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;
+	f->follow_gap_mean_us = c->follow.threads ?
+		c->follow.gap_sum_ns / c->follow.threads / 1000 : 0;
 	aggr_next_interval(&c->aggr);
 	c->interval_start = now;
 	return collector_publish(c, f);

@@ -22,6 +22,14 @@ struct source;
 struct topo;
 struct collector;
 
+/* How new threads are caught: time from a thread's creation (its FORK
+ * record) to its channel being open, in per-thread mode. */
+struct collector_follow {
+	uint64_t threads;	/* threads opened from FORK records */
+	uint64_t gap_max_ns;
+	uint64_t gap_sum_ns;
+};
+
 struct collector_config {
 	const struct source *src;	/* outlives the collector */
 	const struct topo *topo;	/* outlives the collector */
@@ -33,6 +41,7 @@ struct collector_config {
 	unsigned ring_pages;		/* data pages per thread ring */
 	bool batch;			/* never skip frames: wait for room */
 	bool resolve_nodes;		/* ask move_pages for page nodes */
+	bool inherit_launched;		/* launched command: per-CPU inherit */
 	struct queue *frames;		/* out: struct frame * */
 	struct queue *cmds;		/* in: struct cmd */
 };

@@ -1,1 +1,408 @@
-/* placeholder: module under construction */
+#include "config.h"
+
+/*
+ * Decoding of kernel perf records.  Pure functions over bytes; any thread.
+ *
+ * Record bytes come from the ring (or a file) and are not trusted: every
+ * field is bounds-checked against header.size before it is read, and every
+ * read goes through memcpy so that a misaligned record is not undefined
+ * behaviour.  Host byte order throughout, as the kernel writes it.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "record.h"
+
+/* Bits 0..24: every sample_type bit that Linux 6.1 defines. */
+#define RECORD_SAMPLE_KNOWN	((UINT64_C(1) << 25) - 1)
+
+/* Fields memtop never requests and this walker cannot size. */
+#define RECORD_SAMPLE_UNWALKABLE					\
+	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
+		    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR |	\
+		    PERF_SAMPLE_AUX))
+
+/* Bits 0..4: TOTAL_TIME_ENABLED/RUNNING, ID, GROUP, LOST. */
+#define RECORD_READ_KNOWN	((UINT64_C(1) << 5) - 1)
+
+/* The sample_id_all trailer fields, each one u64 wide. */
+#define RECORD_ID_FIELDS						\
+	((uint64_t)(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |	\
+		    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |		\
+		    PERF_SAMPLE_IDENTIFIER))
+
+struct record_cursor {
+	const unsigned char *p;
+	const unsigned char *end;
+};
+
+static void
+record_cursor_init(struct record_cursor *c,
+		   const struct perf_event_header *hdr, size_t skip)
+{
+	c->p = (const unsigned char *)hdr + skip;
+	c->end = (const unsigned char *)hdr + hdr->size;
+}
+
+static size_t
+record_left(const struct record_cursor *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
+static int
+record_take_u64(struct record_cursor *c, uint64_t *v)
+{
+	if (record_left(c) < sizeof(*v))
+		return -EINVAL;
+	memcpy(v, c->p, sizeof(*v));
+	c->p += sizeof(*v);
+	return 0;
+}
+
+/* Two u32 in one u64 slot ({pid, tid}, {cpu, res}), first one first. */
+static int
+record_take_u32_pair(struct record_cursor *c, uint32_t *a, uint32_t *b)
+{
+	if (record_left(c) < 2 * sizeof(uint32_t))
+		return -EINVAL;
+	memcpy(a, c->p, sizeof(*a));
+	memcpy(b, c->p + sizeof(*a), sizeof(*b));
+	c->p += 2 * sizeof(uint32_t);
+	return 0;
+}
+
+static int
+record_skip(struct record_cursor *c, uint64_t len)
+{
+	if (record_left(c) < len)
+		return -EINVAL;
+	c->p += len;
+	return 0;
+}
+
+/*
+ * PERF_SAMPLE_READ, per read_format:
+ *   !GROUP: u64 value; [time_enabled]; [time_running]; [id]; [lost]
+ *    GROUP: u64 nr; [time_enabled]; [time_running];
+ *           nr x { u64 value; [id]; [lost] }
+ */
+static int
+record_skip_read(struct record_cursor *c, uint64_t read_format)
+{
+	uint64_t times = 0, entry = 8, nr;
+	int err;
+
+	if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+		times += 8;
+	if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+		times += 8;
+	if (read_format & PERF_FORMAT_ID)
+		entry += 8;
+	if (read_format & PERF_FORMAT_LOST)
+		entry += 8;
+
+	if (!(read_format & PERF_FORMAT_GROUP))
+		return record_skip(c, times + entry);
+
+	err = record_take_u64(c, &nr);
+	if (err)
+		return err;
+	err = record_skip(c, times);
+	if (err)
+		return err;
+	/* Divide rather than multiply: nr is untrusted and may overflow. */
+	if (nr > record_left(c) / entry)
+		return -EINVAL;
+	return record_skip(c, nr * entry);
+}
+
+/* PERF_SAMPLE_CALLCHAIN: u64 nr; u64 ips[nr]. */
+static int
+record_skip_callchain(struct record_cursor *c)
+{
+	uint64_t nr;
+	int err;
+
+	err = record_take_u64(c, &nr);
+	if (err)
+		return err;
+	if (nr > record_left(c) / 8)
+		return -EINVAL;
+	return record_skip(c, nr * 8);
+}
+
+/*
+ * PERF_SAMPLE_RAW: u32 size; u8 data[size].  The kernel pads the data so
+ * that 4 + size is a multiple of 8 and counts the padding in size, so the
+ * fields after RAW stay u64-aligned.  A size that breaks this is drift.
+ */
+static int
+record_take_raw(struct record_cursor *c, const void **raw, uint32_t *size)
+{
+	uint32_t len;
+
+	if (record_left(c) < sizeof(len))
+		return -EINVAL;
+	memcpy(&len, c->p, sizeof(len));
+	c->p += sizeof(len);
+	if ((sizeof(len) + (uint64_t)len) % 8 != 0)
+		return -EINVAL;
+	*raw = c->p;
+	*size = len;
+	return record_skip(c, len);
+}
+
+/*
+ * Field order is that of perf_output_sample() in kernel/events/core.c,
+ * which differs from the old uapi comment for the fields after REGS_INTR:
+ *
+ *   IDENTIFIER, IP, {pid, tid}, TIME, ADDR, ID, STREAM_ID, {cpu, res},
+ *   PERIOD, READ, CALLCHAIN, RAW, [BRANCH_STACK, REGS_USER, STACK_USER],
+ *   WEIGHT or WEIGHT_STRUCT, DATA_SRC, TRANSACTION, [REGS_INTR],
+ *   PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE, [AUX]
+ *
+ * The bracketed ones are refused up front, so the walk below never meets
+ * them.
+ */
+int
+record_parse_sample(const struct record_layout *l,
+		    const struct perf_event_header *hdr,
+		    struct record_sample *out)
+{
+	const uint64_t st = l->sample_type;
+	struct record_cursor c;
+	uint64_t v = 0, id = 0;
+	int err = 0;
+
+	*out = (struct record_sample){ 0 };
+	if (st & (RECORD_SAMPLE_UNWALKABLE | ~RECORD_SAMPLE_KNOWN))
+		return -ENOTSUP;
+	if ((st & PERF_SAMPLE_READ) && (l->read_format & ~RECORD_READ_KNOWN))
+		return -ENOTSUP;
+	/* perf_event_open() refuses both; a record claiming both is junk. */
+	if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
+		return -EINVAL;
+	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr))
+		return -EINVAL;
+	record_cursor_init(&c, hdr, sizeof(*hdr));
+
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		err |= record_take_u64(&c, &out->identifier);
+	if (st & PERF_SAMPLE_IP)
+		err |= record_take_u64(&c, &out->ip);
+	if (st & PERF_SAMPLE_TID)
+		err |= record_take_u32_pair(&c, &out->pid, &out->tid);
+	if (st & PERF_SAMPLE_TIME)
+		err |= record_take_u64(&c, &out->time);
+	if (st & PERF_SAMPLE_ADDR)
+		err |= record_take_u64(&c, &out->addr);
+	if (st & PERF_SAMPLE_ID)
+		err |= record_take_u64(&c, &id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		err |= record_take_u64(&c, &v);
+	if (st & PERF_SAMPLE_CPU) {
+		uint32_t res;
+
+		err |= record_take_u32_pair(&c, &out->cpu, &res);
+	}
+	if (st & PERF_SAMPLE_PERIOD)
+		err |= record_take_u64(&c, &out->period);
+	if (err)
+		goto out_err;
+
+	/*
+	 * Variable-sized fields: each one's length depends on what it holds,
+	 * so a failure must stop the walk before the next one is sized.
+	 */
+	if (st & PERF_SAMPLE_READ) {
+		err = record_skip_read(&c, l->read_format);
+		if (err)
+			goto out_err;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		err = record_skip_callchain(&c);
+		if (err)
+			goto out_err;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		err = record_take_raw(&c, &out->raw, &out->raw_size);
+		if (err)
+			goto out_err;
+	}
+
+	if (st & PERF_SAMPLE_WEIGHT) {
+		err |= record_take_u64(&c, &out->weight);
+	} else if (st & PERF_SAMPLE_WEIGHT_STRUCT) {
+		/*
+		 * union perf_sample_weight: var1_dw is the low 32 bits and
+		 * var2_w the next 16 of the u64 on either byte order.
+		 */
+		err |= record_take_u64(&c, &v);
+		out->weight = v & UINT32_MAX;
+		out->weight_var2 = (v >> 32) & UINT16_MAX;
+	}
+	if (st & PERF_SAMPLE_DATA_SRC)
+		err |= record_take_u64(&c, &out->data_src);
+	if (st & PERF_SAMPLE_TRANSACTION)
+		err |= record_take_u64(&c, &v);
+	if (st & PERF_SAMPLE_PHYS_ADDR)
+		err |= record_take_u64(&c, &out->phys_addr);
+	if (st & PERF_SAMPLE_CGROUP)
+		err |= record_take_u64(&c, &v);
+	if (st & PERF_SAMPLE_DATA_PAGE_SIZE)
+		err |= record_take_u64(&c, &out->data_page_size);
+	if (st & PERF_SAMPLE_CODE_PAGE_SIZE)
+		err |= record_take_u64(&c, &v);
+	if (err)
+		goto out_err;
+
+	/* Bytes left over mean the attr and this layout disagree. */
+	if (record_left(&c) != 0)
+		goto out_err;
+
+	if (!(st & PERF_SAMPLE_IDENTIFIER))
+		out->identifier = id;
+	out->present = st;
+	return 0;
+
+out_err:
+	*out = (struct record_sample){ 0 };
+	return -EINVAL;
+}
+
+/*
+ * Valid only when IDENTIFIER is in the event's sample_type (and, for
+ * non-sample records, sample_id_all is set): then it is the first u64 of a
+ * SAMPLE body and the last u64 of every other record.
+ */
+int
+record_identifier(const struct perf_event_header *hdr, uint64_t *id)
+{
+	const unsigned char *rec = (const void *)hdr;
+
+	if (hdr->size < sizeof(*hdr) + sizeof(*id))
+		return -EINVAL;
+	if (hdr->type == PERF_RECORD_SAMPLE)
+		memcpy(id, rec + sizeof(*hdr), sizeof(*id));
+	else
+		memcpy(id, rec + hdr->size - sizeof(*id), sizeof(*id));
+	return 0;
+}
+
+/*
+ * The trailer is found from the end of the record, as its size follows
+ * from sample_type alone; body_size is the fixed part of the body, so a
+ * variable body (COMM's name) passes its minimum and the record must hold
+ * at least header + body_size + trailer.  identifier is IDENTIFIER when
+ * present, else ID, as in struct record_sample.
+ */
+int
+record_parse_id(const struct record_layout *l,
+		const struct perf_event_header *hdr, size_t body_size,
+		struct record_id *out)
+{
+	const uint64_t st = l->sample_type & RECORD_ID_FIELDS;
+	struct record_cursor c;
+	uint64_t trailer, v;
+	int err = 0;
+
+	*out = (struct record_id){ 0 };
+	if (!l->sample_id_all || hdr->type == PERF_RECORD_SAMPLE)
+		return -EINVAL;
+	trailer = 8 * (uint64_t)__builtin_popcountll(st);
+	if (hdr->size < sizeof(*hdr) ||
+	    body_size > hdr->size - sizeof(*hdr) ||
+	    hdr->size - sizeof(*hdr) - body_size < trailer)
+		return -EINVAL;
+	record_cursor_init(&c, hdr, hdr->size - trailer);
+
+	if (st & PERF_SAMPLE_TID)
+		err |= record_take_u32_pair(&c, &out->pid, &out->tid);
+	if (st & PERF_SAMPLE_TIME)
+		err |= record_take_u64(&c, &out->time);
+	if (st & PERF_SAMPLE_ID)
+		err |= record_take_u64(&c, &out->id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		err |= record_take_u64(&c, &out->stream_id);
+	if (st & PERF_SAMPLE_CPU) {
+		uint32_t res;
+
+		err |= record_take_u32_pair(&c, &out->cpu, &res);
+	}
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		err |= record_take_u64(&c, &v);
+	else
+		v = out->id;
+	if (err) {
+		*out = (struct record_id){ 0 };
+		return -EINVAL;
+	}
+	out->identifier = v;
+	return 0;
+}
+
+/* FORK and EXIT: u32 pid, ppid, tid, ptid; u64 time; [sample_id]. */
+int
+record_parse_task(const struct perf_event_header *hdr,
+		  struct record_task *out)
+{
+	const unsigned char *body = (const unsigned char *)hdr + sizeof(*hdr);
+
+	if ((hdr->type != PERF_RECORD_FORK && hdr->type != PERF_RECORD_EXIT) ||
+	    hdr->size < sizeof(*hdr) + RECORD_FORK_BODY)
+		return -EINVAL;
+	memcpy(&out->pid, body, 4);
+	memcpy(&out->ppid, body + 4, 4);
+	memcpy(&out->tid, body + 8, 4);
+	memcpy(&out->ptid, body + 12, 4);
+	memcpy(&out->time, body + 16, 8);
+	return 0;
+}
+
+/* LOST: u64 id, lost.  LOST_SAMPLES: u64 lost.  Either: [sample_id]. */
+int
+record_parse_lost(const struct perf_event_header *hdr, uint64_t *lost)
+{
+	const unsigned char *body = (const unsigned char *)hdr + sizeof(*hdr);
+
+	if (hdr->type == PERF_RECORD_LOST &&
+	    hdr->size >= sizeof(*hdr) + RECORD_LOST_BODY) {
+		memcpy(lost, body + 8, sizeof(*lost));
+		return 0;
+	}
+	if (hdr->type == PERF_RECORD_LOST_SAMPLES &&
+	    hdr->size >= sizeof(*hdr) + RECORD_LOST_SAMPLES_BODY) {
+		memcpy(lost, body, sizeof(*lost));
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * COMM: u32 pid, tid; char comm[] NUL-terminated and padded to 8 bytes;
+ * [sample_id].  The kernel's name is at most 15 characters; a longer or
+ * unterminated one is cut there, never read past the record.
+ */
+int
+record_parse_comm(const struct perf_event_header *hdr, uint32_t *pid,
+		  uint32_t *tid, char comm[16])
+{
+	const unsigned char *body = (const unsigned char *)hdr + sizeof(*hdr);
+	size_t room, len;
+
+	/* Header, pid/tid, and at least one 8-byte slot for the name. */
+	if (hdr->type != PERF_RECORD_COMM || hdr->size < sizeof(*hdr) + 16)
+		return -EINVAL;
+	memcpy(pid, body, 4);
+	memcpy(tid, body + 4, 4);
+	room = hdr->size - sizeof(*hdr) - 8;
+	if (room > 15)
+		room = 15;
+	for (len = 0; len < room && body[8 + len] != '\0'; len++)
+		;
+	memcpy(comm, body + 8, len);
+	comm[len] = '\0';
+	return 0;
+}

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -40,6 +41,11 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	attr.sample_id_all = 1;
 	attr.task = p->want_task;
 	attr.comm = p->want_task;
+	attr.inherit = p->inherit;
+	/* One clock for every event: SET_OUTPUT requires it, and FORK times
+	 * can then be compared with clock_gettime() to measure birth gaps. */
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
 	if (p->watermark_bytes) {
 		attr.watermark = 1;
 		attr.wakeup_watermark = p->watermark_bytes;

@@ -80,6 +80,7 @@ struct open_params {
 	uint64_t period;
 	bool enable_on_exec;
 	bool want_task;		/* FORK/EXIT/COMM records (task=1, comm=1) */
+	bool inherit;		/* follow children (needs cpu >= 0 to mmap) */
 	uint32_t watermark_bytes;	/* 0 = kernel default wakeups */
 };
 

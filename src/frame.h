@@ -115,6 +115,13 @@ struct frame {
 	struct frame_thread *threads;	/* threads with samples this interval */
 	size_t n_threads;
 
+	/* How new threads are caught: "inherit" (per-CPU inherited channels,
+	 * from birth) or "per-thread" (opened on FORK; gap figures below). */
+	char follow_mode[16];
+	uint64_t follow_threads;	/* threads opened from FORK records */
+	uint64_t follow_gap_max_us;	/* worst FORK -> channel open */
+	uint64_t follow_gap_mean_us;
+
 	int exit_status;	/* launched command's exit status, -1 if none/unknown */
 	char *error;		/* fatal collector error (frame is final); NULL if none */
 };

@@ -208,6 +208,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;
 	cfg.resolve_nodes = true;
+	cfg.inherit_launched = true;
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
 	ret = collector_new(&st->collector, &cfg, err, errlen);

@@ -432,6 +432,17 @@ report_json_write(FILE *out, const struct frame *f)
 	report_json_u64(&jw, "mem_unknown", f->mem_unknown, false);
 	report_json_u64(&jw, "cpu_unknown", f->cpu_unknown, false);
 	report_json_matrix_unknown(&jw, f);
+	if (f->follow_mode[0]) {
+		report_json_key(&jw, "follow", false);
+		report_json_putc(&jw, '{');
+		report_json_str(&jw, "mode", f->follow_mode, true);
+		report_json_u64(&jw, "threads", f->follow_threads, false);
+		report_json_u64(&jw, "gap_max_us", f->follow_gap_max_us,
+				false);
+		report_json_u64(&jw, "gap_mean_us", f->follow_gap_mean_us,
+				false);
+		report_json_putc(&jw, '}');
+	}
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
 	if (f->error)
