@@ -1,0 +1,40 @@
+# Sourced by scripts/demo and scripts/test: installs what memtop needs on
+# a Debian machine when it is missing, then configures and builds BUILD
+# (default: build).  Prints what it installs; changes nothing else.
+set -eu
+
+MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+: "${BUILD:=$MEMTOP_ROOT/build}"
+
+# Debian packages: build (meson ninja-build pkg-config gcc libncurses-dev
+# libnuma-dev) and tests (python3 tmux linux-perf numactl clang for the
+# sanitizer runtime's symbolizer).
+setup_packages() {
+	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev
+		    libnuma-dev python3 tmux linux-perf "$@")
+	local missing=()
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q "install ok installed" || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "memtop setup: missing Debian packages: ${missing[*]}" >&2
+		echo "memtop setup: run as root, or: sudo apt-get install ${missing[*]}" >&2
+		return 1
+	fi
+	echo "memtop setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# setup_build DIR [meson options...]
+setup_build() {
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$MEMTOP_ROOT" "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
