@@ -676,6 +676,7 @@ collector_main(void *arg)
 	int ret = 0;
 
 	c->t0 = c->interval_start = now;
+	collector_rescan(c);
 	next_frame = now + c->cfg.interval_s;
 	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	for (;;) {

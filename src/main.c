@@ -223,7 +223,11 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	return ret;
 }
 
-/* A launched command shares memtop's fate: SIGTERM, then reap. */
+/*
+ * A launched command shares memtop's fate: SIGTERM, then reap.  Returns
+ * the command's exit status when it ended on its own, -1 when memtop ended
+ * it (q, a signal, -n) or it was never launched.
+ */
 static int
 main_finish_child(struct main_state *st)
 {
@@ -233,8 +237,8 @@ main_finish_child(struct main_state *st)
 		return -1;
 	if (wstatus == -1) {
 		kill(st->launch.pid, SIGTERM);
-		if (waitpid(st->launch.pid, &wstatus, 0) < 0)
-			return -1;
+		waitpid(st->launch.pid, &wstatus, 0);
+		return -1;
 	}
 	if (WIFEXITED(wstatus))
 		return WEXITSTATUS(wstatus);
