@@ -28,9 +28,9 @@
 
 /* The sample_id_all trailer fields, each one u64 wide. */
 #define RECORD_ID_FIELDS						\
-	((uint64_t)(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |	\
-		    PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |		\
-		    PERF_SAMPLE_IDENTIFIER))
+	((uint64_t)(PERF_SAMPLE_TID | PERF_SAMPLE_TIME |		\
+		    PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |		\
+		    PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER))
 
 struct record_cursor {
 	const unsigned char *p;
