@@ -10,7 +10,7 @@ command -v tmux >/dev/null || skip "tmux not installed"
 
 SOCK="memtop-test-$$"
 TM() { tmux -L "$SOCK" "$@"; }
-cleanup_hooks+=("tmux -L $SOCK kill-server 2>/dev/null")
+cleanup_hooks+=('tmux -L "$SOCK" kill-server 2>/dev/null')
 
 # wait_screen PATTERN [SECONDS]: polls the pane until PATTERN (ERE) shows.
 wait_screen() {
@@ -61,6 +61,7 @@ grep -q "WORKLOAD-GONE" "$TMP/screen" || fail "launched workload still running a
 
 # Ctrl-C (SIGINT from the terminal) ends memtop the same way.
 TM kill-server 2>/dev/null
+SOCK="memtop-test-$$-b"
 TM -f /dev/null new-session -d -x 120 -y 40 "$TMP/run.sh"
 wait_screen "period 1 " 10 || fail "second run: no header"
 TM send-keys C-c
