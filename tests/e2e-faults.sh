@@ -43,9 +43,15 @@ for addr, n in expected.items():
         print(f"page {addr:#x}: memtop {got}, workload {n}")
         bad += 1
 assert bad == 0, f"{bad} hot pages disagree"
-# The hot set is ranked first: the top HOT pages by total are the hot pages.
-top = [int(p["addr"], 16) for p in final["pages"][:hot]]
-assert set(top) == set(expected), "hot pages are not the top pages"
+# The hot set is ranked first: pages come sorted by total, and a page that
+# is not hot ranks above a hot page only with at least as many faults
+# (a sanitizer build's allocator pages can); at most two such pages.
+totals = [p["total"] for p in final["pages"]]
+assert totals == sorted(totals, reverse=True), "pages not sorted by total"
+last_hot = max(i for i, p in enumerate(final["pages"]) if int(p["addr"], 16) in expected)
+intruders = [p for p in final["pages"][:last_hot] if int(p["addr"], 16) not in expected]
+assert all(p["total"] >= rounds for p in intruders), intruders
+assert len(intruders) <= 2, f"hot pages not ranked first: {intruders}"
 # Threads of the launched command are caught from birth (inherit mode).
 assert final["follow"]["mode"] == "inherit", final["follow"]
 if variant == "tracepoint":
