@@ -13,8 +13,10 @@ frame_new(void)
 {
 	struct frame *f = calloc(1, sizeof(*f));
 
-	if (f)
+	if (f) {
 		f->exit_status = -1;
+		f->imbalance = -1.0;	/* unknown until built */
+	}
 	return f;
 }
 

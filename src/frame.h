@@ -70,6 +70,26 @@ struct frame_thread {
 	uint64_t samples;
 };
 
+/* Page migrations (--migrate-hot, CMD_MIGRATE) done since the previous
+ * frame, one count per page by the status move_pages gave it. */
+struct frame_migrations {
+	uint64_t moved;		/* now on the target node */
+	uint64_t busy;		/* -EBUSY: in use, try again later */
+	uint64_t denied;	/* -EPERM, -EACCES: no permission */
+	uint64_t failed;	/* any other error (gone, no memory ...) */
+	uint64_t skipped;	/* asked for, but no node touches it more */
+};
+
+/* Page -> node resolution work since the previous frame. */
+struct frame_noderes {
+	uint64_t queried;	/* pages asked with move_pages */
+	uint64_t resolved;	/* of those, pages with a node */
+	uint64_t revalidated;	/* known pages asked again (round robin) */
+	uint64_t changed;	/* of those, pages found on another node */
+	uint64_t phys;		/* samples placed from PHYS_ADDR, no syscall */
+	uint64_t query_us;	/* time spent in move_pages */
+};
+
 struct frame {
 	uint64_t seq;		/* 1, 2, 3 ... */
 	double time;		/* seconds since start */
@@ -108,6 +128,13 @@ struct frame {
 	uint64_t *matrix;
 	/* n_nodes: samples from CPU node i to a page of unknown node */
 	uint64_t *matrix_unknown;
+	/* Largest node's share of the memory-side samples divided by its
+	 * fair share 1/n_nodes: 1.0 = even (always so on one node), n_nodes =
+	 * every sample on one node.  Negative (JSON null) when no sample of
+	 * the interval has a known memory node. */
+	double imbalance;
+	struct frame_migrations migrations;
+	struct frame_noderes noderes;
 
 	struct frame_cpu *cpus;		/* every possible CPU, ascending */
 	size_t n_cpus;

@@ -51,7 +51,10 @@ framebuild_refresh_nodes(struct aggr *a, struct page_entry *top, size_t n)
 			idx[k++] = j;
 			done[j] = true;
 		}
-		nodemap_query(a->nodemap, top[i].pid, addrs, k, nodes);
+		/* A failed call (the process exited, no access) says nothing
+		 * about where the pages were: keep the nodes known so far. */
+		if (nodemap_query(a->nodemap, top[i].pid, addrs, k, nodes) < 0)
+			continue;
 		for (size_t j = 0; j < k; j++) {
 			struct page_entry *e = pagetab_find(a->pages,
 				top[idx[j]].pid, top[idx[j]].page);
@@ -110,6 +113,27 @@ framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 	return true;
 }
 
+/*
+ * Largest node's share of the memory-side samples over the fair share
+ * 1/n: max(mem) * n / sum(mem).  1.0 when the samples spread evenly (and
+ * always with one node), n when every sample lands on one node.  -1 when
+ * no sample has a known memory node.
+ */
+static double
+framebuild_imbalance(const struct frame_node *nodes, size_t n)
+{
+	uint64_t sum = 0, max = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		sum += nodes[i].mem_samples;
+		if (nodes[i].mem_samples > max)
+			max = nodes[i].mem_samples;
+	}
+	if (sum == 0)
+		return -1.0;
+	return (double)max * (double)n / (double)sum;
+}
+
 static bool
 framebuild_topology(struct frame *f, const struct aggr *a)
 {
@@ -147,6 +171,7 @@ framebuild_topology(struct frame *f, const struct aggr *a)
 	}
 	f->mem_unknown = a->mem_unknown;
 	f->cpu_unknown = a->cpu_unknown;
+	f->imbalance = framebuild_imbalance(f->nodes, nn);
 	return true;
 }
 

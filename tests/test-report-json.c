@@ -404,7 +404,12 @@ test_exact(void)
 		"\"matrix\":[[3]],"
 		"\"paused\":false,\"sort\":\"samples\",\"tracked_pages\":7,"
 		"\"skipped\":0,\"source_note\":null,\"has_kinds\":true,"
-		"\"mem_unknown\":0,\"cpu_unknown\":0,\"matrix_unknown\":[0]}\n");
+		"\"mem_unknown\":0,\"cpu_unknown\":0,\"matrix_unknown\":[0],"
+		"\"imbalance\":null,\"migrations\":{\"moved\":0,\"busy\":0,"
+		"\"denied\":0,\"failed\":0,\"skipped\":0},"
+		"\"node_resolution\":{\"queried\":0,\"resolved\":0,"
+		"\"revalidated\":0,\"changed\":0,\"phys\":0,"
+		"\"query_us\":0}}\n");
 	free(s);
 	frame_free(f);
 }
@@ -418,6 +423,7 @@ test_key_order(void)
 		"pages", "nodes", "cpus", "threads", "matrix",
 		"paused", "sort", "tracked_pages", "skipped", "source_note",
 		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
+		"imbalance", "migrations", "node_resolution",
 		"exit_status", "error",
 	};
 	size_t n_want = sizeof(want) / sizeof(want[0]);
@@ -551,13 +557,15 @@ test_two_nodes(void)
 	f->matrix_unknown[0] = 5;
 	f->matrix_unknown[1] = 6;
 	f->exit_status = 3;
+	f->imbalance = 1.2;	/* 6 of 10 memory-side samples on 2 nodes */
 	s = render_json_checked(f, &jc);
 	contains(s, "\"nodes\":[{\"node\":0,\"cpu_samples\":3,"
 		 "\"mem_samples\":4,\"local\":1,\"remote\":2,");
 	contains(s, "{\"node\":2,\"cpu_samples\":7,\"mem_samples\":6,"
 		 "\"local\":4,\"remote\":3,");
 	contains(s, "\"matrix\":[[1,2],[3,4]],");
-	contains(s, "\"matrix_unknown\":[5,6],\"exit_status\":3}\n");
+	contains(s, "\"matrix_unknown\":[5,6],\"imbalance\":1.200,");
+	contains(s, ",\"exit_status\":3}\n");
 	free(s);
 
 	/* no nodes at all: empty arrays, still valid */

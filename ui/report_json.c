@@ -386,6 +386,34 @@ report_json_matrix_unknown(struct report_json *jw, const struct frame *f)
 	report_json_putc(jw, ']');
 }
 
+static void
+report_json_migrations(struct report_json *jw,
+		       const struct frame_migrations *m)
+{
+	report_json_key(jw, "migrations", false);
+	report_json_putc(jw, '{');
+	report_json_u64(jw, "moved", m->moved, true);
+	report_json_u64(jw, "busy", m->busy, false);
+	report_json_u64(jw, "denied", m->denied, false);
+	report_json_u64(jw, "failed", m->failed, false);
+	report_json_u64(jw, "skipped", m->skipped, false);
+	report_json_putc(jw, '}');
+}
+
+static void
+report_json_noderes(struct report_json *jw, const struct frame_noderes *r)
+{
+	report_json_key(jw, "node_resolution", false);
+	report_json_putc(jw, '{');
+	report_json_u64(jw, "queried", r->queried, true);
+	report_json_u64(jw, "resolved", r->resolved, false);
+	report_json_u64(jw, "revalidated", r->revalidated, false);
+	report_json_u64(jw, "changed", r->changed, false);
+	report_json_u64(jw, "phys", r->phys, false);
+	report_json_u64(jw, "query_us", r->query_us, false);
+	report_json_putc(jw, '}');
+}
+
 int
 report_json_write(FILE *out, const struct frame *f)
 {
@@ -432,6 +460,13 @@ report_json_write(FILE *out, const struct frame *f)
 	report_json_u64(&jw, "mem_unknown", f->mem_unknown, false);
 	report_json_u64(&jw, "cpu_unknown", f->cpu_unknown, false);
 	report_json_matrix_unknown(&jw, f);
+	report_json_key(&jw, "imbalance", false);
+	if (f->imbalance >= 0 && isfinite(f->imbalance))
+		report_json_fixed(&jw, f->imbalance, 3);
+	else
+		report_json_puts(&jw, "null");
+	report_json_migrations(&jw, &f->migrations);
+	report_json_noderes(&jw, &f->noderes);
 	if (f->follow_mode[0]) {
 		report_json_key(&jw, "follow", false);
 		report_json_putc(&jw, '{');
