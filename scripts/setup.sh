@@ -7,11 +7,11 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${BUILD:=$MEMTOP_ROOT/build}"
 
 # Debian packages: build (meson ninja-build pkg-config gcc libncurses-dev
-# libnuma-dev) and tests (python3 tmux linux-perf numactl clang for the
+# libnuma-dev libelf-dev libdw-dev) and tests (python3 tmux linux-perf numactl clang for the
 # sanitizer runtime's symbolizer).
 setup_packages() {
 	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev
-		    libnuma-dev python3 tmux linux-perf "$@")
+		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf "$@")
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

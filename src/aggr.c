@@ -8,6 +8,7 @@
 #include "aggr.h"
 #include "nodemap.h"
 #include "pagetab.h"
+#include "sides.h"
 #include "threadtab.h"
 #include "topo.h"
 
@@ -29,6 +30,7 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->node_mem = calloc(nn, sizeof(uint64_t));
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
 	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
+	a->sides = sides_new(page_shift, max_pages);
 	if (!a->pages || !a->threads || !a->cpu_samples || !a->node_mem ||
 	    !a->matrix || !a->matrix_unknown) {
 		aggr_fini(a);
@@ -48,6 +50,8 @@ aggr_fini(struct aggr *a)
 	free(a->node_mem);
 	free(a->matrix);
 	free(a->matrix_unknown);
+	sides_free(a->sides);
+	a->sides = NULL;
 	a->pages = NULL;
 	a->threads = NULL;
 	a->cpu_samples = a->node_mem = a->matrix = a->matrix_unknown = NULL;
@@ -162,6 +166,7 @@ aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 		}
 	}
 	threadtab_add(a->threads, s->pid, s->tid, 1);
+	sides_account(a->sides, s, e->page);
 }
 
 void
@@ -178,6 +183,8 @@ aggr_flush(struct aggr *a)
 						   &inserted);
 
 		tracked[i] = e != NULL;
+		if (e && inserted)
+			sides_new_page(a->sides, s->pid, s->addr);
 		want[i] = false;
 		if (!e) {
 			a->interval.untracked++;
@@ -202,6 +209,7 @@ aggr_flush(struct aggr *a)
 			aggr_account(a, s, e);
 	}
 	a->n_batch = 0;
+	sides_flush_end(a->sides);
 }
 
 void
@@ -243,6 +251,7 @@ aggr_next_interval(struct aggr *a)
 	aggr_clear_interval(a);
 	pagetab_next_interval(a->pages);
 	threadtab_next_interval(a->threads);
+	sides_next_interval(a->sides);
 }
 
 void
@@ -254,4 +263,5 @@ aggr_reset(struct aggr *a)
 	memset(&a->cumulative, 0, sizeof(a->cumulative));
 	pagetab_reset(a->pages);
 	threadtab_reset(a->threads);
+	sides_reset(a->sides);
 }

@@ -21,6 +21,7 @@ struct pagetab;
 struct threadtab;
 struct topo;
 struct nodemap;
+struct sides;
 
 #define AGGR_BATCH 256
 
@@ -43,6 +44,10 @@ struct aggr {
 
 	/* Since start or reset. */
 	struct counts cumulative;
+
+	/* Names, code sites, line heat (sides.h); NULL when off or out of
+	 * memory: frames then carry no names. */
+	struct sides *sides;
 
 	struct sample batch[AGGR_BATCH];
 	size_t n_batch;

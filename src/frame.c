@@ -33,7 +33,16 @@ frame_free(struct frame *f)
 	for (size_t i = 0; i < f->n_pages; i++) {
 		free(f->pages[i].region);
 		free(f->pages[i].symbol);
+		for (size_t k = 0; k < f->pages[i].n_sites; k++)
+			free(f->pages[i].sites[k].symbol);
+		free(f->pages[i].sites);
+		free(f->pages[i].lines);
 	}
+	for (size_t i = 0; i < f->n_code_sites; i++) {
+		free(f->code_sites[i].function);
+		free(f->code_sites[i].module);
+	}
+	free(f->code_sites);
 	free(f->pages);
 	free(f->nodes);
 	free(f->matrix);

@@ -46,6 +46,36 @@ struct frame_page {
 	uint64_t remote;	/* this interval, samples from other nodes */
 	char *region;		/* NULL when unknown */
 	char *symbol;		/* NULL when unknown */
+	/* Code sites: the instruction pointers with most samples on this
+	 * page (at most FRAME_SITES), most first.  sites_other = total minus
+	 * their samples (ips without a slot, no ip, or sites forgotten). */
+	struct frame_site *sites;
+	size_t n_sites;
+	uint64_t sites_other;
+	/* Cache-line heat: FRAME_LINES counters, one per 1/64th of the page
+	 * (64 bytes at 4 KiB), for the first FRAME_LINES_PAGES pages; NULL
+	 * when not kept (see linetab.h). */
+	uint32_t *lines;
+};
+
+#define FRAME_SITES		4
+#define FRAME_LINES		64
+#define FRAME_LINES_PAGES	20
+#define FRAME_CODE_SITES	20
+
+struct frame_site {
+	uint64_t ip;
+	char *symbol;		/* "function+0xOFF", NULL when unknown */
+	uint64_t samples;	/* since start or reset */
+};
+
+/* One function of the code view: the samples of every ip inside it. */
+struct frame_code_site {
+	int32_t pid;
+	char *function;		/* NULL when no symbol covers the ips */
+	char *module;		/* ELF path, or region name ("[anon]") */
+	uint64_t samples;	/* this interval */
+	uint64_t total;		/* since start or reset */
 };
 
 struct frame_node {
@@ -151,6 +181,15 @@ struct frame {
 
 	int exit_status;	/* launched command's exit status, -1 if none/unknown */
 	char *error;		/* fatal collector error (frame is final); NULL if none */
+
+	uint32_t granularity;	/* page aggregation size in bytes */
+	/* Functions causing most samples (by `sort`: total for SORT_TOTAL,
+	 * else this interval's samples), at most FRAME_CODE_SITES. */
+	struct frame_code_site *code_sites;
+	size_t n_code_sites;
+	uint64_t code_unknown;		/* this interval: samples without ip */
+	uint64_t code_untracked;	/* this interval: code table full */
+	uint64_t sites_evicted;		/* pages whose sites were forgotten */
 };
 
 /* Allocates a zeroed frame; NULL on ENOMEM. */

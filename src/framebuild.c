@@ -6,6 +6,7 @@
 
 #include "aggr.h"
 #include "framebuild.h"
+#include "framebuild_names.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "threadtab.h"
@@ -242,6 +243,7 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 	if (oom || !framebuild_pages(f, a, m) || !framebuild_topology(f, a) ||
 	    !framebuild_threads(f, a))
 		goto out_oom;
+	framebuild_names(f, a);
 	return f;
 
 out_oom:

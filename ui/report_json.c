@@ -254,6 +254,58 @@ report_json_targets(struct report_json *jw, const struct frame *f)
 	report_json_putc(jw, ']');
 }
 
+/* Code sites, and line heat for the pages that carry it (memtop(1)). */
+static void
+report_json_page_names(struct report_json *jw, const struct frame_page *p)
+{
+	report_json_key(jw, "sites", false);
+	report_json_putc(jw, '[');
+	for (size_t i = 0; i < p->n_sites; i++) {
+		const struct frame_site *s = &p->sites[i];
+
+		report_json_puts(jw, i ? ",{" : "{");
+		report_json_note(jw, fprintf(jw->out, "\"ip\":\"0x%" PRIx64
+					     "\"", s->ip));
+		report_json_str(jw, "symbol", s->symbol, false);
+		report_json_u64(jw, "samples", s->samples, false);
+		report_json_putc(jw, '}');
+	}
+	report_json_putc(jw, ']');
+	report_json_u64(jw, "sites_other", p->sites_other, false);
+	if (!p->lines)
+		return;
+	report_json_key(jw, "lines", false);
+	report_json_putc(jw, '[');
+	for (size_t i = 0; i < FRAME_LINES; i++)
+		report_json_note(jw, fprintf(jw->out, "%s%" PRIu32,
+					     i ? "," : "", p->lines[i]));
+	report_json_putc(jw, ']');
+}
+
+/* The code view: functions causing most samples. */
+static void
+report_json_code_sites(struct report_json *jw, const struct frame *f)
+{
+	report_json_u64(jw, "granularity", f->granularity, false);
+	report_json_key(jw, "code_sites", false);
+	report_json_putc(jw, '[');
+	for (size_t i = 0; i < f->n_code_sites; i++) {
+		const struct frame_code_site *c = &f->code_sites[i];
+
+		report_json_puts(jw, i ? ",{" : "{");
+		report_json_i64(jw, "pid", c->pid, true);
+		report_json_str(jw, "function", c->function, false);
+		report_json_str(jw, "module", c->module, false);
+		report_json_u64(jw, "samples", c->samples, false);
+		report_json_u64(jw, "total", c->total, false);
+		report_json_putc(jw, '}');
+	}
+	report_json_putc(jw, ']');
+	report_json_u64(jw, "code_unknown", f->code_unknown, false);
+	report_json_u64(jw, "code_untracked", f->code_untracked, false);
+	report_json_u64(jw, "sites_evicted", f->sites_evicted, false);
+}
+
 static void
 report_json_page(struct report_json *jw, const struct frame_page *p)
 {
@@ -279,6 +331,7 @@ report_json_page(struct report_json *jw, const struct frame_page *p)
 		report_json_puts(jw, "null");
 	report_json_u64(jw, "local", p->local, false);
 	report_json_u64(jw, "remote", p->remote, false);
+	report_json_page_names(jw, p);
 	report_json_putc(jw, '}');
 }
 
@@ -478,6 +531,7 @@ report_json_write(FILE *out, const struct frame *f)
 				false);
 		report_json_putc(&jw, '}');
 	}
+	report_json_code_sites(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
 	if (f->error)

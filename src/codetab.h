@@ -1,0 +1,51 @@
+/*
+ * Samples per code address (pid, ip), for the frame's code view: which
+ * functions cause the most samples.  Collector thread only.
+ *
+ * A fixed-capacity hash table allocated once (no allocation per sample).
+ * Interval counts reset lazily by epoch, like pagetab.  Samples without an
+ * ip count as `unknown`; samples of a new ip when the table is full count
+ * as `untracked`; both reach the frame, so no sample leaves the code view
+ * unaccounted.
+ */
+#ifndef MEMTOP_CODETAB_H
+#define MEMTOP_CODETAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CODETAB_CAPACITY 65536	/* distinct (pid, ip) */
+
+struct codetab_entry {
+	uint64_t ip;
+	int32_t pid;
+	uint32_t epoch;
+	uint64_t samples;	/* this interval, when epoch is current */
+	uint64_t total;		/* since reset */
+};
+
+struct codetab_counts {
+	uint64_t unknown;	/* samples without an ip */
+	uint64_t untracked;	/* table full */
+};
+
+struct codetab;
+
+struct codetab *codetab_new(void);		/* NULL on ENOMEM */
+void codetab_free(struct codetab *t);		/* NULL-safe */
+
+void codetab_add(struct codetab *t, int32_t pid, uint64_t ip);
+void codetab_next_interval(struct codetab *t);
+void codetab_reset(struct codetab *t);
+
+/* Calls fn for each entry with its interval count (0 when old). */
+void codetab_foreach(const struct codetab *t,
+		     void (*fn)(const struct codetab_entry *e,
+				uint64_t samples, void *ctx),
+		     void *ctx);
+size_t codetab_count(const struct codetab *t);
+/* This interval's and the cumulative unknown/untracked counts. */
+void codetab_counts(const struct codetab *t, struct codetab_counts *interval,
+		    struct codetab_counts *cumulative);
+
+#endif

@@ -1,0 +1,254 @@
+/* Collector thread only.  See framebuild_names.h. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "codetab.h"
+#include "frame.h"
+#include "framebuild_names.h"
+#include "linetab.h"
+#include "names.h"
+#include "pagetab.h"
+#include "sides.h"
+#include "sitetab.h"
+#include "u64map.h"
+
+/* Distinct pids of one frame, each prepared (maps re-read) once. */
+struct framebuild_pids {
+	int32_t *pid;
+	size_t n, cap;
+};
+
+static void
+framebuild_names_prepare(struct framebuild_pids *p, struct names *names,
+			 int32_t pid)
+{
+	int32_t *np;
+
+	for (size_t i = 0; i < p->n; i++)
+		if (p->pid[i] == pid)
+			return;
+	if (p->n == p->cap) {
+		np = realloc(p->pid, (p->cap ? p->cap * 2 : 16) * sizeof(*np));
+		if (!np)
+			return;
+		p->pid = np;
+		p->cap = p->cap ? p->cap * 2 : 16;
+	}
+	p->pid[p->n++] = pid;
+	names_prepare(names, pid);
+}
+
+/* The address of the page's most-sampled line, or addr without heat. */
+static uint64_t
+framebuild_names_hot(const struct frame_page *p)
+{
+	size_t best = 0;
+
+	if (!p->lines)
+		return p->addr;
+	for (size_t i = 1; i < FRAME_LINES; i++)
+		if (p->lines[i] > p->lines[best])
+			best = i;
+	return p->addr + best * (p->size / FRAME_LINES);
+}
+
+static void
+framebuild_names_sites(struct frame_page *p, struct sides *s,
+		       unsigned shift)
+{
+	struct sitetab_site sites[SITETAB_SITES];
+	size_t n = sitetab_get(s->sites, p->pid, p->addr >> shift, sites);
+	uint64_t shown = 0;
+
+	p->sites_other = p->total;
+	if (n == 0)
+		return;
+	p->sites = calloc(n, sizeof(*p->sites));
+	if (!p->sites)
+		return;
+	for (size_t i = 0; i < n && i < FRAME_SITES; i++) {
+		const struct names_code *c = names_code(s->names, p->pid,
+							sites[i].ip);
+
+		p->sites[i].ip = sites[i].ip;
+		p->sites[i].samples = sites[i].count;
+		p->sites[i].symbol = c && c->site ? strdup(c->site) : NULL;
+		shown += sites[i].count;
+		p->n_sites++;
+	}
+	/* Slot counts never exceed the page's samples; guard anyway. */
+	p->sites_other = p->total > shown ? p->total - shown : 0;
+}
+
+static void
+framebuild_names_lines(struct frame_page *p, struct sides *s)
+{
+	uint32_t lines[LINETAB_LINES];
+
+	if (!linetab_get(s->lines, p->pid, p->addr >> s->page_shift, lines))
+		return;
+	p->lines = malloc(sizeof(lines));
+	if (p->lines)
+		memcpy(p->lines, lines, sizeof(lines));
+}
+
+/* One function of the code view while it is being summed. */
+struct framebuild_func {
+	const struct names_func *func;
+	int32_t pid;
+	uint64_t samples;
+	uint64_t total;
+};
+
+struct framebuild_code {
+	struct names *names;
+	struct framebuild_pids *pids;
+	struct framebuild_func *f;
+	size_t n, cap;
+	struct u64map index;	/* names_func pointer -> index + 1 */
+	bool by_total;
+};
+
+static void
+framebuild_code_pid(const struct codetab_entry *e, uint64_t samples,
+		    void *ctx)
+{
+	struct framebuild_code *c = ctx;
+
+	framebuild_names_prepare(c->pids, c->names, e->pid);
+}
+
+/* Adds one ip's samples to its function.  Functions are interned per
+ * process, so the pointer alone identifies (pid, function). */
+static void
+framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
+		    void *ctx)
+{
+	struct framebuild_code *c = ctx;
+	const struct names_code *nc = names_code(c->names, e->pid, e->ip);
+	struct framebuild_func *f, *nf;
+	uintptr_t idx;
+
+	if (!nc)
+		return;
+	idx = (uintptr_t)u64map_get(&c->index, (uintptr_t)nc->func);
+	if (idx) {
+		f = &c->f[idx - 1];
+	} else {
+		if (c->n == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 64;
+
+			nf = realloc(c->f, cap * sizeof(*nf));
+			if (!nf)
+				return;
+			c->f = nf;
+			c->cap = cap;
+		}
+		if (u64map_put(&c->index, (uintptr_t)nc->func,
+			       (void *)(uintptr_t)(c->n + 1)) != NULL)
+			return;
+		f = &c->f[c->n++];
+		memset(f, 0, sizeof(*f));
+		f->func = nc->func;
+		f->pid = e->pid;
+	}
+	f->samples += samples;
+	f->total += e->total;
+}
+
+static bool
+framebuild_code_better(const struct framebuild_func *a,
+		       const struct framebuild_func *b, bool by_total)
+{
+	uint64_t ka = by_total ? a->total : a->samples;
+	uint64_t kb = by_total ? b->total : b->samples;
+	uint64_t ta = by_total ? a->samples : a->total;
+	uint64_t tb = by_total ? b->samples : b->total;
+
+	if (ka != kb)
+		return ka > kb;
+	if (ta != tb)
+		return ta > tb;
+	return a->pid < b->pid;
+}
+
+static void
+framebuild_names_code(struct frame *f, struct sides *s,
+		      struct framebuild_pids *pids)
+{
+	struct framebuild_code c = { .names = s->names, .pids = pids,
+				     .by_total = f->sort == SORT_TOTAL };
+	size_t k = 0;
+
+	codetab_foreach(s->code, framebuild_code_pid, &c);
+	codetab_foreach(s->code, framebuild_code_sum, &c);
+	/* Partial selection sort: k is at most FRAME_CODE_SITES. */
+	for (; k < c.n && k < FRAME_CODE_SITES; k++) {
+		size_t best = k;
+		struct framebuild_func tmp;
+
+		for (size_t i = k + 1; i < c.n; i++)
+			if (framebuild_code_better(&c.f[i], &c.f[best],
+						   c.by_total))
+				best = i;
+		tmp = c.f[k];
+		c.f[k] = c.f[best];
+		c.f[best] = tmp;
+	}
+	if (k) {
+		f->code_sites = calloc(k, sizeof(*f->code_sites));
+		for (size_t i = 0; f->code_sites && i < k; i++) {
+			struct frame_code_site *cs = &f->code_sites[i];
+			const struct names_func *fn = c.f[i].func;
+
+			cs->pid = c.f[i].pid;
+			cs->function = fn->name ? strdup(fn->name) : NULL;
+			cs->module = fn->module ? strdup(fn->module) : NULL;
+			cs->samples = c.f[i].samples;
+			cs->total = c.f[i].total;
+			f->n_code_sites++;
+		}
+	}
+	free(c.f);
+	u64map_clear(&c.index, NULL);
+}
+
+void
+framebuild_names(struct frame *f, struct aggr *a)
+{
+	struct sides *s = a->sides;
+	unsigned shift = pagetab_page_shift(a->pages);
+	struct framebuild_pids pids = { 0 };
+	struct linetab_key keys[FRAME_LINES_PAGES];
+	struct codetab_counts interval, cumulative;
+	size_t n_keys = 0;
+
+	f->granularity = 1u << shift;
+	if (!s)
+		return;
+	for (size_t i = 0; i < f->n_pages; i++)
+		framebuild_names_prepare(&pids, s->names, f->pages[i].pid);
+	for (size_t i = 0; i < f->n_pages; i++) {
+		struct frame_page *p = &f->pages[i];
+
+		if (i < FRAME_LINES_PAGES) {
+			framebuild_names_lines(p, s);
+			keys[n_keys].pid = p->pid;
+			keys[n_keys++].page = p->addr >> shift;
+		}
+		names_page(s->names, p->pid, p->addr, p->size,
+			   framebuild_names_hot(p), &p->region, &p->symbol);
+		framebuild_names_sites(p, s, shift);
+	}
+	/* The pages shown first keep (or get) line counters from now on. */
+	linetab_want(s->lines, keys, n_keys);
+	framebuild_names_code(f, s, &pids);
+	codetab_counts(s->code, &interval, &cumulative);
+	f->code_unknown = interval.unknown;
+	f->code_untracked = interval.untracked;
+	f->sites_evicted = sitetab_evicted(s->sites);
+	free(pids.pid);
+}

@@ -1,0 +1,38 @@
+/*
+ * Page aggregation size: 4 KiB, 2 MiB or 1 GiB pages, switchable while
+ * running (key g, CMD_SET_GRANULARITY, --granularity).  Collector thread
+ * for granularity_apply; the name helpers are pure.
+ */
+#ifndef MEMTOP_GRANULARITY_H
+#define MEMTOP_GRANULARITY_H
+
+#include <stddef.h>
+
+struct aggr;
+
+#define GRANULARITY_4K	12
+#define GRANULARITY_2M	21
+#define GRANULARITY_1G	30
+
+/* "4k", "2m", "1g" (any case; also "4K", "4KiB", "4096"...) -> shift.
+ * 0 or -EINVAL. */
+int granularity_parse(const char *s, unsigned *shift);
+/* "4 KiB", "2 MiB", "1 GiB", "?" for any other shift. */
+const char *granularity_name(unsigned shift);
+/* 4 KiB -> 2 MiB -> 1 GiB -> 4 KiB (any other shift -> 4 KiB). */
+unsigned granularity_next(unsigned shift);
+/* Whether shift is one of the three. */
+int granularity_valid(unsigned shift);
+
+/*
+ * Rebuilds the page table at shift.  Coarser: every entry folds into the
+ * page that holds it (counters add up; interval counters only when they
+ * belong to the current interval; the node stays when all folded pages
+ * agree, else it is asked again).  Finer: counts cannot be split, so the
+ * table starts empty (frame totals and cumulative counters stay).
+ * Queued samples are accounted first.  0, -EINVAL (not a granularity),
+ * -ENOMEM (the old table stays).
+ */
+int granularity_apply(struct aggr *a, unsigned shift, size_t max_pages);
+
+#endif

@@ -1,0 +1,178 @@
+/* Collector thread only.  See linetab.h. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "linetab.h"
+
+/* Open addressing over slot numbers, twice the slots so probes stay
+ * short; rebuilt whole when slots change owner (linetab_want). */
+#define LINETAB_INDEX	(LINETAB_SLOTS * 2)
+
+struct linetab_slot {
+	uint64_t page;
+	int32_t pid;
+	bool used;
+	bool wanted;
+	uint32_t lines[LINETAB_LINES];
+};
+
+struct linetab {
+	struct linetab_slot slots[LINETAB_SLOTS];
+	uint16_t index[LINETAB_INDEX];	/* slot + 1; 0 = empty */
+	size_t n_used;
+	unsigned page_shift;
+};
+
+struct linetab *
+linetab_new(unsigned page_shift)
+{
+	struct linetab *t = calloc(1, sizeof(*t));
+
+	if (t)
+		t->page_shift = page_shift;
+	return t;
+}
+
+void
+linetab_free(struct linetab *t)
+{
+	free(t);
+}
+
+static size_t
+linetab_hash(int32_t pid, uint64_t page)
+{
+	uint64_t h = (page ^ ((uint64_t)(uint32_t)pid << 40)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 40) & (LINETAB_INDEX - 1);
+}
+
+static struct linetab_slot *
+linetab_find(const struct linetab *t, int32_t pid, uint64_t page)
+{
+	size_t i = linetab_hash(pid, page);
+
+	for (;;) {
+		uint16_t v = t->index[i];
+		const struct linetab_slot *s;
+
+		if (v == 0)
+			return NULL;
+		s = &t->slots[v - 1];
+		if (s->page == page && s->pid == pid)
+			return (struct linetab_slot *)s;
+		i = (i + 1) & (LINETAB_INDEX - 1);
+	}
+}
+
+static void
+linetab_index_insert(struct linetab *t, size_t slot)
+{
+	size_t i = linetab_hash(t->slots[slot].pid, t->slots[slot].page);
+
+	while (t->index[i])
+		i = (i + 1) & (LINETAB_INDEX - 1);
+	t->index[i] = (uint16_t)(slot + 1);
+}
+
+static struct linetab_slot *
+linetab_take(struct linetab *t, size_t slot, int32_t pid, uint64_t page)
+{
+	struct linetab_slot *s = &t->slots[slot];
+
+	memset(s, 0, sizeof(*s));
+	s->page = page;
+	s->pid = pid;
+	s->used = true;
+	return s;
+}
+
+void
+linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
+{
+	uint64_t page = addr >> t->page_shift;
+	struct linetab_slot *s = linetab_find(t, pid, page);
+	uint64_t off = addr & ((1ull << t->page_shift) - 1);
+
+	if (!s) {
+		if (t->n_used == LINETAB_SLOTS)
+			return;
+		s = linetab_take(t, t->n_used, pid, page);
+		linetab_index_insert(t, t->n_used++);
+	}
+	s->lines[off >> (t->page_shift - 6)]++;
+}
+
+bool
+linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
+	    uint32_t *out)
+{
+	const struct linetab_slot *s = linetab_find(t, pid, page);
+
+	if (!s)
+		return false;
+	memcpy(out, s->lines, sizeof(s->lines));
+	return true;
+}
+
+void
+linetab_want(struct linetab *t, const struct linetab_key *keys, size_t n)
+{
+	size_t victim = 0;
+	bool moved = false;
+
+	if (n > LINETAB_SLOTS / 2)
+		n = LINETAB_SLOTS / 2;
+	for (size_t i = 0; i < t->n_used; i++)
+		t->slots[i].wanted = false;
+	for (size_t k = 0; k < n; k++) {
+		struct linetab_slot *s = linetab_find(t, keys[k].pid,
+						      keys[k].page);
+
+		if (s)
+			s->wanted = true;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct linetab_slot *s = linetab_find(t, keys[k].pid,
+						      keys[k].page);
+
+		if (s)
+			continue;
+		if (t->n_used < LINETAB_SLOTS) {
+			s = linetab_take(t, t->n_used, keys[k].pid,
+					 keys[k].page);
+			linetab_index_insert(t, t->n_used++);
+		} else {
+			/* At most n < LINETAB_SLOTS slots are wanted. */
+			while (t->slots[victim].wanted)
+				victim++;
+			s = linetab_take(t, victim, keys[k].pid,
+					 keys[k].page);
+			moved = true;
+		}
+		s->wanted = true;
+	}
+	if (!moved)
+		return;
+	memset(t->index, 0, sizeof(t->index));
+	for (size_t i = 0; i < t->n_used; i++)
+		linetab_index_insert(t, i);
+}
+
+void
+linetab_reset(struct linetab *t, unsigned page_shift)
+{
+	memset(t->slots, 0, sizeof(t->slots));
+	memset(t->index, 0, sizeof(t->index));
+	t->n_used = 0;
+	t->page_shift = page_shift;
+}
+
+size_t
+linetab_count(const struct linetab *t)
+{
+	return t->n_used;
+}

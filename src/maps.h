@@ -1,0 +1,120 @@
+/*
+ * The memory regions of one process, from /proc/PID/maps, and what to call
+ * the region an address falls in.  Collector thread only: names.c keeps
+ * one struct maps per target pid.
+ *
+ * Region names (the frame's pages[].region):
+ *   [heap] [stack]          as the kernel names them
+ *   [stack:TID]             an anonymous region holding thread TID's stack
+ *                           pointer (see maps_refresh)
+ *   [anon]                  other anonymous private memory
+ *   [anon:shared]           shared anonymous memory (/dev/zero (deleted))
+ *   [anon:hugetlb]          MAP_HUGETLB memory (/anon_hugepage (deleted))
+ *   PATH [bss]              anonymous memory right after a file's private
+ *                           writable mapping: where ELF loaders put .bss
+ *   PATH+0xOFF              a file mapping; OFF = the address's offset in
+ *                           the file
+ *   PATH (deleted)+0xOFF    the same for a file deleted since it was mapped
+ *   [vdso] [anon:NAME] ...  any other bracketed name, as listed
+ */
+#ifndef MEMTOP_MAPS_H
+#define MEMTOP_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum maps_kind {
+	MAPS_ANON = 0,
+	MAPS_FILE,
+	MAPS_HEAP,
+	MAPS_STACK,
+	MAPS_THREAD_STACK,
+	MAPS_BSS,
+	MAPS_HUGETLB,
+	MAPS_SHARED_ANON,
+	MAPS_NAMED,		/* other "[...]" names */
+};
+
+#define MAPS_PROT_READ	1u
+#define MAPS_PROT_WRITE	2u
+#define MAPS_PROT_EXEC	4u
+
+struct maps_region {
+	uint64_t start;		/* first byte */
+	uint64_t end;		/* one past the last byte */
+	uint64_t pgoff;		/* file offset of start */
+	uint64_t inode;		/* 0 for anonymous memory */
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint8_t prot;		/* MAPS_PROT_* */
+	bool shared;
+	bool deleted;		/* the file was deleted after mapping */
+	enum maps_kind kind;
+	int32_t tid;		/* MAPS_THREAD_STACK: the thread */
+	/* MAPS_FILE, MAPS_BSS: the file's path in the target's mount
+	 * namespace, without " (deleted)"; MAPS_NAMED: the bracketed name;
+	 * NULL otherwise. */
+	char *path;
+};
+
+struct maps;
+
+/* NULL on ENOMEM.  pid <= 0 makes a maps that only takes text (tests). */
+struct maps *maps_new(int32_t pid);
+void maps_free(struct maps *m);		/* NULL-safe */
+
+/*
+ * Replaces the regions with those listed in text (the format of
+ * /proc/PID/maps).  Malformed lines are skipped and counted
+ * (maps_bad_lines).  Thread-stack labels carry over to a region with the
+ * same start.  Returns 1 when the regions changed, 0 when the text is the
+ * same as last time, -ENOMEM.
+ */
+int maps_load_text(struct maps *m, const char *text, size_t len);
+
+/*
+ * Re-reads /proc/PID/maps, then looks for thread stacks: for each thread
+ * of the process, /proc/PID/task/TID/syscall gives its stack pointer while
+ * it is blocked (in a system call or not running); the anonymous region
+ * that holds it becomes [stack:TID].  (The kstkesp field of
+ * /proc/PID/task/TID/stat reads 0 on current kernels, and [stack:TID] left
+ * /proc/PID/maps in Linux 4.5.)  A thread that is on a CPU at that moment,
+ * or that memtop may not ptrace-read, is tried again at the next refresh;
+ * until then its stack reads [anon].
+ * Returns 1 changed, 0 unchanged, -errno when the maps cannot be read
+ * (process gone): the old regions stay, so a dead process keeps its names.
+ */
+int maps_refresh(struct maps *m);
+
+/* Labels the anonymous region holding sp as thread tid's stack. */
+void maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp);
+
+/*
+ * The stack pointer in the text of /proc/PID/task/TID/syscall: the
+ * second-to-last field of "NR ARG1..ARG6 SP PC" or "-1 SP PC".
+ * 0 or -EAGAIN ("running"), -EINVAL.
+ */
+int maps_parse_syscall_sp(const char *text, uint64_t *sp);
+
+/* The region holding addr, or NULL. */
+const struct maps_region *maps_lookup(const struct maps *m, uint64_t addr);
+/* The first region overlapping [lo, hi), or NULL. */
+const struct maps_region *maps_first_in(const struct maps *m, uint64_t lo,
+					uint64_t hi);
+
+size_t maps_count(const struct maps *m);
+const struct maps_region *maps_at(const struct maps *m, size_t i);
+/* Bumps each time the regions change. */
+uint64_t maps_generation(const struct maps *m);
+size_t maps_bad_lines(const struct maps *m);
+int32_t maps_pid(const struct maps *m);
+
+/*
+ * The region's name for addr (see the list at the top) into buf;
+ * returns the length it needed (like snprintf).
+ */
+int maps_region_name(const struct maps_region *r, uint64_t addr, char *buf,
+		     size_t len);
+
+#endif

@@ -1,0 +1,119 @@
+/* Collector thread only.  See sides.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "codetab.h"
+#include "linetab.h"
+#include "names.h"
+#include "sides.h"
+#include "sitetab.h"
+
+static size_t
+sides_site_pages(size_t max_pages)
+{
+	if (max_pages == 0)
+		return SIDES_DEFAULT_SITE_PAGES;
+	return max_pages < SIDES_MAX_SITE_PAGES ? max_pages :
+						  SIDES_MAX_SITE_PAGES;
+}
+
+struct sides *
+sides_new(unsigned page_shift, size_t max_pages)
+{
+	struct sides *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->page_shift = page_shift;
+	s->names = names_new();
+	s->sites = sitetab_new(sides_site_pages(max_pages));
+	s->lines = linetab_new(page_shift);
+	s->code = codetab_new();
+	if (!s->names || !s->sites || !s->lines || !s->code) {
+		sides_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+sides_free(struct sides *s)
+{
+	if (!s)
+		return;
+	names_free(s->names);
+	sitetab_free(s->sites);
+	linetab_free(s->lines);
+	codetab_free(s->code);
+	free(s);
+}
+
+void
+sides_account(struct sides *s, const struct sample *smp, uint64_t page)
+{
+	if (!s)
+		return;
+	sitetab_add(s->sites, smp->pid, page, smp->ip);
+	linetab_add(s->lines, smp->pid, smp->addr);
+	codetab_add(s->code, smp->pid, smp->ip);
+}
+
+void
+sides_new_page(struct sides *s, int32_t pid, uint64_t addr)
+{
+	if (s)
+		names_note_page(s->names, pid, addr);
+}
+
+void
+sides_flush_end(struct sides *s)
+{
+	if (s)
+		names_refresh_due(s->names);
+}
+
+void
+sides_next_interval(struct sides *s)
+{
+	if (s)
+		codetab_next_interval(s->code);
+}
+
+void
+sides_reset(struct sides *s)
+{
+	if (!s)
+		return;
+	sitetab_reset(s->sites);
+	linetab_reset(s->lines, s->page_shift);
+	codetab_reset(s->code);
+}
+
+int
+sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
+{
+	struct sitetab *folded;
+	int ret = 0;
+
+	if (!s || new_shift == s->page_shift)
+		return 0;
+	if (new_shift > s->page_shift) {
+		folded = sitetab_new(sides_site_pages(max_pages));
+		if (folded) {
+			sitetab_fold(folded, s->sites,
+				     new_shift - s->page_shift);
+			sitetab_free(s->sites);
+			s->sites = folded;
+		} else {
+			sitetab_reset(s->sites);
+			ret = -ENOMEM;
+		}
+	} else {
+		sitetab_reset(s->sites);
+	}
+	s->page_shift = new_shift;
+	linetab_reset(s->lines, new_shift);
+	return ret;
+}

@@ -1,0 +1,57 @@
+/*
+ * What the aggregation keeps beside the page table so frames can name
+ * memory and code: names (regions, symbols), per-page code sites, cache-
+ * line heat and samples per code address.  Collector thread only.
+ *
+ * aggr.c calls these hooks; every hook takes NULL (names off) and then
+ * does nothing.  Per sample: three table updates, no system call, no
+ * allocation.  Per new page: one region lookup.  System calls (reading
+ * /proc/PID/maps, opening ELF files) happen in sides_flush_end, rate-
+ * limited, and when a frame is built.
+ */
+#ifndef MEMTOP_SIDES_H
+#define MEMTOP_SIDES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sample.h"
+
+struct names;
+struct sitetab;
+struct linetab;
+struct codetab;
+
+/* Pages whose sites the table holds when max_pages is 0 (unlimited). */
+#define SIDES_DEFAULT_SITE_PAGES (1u << 18)
+#define SIDES_MAX_SITE_PAGES (1u << 20)
+
+struct sides {
+	struct names *names;
+	struct sitetab *sites;
+	struct linetab *lines;
+	struct codetab *code;
+	unsigned page_shift;
+};
+
+/* NULL on ENOMEM. */
+struct sides *sides_new(unsigned page_shift, size_t max_pages);
+void sides_free(struct sides *s);	/* NULL-safe */
+
+/* A sample accounted to page (s->pid, page) of the current granularity. */
+void sides_account(struct sides *s, const struct sample *smp, uint64_t page);
+/* A page entered the page table. */
+void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
+/* After a batch: reads the regions of processes that need it. */
+void sides_flush_end(struct sides *s);
+void sides_next_interval(struct sides *s);
+void sides_reset(struct sides *s);
+/*
+ * The page table moved to new_shift: sites fold into the coarser pages
+ * (new_shift > page_shift) or start over (finer: counts cannot be split);
+ * line heat starts over.  0 or -ENOMEM (sites then start over).
+ */
+int sides_set_page_shift(struct sides *s, unsigned new_shift,
+			 size_t max_pages);
+
+#endif

@@ -1,0 +1,426 @@
+/* Collector thread only.  See symbols.h. */
+#include "config.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "maps.h"
+#include "symbols.h"
+
+/* How far back a lookup walks past symbols that end before the address,
+ * looking for a bigger one that started earlier and still covers it
+ * (aliases, nested objects). */
+#define SYMBOLS_BACKTRACK 16
+
+struct symbols_sym {
+	uint64_t addr;		/* file virtual address */
+	uint64_t size;		/* 0 = unknown */
+	const char *name;	/* in the ELF string table, owned by dwfl */
+	uint8_t rank;		/* higher wins among equal addresses */
+};
+
+struct symbols_load {
+	uint64_t offset;	/* p_offset */
+	uint64_t vaddr;		/* p_vaddr */
+	uint64_t filesz;
+	uint64_t memsz;
+};
+
+struct symbols_file {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	Dwfl *dwfl;			/* owns the fd and the ELF data */
+	struct symbols_load *loads;
+	size_t n_loads;
+	uint64_t lo, hi;
+	struct symbols_sym *objects;
+	size_t n_objects;
+	struct symbols_sym *functions;
+	size_t n_functions;
+};
+
+struct symbols {
+	struct symbols_file **files;
+	size_t n_files;
+	char *debuginfo_path;		/* NULL: libdwfl's default */
+	Dwfl_Callbacks callbacks;
+};
+
+struct symbols *
+symbols_new(void)
+{
+	struct symbols *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	elf_version(EV_CURRENT);
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	return s;
+}
+
+static void
+symbols_file_free(struct symbols_file *f)
+{
+	if (!f)
+		return;
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	free(f->loads);
+	free(f->objects);
+	free(f->functions);
+	free(f);
+}
+
+void
+symbols_free(struct symbols *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_files; i++)
+		symbols_file_free(s->files[i]);
+	free(s->files);
+	free(s);
+}
+
+/*
+ * Opens the file of mapping r as process pid sees it.  The inode must
+ * match what the maps list: a path may name another file by now.
+ */
+static int
+symbols_open_fd(int32_t pid, const struct maps_region *r, struct stat *st)
+{
+	char path[4200];
+	int fd;
+
+	if (!r->deleted && r->path && r->path[0] == '/') {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid,
+			 r->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (fstat(fd, st) == 0 &&
+			    (r->inode == 0 || (uint64_t)st->st_ino == r->inode))
+				return fd;
+			close(fd);
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)pid, r->start, r->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int
+symbols_cmp(const void *a, const void *b)
+{
+	const struct symbols_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (int)x->rank - (int)y->rank;
+}
+
+static int
+symbols_push(struct symbols_sym **arr, size_t *n, size_t *cap,
+	     const struct symbols_sym *sym)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		struct symbols_sym *na = realloc(*arr, nc * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = *sym;
+	return 0;
+}
+
+/* Global beats weak beats local at one address; among equals the bigger
+ * size, so a lookup prefers the symbol users know. */
+static uint8_t
+symbols_rank(const GElf_Sym *sym)
+{
+	unsigned bind = GELF_ST_BIND(sym->st_info);
+
+	return (uint8_t)((bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0) *
+			 2 + (sym->st_size != 0));
+}
+
+static int
+symbols_index(struct symbols_file *f, Dwfl_Module *mod)
+{
+	size_t cap_o = 0, cap_f = 0;
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		struct symbols_sym e;
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							   &shndx, NULL, NULL);
+		unsigned type;
+		int ret = 0;
+
+		if (!name || !name[0] || shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		e.addr = addr;
+		e.size = sym.st_size;
+		e.name = name;
+		e.rank = symbols_rank(&sym);
+		if ((type == STT_OBJECT || type == STT_COMMON) && e.size)
+			ret = symbols_push(&f->objects, &f->n_objects, &cap_o,
+					   &e);
+		else if (type == STT_FUNC || type == STT_GNU_IFUNC)
+			ret = symbols_push(&f->functions, &f->n_functions,
+					   &cap_f, &e);
+		if (ret < 0)
+			return ret;
+	}
+	if (f->n_objects)
+		qsort(f->objects, f->n_objects, sizeof(*f->objects),
+		      symbols_cmp);
+	if (f->n_functions)
+		qsort(f->functions, f->n_functions, sizeof(*f->functions),
+		      symbols_cmp);
+	return 0;
+}
+
+static int
+symbols_read_loads(struct symbols_file *f, Elf *elf)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n) < 0 || n == 0)
+		return -ENOEXEC;
+	f->loads = calloc(n, sizeof(*f->loads));
+	if (!f->loads)
+		return -ENOMEM;
+	f->lo = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		struct symbols_load *l;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		l = &f->loads[f->n_loads++];
+		l->offset = ph.p_offset;
+		l->vaddr = ph.p_vaddr;
+		l->filesz = ph.p_filesz;
+		l->memsz = ph.p_memsz;
+		if (ph.p_vaddr < f->lo)
+			f->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > f->hi)
+			f->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	return f->n_loads ? 0 : -ENOEXEC;
+}
+
+/* Reports fd to a new Dwfl at its link-time addresses (base 0) and
+ * indexes its symbols.  Consumes fd. */
+static int
+symbols_load(struct symbols *s, struct symbols_file *f, const char *name,
+	     int fd)
+{
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	Elf *elf;
+	int ret;
+
+	f->dwfl = dwfl_begin(&s->callbacks);
+	if (!f->dwfl) {
+		close(fd);
+		return -ENOMEM;
+	}
+	dwfl_report_begin(f->dwfl);
+	mod = dwfl_report_elf(f->dwfl, name, name, fd, 0, true);
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (!mod) {
+		/* Not consumed on failure. */
+		close(fd);
+		return -ENOEXEC;
+	}
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf)
+		return -ENOEXEC;
+	ret = symbols_read_loads(f, elf);
+	if (ret < 0)
+		return ret;
+	return symbols_index(f, mod);
+}
+
+struct symbols_file *
+symbols_open(struct symbols *s, int32_t pid, const struct maps_region *r,
+	     int *err)
+{
+	struct symbols_file *f, **nf;
+	struct stat st;
+	int fd, ret;
+
+	fd = symbols_open_fd(pid, r, &st);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	for (size_t i = 0; i < s->n_files; i++) {
+		f = s->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino &&
+		    f->size == st.st_size &&
+		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			close(fd);
+			return f;
+		}
+	}
+	nf = realloc(s->files, (s->n_files + 1) * sizeof(*nf));
+	f = calloc(1, sizeof(*f));
+	if (!nf || !f) {
+		if (nf)
+			s->files = nf;
+		free(f);
+		close(fd);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	s->files = nf;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->size = st.st_size;
+	f->mtime = st.st_mtim;
+	ret = symbols_load(s, f, r->path ? r->path : "?", fd);
+	if (ret < 0) {
+		symbols_file_free(f);
+		*err = ret;
+		return NULL;
+	}
+	s->files[s->n_files++] = f;
+	*err = 0;
+	return f;
+}
+
+int
+symbols_bias(const struct symbols_file *f, const struct maps_region *r,
+	     uint64_t *bias)
+{
+	for (size_t i = 0; i < f->n_loads; i++) {
+		const struct symbols_load *l = &f->loads[i];
+		/* Segments are mapped from their page-aligned offset. */
+		uint64_t off0 = l->offset & ~(uint64_t)0xfff;
+
+		if (r->pgoff < off0 || r->pgoff >= l->offset + l->filesz)
+			continue;
+		/* vaddr and offset agree modulo the page size. */
+		*bias = r->start - (l->vaddr - l->offset + r->pgoff);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void
+symbols_extent(const struct symbols_file *f, uint64_t *lo, uint64_t *hi)
+{
+	*lo = f->lo;
+	*hi = f->hi;
+}
+
+/* Index of the last symbol starting at or below vaddr, or -1. */
+static ptrdiff_t
+symbols_floor(const struct symbols_sym *a, size_t n, uint64_t vaddr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+/* A sized symbol covering vaddr, looking back past a few that end
+ * earlier; -1 when none. */
+static ptrdiff_t
+symbols_covering(const struct symbols_sym *a, size_t n, uint64_t vaddr)
+{
+	ptrdiff_t i = symbols_floor(a, n, vaddr);
+
+	for (ptrdiff_t k = 0; i >= 0 && k < SYMBOLS_BACKTRACK; i--, k++)
+		if (a[i].size && vaddr - a[i].addr < a[i].size)
+			return i;
+	return -1;
+}
+
+const char *
+symbols_object(const struct symbols_file *f, uint64_t vaddr, uint64_t *off)
+{
+	ptrdiff_t i = symbols_covering(f->objects, f->n_objects, vaddr);
+
+	if (i < 0)
+		return NULL;
+	*off = vaddr - f->objects[i].addr;
+	return f->objects[i].name;
+}
+
+const char *
+symbols_function(const struct symbols_file *f, uint64_t vaddr,
+		 uint64_t *off, uint64_t *start)
+{
+	const struct symbols_sym *a = f->functions;
+	ptrdiff_t i = symbols_covering(a, f->n_functions, vaddr);
+
+	if (i < 0) {
+		/* Assembly often leaves functions without a size: take the
+		 * closest start before vaddr if nothing sized ends after it. */
+		i = symbols_floor(a, f->n_functions, vaddr);
+		if (i < 0 || a[i].size)
+			return NULL;
+	}
+	*off = vaddr - a[i].addr;
+	*start = a[i].addr;
+	return a[i].name;
+}
+
+size_t
+symbols_file_objects(const struct symbols_file *f)
+{
+	return f->n_objects;
+}
+
+size_t
+symbols_file_functions(const struct symbols_file *f)
+{
+	return f->n_functions;
+}
+
+size_t
+symbols_files(const struct symbols *s)
+{
+	return s->n_files;
+}

@@ -1,0 +1,72 @@
+/*
+ * Symbols of ELF files mapped by target processes, through elfutils.
+ * Collector thread only.
+ *
+ * One struct symbols caches every ELF file memtop has opened, keyed by the
+ * file's identity (device, inode, size, mtime), so a library that many
+ * targets map is read and indexed once.  A file is opened while its
+ * process lives, through /proc/PID/root/PATH, so the path is resolved in
+ * the target's mount namespace (containers), or failing that (deleted
+ * file, other root) through /proc/PID/map_files/START-END.  The open file
+ * stays open: names keep working after the process exits.
+ *
+ * The symbol table is the one libdwfl picks: .symtab, else separate debug
+ * information found by build-id or debuglink, else .gnu_debugdata, else
+ * .dynsym (a stripped binary keeps only its exported symbols).  Symbols
+ * are copied once into two sorted arrays, data objects (STT_OBJECT,
+ * STT_COMMON) and functions (STT_FUNC, STT_GNU_IFUNC), and looked up by
+ * binary search in the file's own virtual addresses; callers add the load
+ * bias of the process.
+ */
+#ifndef MEMTOP_SYMBOLS_H
+#define MEMTOP_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct maps_region;
+struct symbols;
+struct symbols_file;
+
+/* NULL on ENOMEM. */
+struct symbols *symbols_new(void);
+/* Closes every file.  NULL-safe. */
+void symbols_free(struct symbols *s);
+
+/*
+ * The indexed ELF file behind file mapping r of process pid, opening and
+ * indexing it on first use.  NULL with *err = -errno when it cannot be
+ * opened, -ENOEXEC when it is not an ELF file with program headers.
+ */
+struct symbols_file *symbols_open(struct symbols *s, int32_t pid,
+				  const struct maps_region *r, int *err);
+
+/*
+ * The load bias of mapping r (address = file virtual address + bias):
+ * from the PT_LOAD segment holding r's file offset.  0 or -ENOENT.
+ */
+int symbols_bias(const struct symbols_file *f, const struct maps_region *r,
+		 uint64_t *bias);
+/* [lo, hi): file virtual addresses covered by PT_LOAD segments (memsz, so
+ * .bss included). */
+void symbols_extent(const struct symbols_file *f, uint64_t *lo,
+		    uint64_t *hi);
+
+/* The data object covering file virtual address vaddr and *off into it,
+ * or NULL (no sized object covers it). */
+const char *symbols_object(const struct symbols_file *f, uint64_t vaddr,
+			   uint64_t *off);
+/*
+ * The function holding vaddr, *off into it and its *start: a sized
+ * function that covers vaddr, else the nearest sizeless one before it
+ * with no other symbol in between; NULL when none.
+ */
+const char *symbols_function(const struct symbols_file *f, uint64_t vaddr,
+			     uint64_t *off, uint64_t *start);
+
+size_t symbols_file_objects(const struct symbols_file *f);
+size_t symbols_file_functions(const struct symbols_file *f);
+/* Files opened and indexed so far. */
+size_t symbols_files(const struct symbols *s);
+
+#endif

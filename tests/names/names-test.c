@@ -1,0 +1,215 @@
+/*
+ * The names test program: memory whose names memtop must find.  It faults
+ * one page in each of
+ *   exe-data   names_global_data (.data of this executable)
+ *   exe-bss    names_global_array (.bss of this executable)
+ *   lib-data   names_lib_array (.data of libnames-lib.so)
+ *   heap       a malloc'd buffer ([heap])
+ *   stack      a second thread's stack ([stack:TID])
+ *   file       a shared mapping of a file (PATH+0x2000)
+ * each after MADV_DONTNEED, so the fault happens now whatever the loader
+ * or malloc did before, and writes a JSON report of the page addresses
+ * and the names expected.  Then it lingers (the thread blocked in a
+ * system call, where memtop can read its stack pointer) and exits 0.
+ *
+ *   names-test --report FILE --file PATH [--linger-ms N]
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "names-lib.h"
+
+#define NAMES_PAGE	4096
+#define NAMES_HEAP_BYTES (64 * 1024)	/* below malloc's mmap threshold */
+#define NAMES_FILE_BYTES (4 * NAMES_PAGE)
+#define NAMES_FILE_OFF	0x2000
+
+__attribute__((aligned(4096)))
+char names_global_data[4 * NAMES_PAGE] = { 1 };
+__attribute__((aligned(4096)))
+char names_global_array[4 * NAMES_PAGE];
+
+struct names_thread {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state;		/* 0 start, 1 touched, 2 may exit */
+	pid_t tid;
+	uintptr_t page;
+};
+
+/* The one function that touches memory, so its name is the code site. */
+static __attribute__((noinline)) void
+names_touch(char *page)
+{
+	madvise(page, NAMES_PAGE, MADV_DONTNEED);
+	*(volatile char *)page = 3;
+}
+
+static uintptr_t
+names_page_of(const void *p)
+{
+	return (uintptr_t)p & ~(uintptr_t)(NAMES_PAGE - 1);
+}
+
+static void *
+names_thread_main(void *arg)
+{
+	struct names_thread *t = arg;
+	/* Deep enough that a page of it is new to the stack. */
+	volatile char buf[6 * NAMES_PAGE];
+	char *page = (char *)names_page_of((const char *)buf + 3 * NAMES_PAGE);
+
+	names_touch(page);
+	buf[0] = 1;
+	pthread_mutex_lock(&t->lock);
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->page = (uintptr_t)page;
+	t->state = 1;
+	pthread_cond_broadcast(&t->cond);
+	/* Blocked in futex(2) from here: /proc/.../syscall shows its SP. */
+	while (t->state != 2)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static void
+names_report_page(FILE *out, bool first, const char *what, uintptr_t page,
+		  const char *region, const char *symbol)
+{
+	fprintf(out, "%s{\"what\":\"%s\",\"addr\":\"0x%lx\",\"region\":",
+		first ? "" : ",", what, (unsigned long)page);
+	if (region)
+		fprintf(out, "\"%s\"", region);
+	else
+		fputs("null", out);
+	fputs(",\"symbol\":", out);
+	if (symbol)
+		fprintf(out, "\"%s\"", symbol);
+	else
+		fputs("null", out);
+	fputs("}", out);
+}
+
+static int
+names_usage(void)
+{
+	fprintf(stderr, "usage: names-test --report FILE --file PATH "
+		"[--linger-ms N]\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *report = NULL, *path = NULL;
+	long linger_ms = 2000;
+	struct names_thread t = { PTHREAD_MUTEX_INITIALIZER,
+				  PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+	struct timespec ts;
+	pthread_t th;
+	char exe[4096], region[4300], *heap, *map;
+	uintptr_t heap_page, lib_page;
+	ssize_t n;
+	FILE *out;
+	int fd;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
+			report = argv[++i];
+		else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+			path = argv[++i];
+		else if (strcmp(argv[i], "--linger-ms") == 0 && i + 1 < argc)
+			linger_ms = atol(argv[++i]);
+		else
+			return names_usage();
+	}
+	if (!report || !path)
+		return names_usage();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		perror("names-test: /proc/self/exe");
+		return 1;
+	}
+	exe[n] = '\0';
+
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, NAMES_FILE_BYTES) < 0) {
+		fprintf(stderr, "names-test: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	map = mmap(NULL, NAMES_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	heap = malloc(NAMES_HEAP_BYTES);
+	if (map == MAP_FAILED || !heap) {
+		fprintf(stderr, "names-test: out of memory\n");
+		return 1;
+	}
+	if (pthread_create(&th, NULL, names_thread_main, &t) != 0) {
+		fprintf(stderr, "names-test: pthread_create failed\n");
+		return 1;
+	}
+
+	names_touch(names_global_data + NAMES_PAGE);
+	names_touch(names_global_array + NAMES_PAGE);
+	lib_page = (uintptr_t)names_lib_touch(2 * NAMES_PAGE);
+	heap_page = names_page_of(heap + NAMES_HEAP_BYTES / 2);
+	names_touch((char *)heap_page);
+	names_touch(map + NAMES_FILE_OFF);
+
+	pthread_mutex_lock(&t.lock);
+	while (t.state != 1)
+		pthread_cond_wait(&t.cond, &t.lock);
+	pthread_mutex_unlock(&t.lock);
+
+	out = fopen(report, "w");
+	if (!out) {
+		fprintf(stderr, "names-test: %s: %s\n", report,
+			strerror(errno));
+		return 1;
+	}
+	fprintf(out, "{\"exe\":\"%s\",\"pid\":%d,\"tid\":%d,\"pages\":[", exe,
+		(int)getpid(), (int)t.tid);
+	names_report_page(out, true, "exe-data",
+			  (uintptr_t)names_global_data + NAMES_PAGE, NULL,
+			  "names_global_data+0x1000");
+	names_report_page(out, false, "exe-bss",
+			  (uintptr_t)names_global_array + NAMES_PAGE, NULL,
+			  "names_global_array+0x1000");
+	names_report_page(out, false, "lib-data", lib_page, NULL,
+			  "names_lib_array+0x2000");
+	names_report_page(out, false, "heap", heap_page, "[heap]", NULL);
+	snprintf(region, sizeof(region), "[stack:%d]", (int)t.tid);
+	names_report_page(out, false, "stack", t.page, region, NULL);
+	snprintf(region, sizeof(region), "%s+0x%x", path, NAMES_FILE_OFF);
+	names_report_page(out, false, "file", (uintptr_t)map + NAMES_FILE_OFF,
+			  region, NULL);
+	fputs("]}\n", out);
+	fclose(out);
+
+	ts.tv_sec = linger_ms / 1000;
+	ts.tv_nsec = (linger_ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+
+	pthread_mutex_lock(&t.lock);
+	t.state = 2;
+	pthread_cond_broadcast(&t.cond);
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+	munmap(map, NAMES_FILE_BYTES);
+	close(fd);
+	free(heap);
+	return 0;
+}
