@@ -104,6 +104,7 @@ source_decode(const struct source *src, const struct event_spec *ev,
 	out->period = src->period_in_sample && rs->period ? rs->period : period;
 	out->weight = rs->weight;
 	out->data_src = rs->data_src;
+	out->phys_addr = rs->phys_addr;
 	out->addr = rs->addr;
 
 	switch (ev->role) {

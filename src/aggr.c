@@ -4,13 +4,22 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "aggr.h"
+#include "cpuvote.h"
+#include "frame.h"
 #include "nodemap.h"
 #include "pagetab.h"
+#include "physnode.h"
 #include "sides.h"
 #include "threadtab.h"
 #include "topo.h"
+
+/* Cost per revalidated page assumed before the first measurement: batched
+ * move_pages measured 250-370 ns a page (kernel-abi.md section 8), plus
+ * the table walk. */
+#define AGGR_REVAL_DEFAULT_NS	500
 
 int
 aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
@@ -31,11 +40,15 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
 	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
 	a->sides = sides_new(page_shift, max_pages);
+	if (a->n_nodes > 2)
+		a->cpuvote = cpuvote_new(max_pages);
 	if (!a->pages || !a->threads || !a->cpu_samples || !a->node_mem ||
-	    !a->matrix || !a->matrix_unknown) {
+	    !a->matrix || !a->matrix_unknown ||
+	    (a->n_nodes > 2 && !a->cpuvote)) {
 		aggr_fini(a);
 		return -ENOMEM;
 	}
+	a->reval_ns_per_page = AGGR_REVAL_DEFAULT_NS;
 	return 0;
 }
 
@@ -50,6 +63,8 @@ aggr_fini(struct aggr *a)
 	free(a->node_mem);
 	free(a->matrix);
 	free(a->matrix_unknown);
+	cpuvote_free(a->cpuvote);
+	a->cpuvote = NULL;
 	sides_free(a->sides);
 	a->sides = NULL;
 	a->pages = NULL;
@@ -146,6 +161,9 @@ aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 		ci = topo_cpu_node_index(a->topo, s->cpu);
 	if (e->node >= 0)
 		nj = topo_node_index(a->topo, e->node);
+	if (a->cpuvote && ci >= 0 &&
+	    cpuvote_add(a->cpuvote, s->pid, e->page, ci) < 0)
+		a->vote_untracked++;
 
 	if (nj >= 0)
 		a->node_mem[nj]++;
@@ -189,6 +207,18 @@ aggr_flush(struct aggr *a)
 		if (!e) {
 			a->interval.untracked++;
 			continue;
+		}
+		/* The node at sample time, from the memory-block map: no
+		 * syscall, and current even for a page that moved since. */
+		if (s->phys_addr && a->physnode) {
+			int node = physnode_lookup(a->physnode, s->phys_addr);
+
+			if (node >= 0) {
+				e->node = (int16_t)node;
+				e->flags = aggr_query_stamp(a);
+				a->phys_resolved++;
+				continue;
+			}
 		}
 		if (aggr_needs_query(a, e)) {
 			e->flags = aggr_query_stamp(a);
@@ -242,6 +272,14 @@ aggr_clear_interval(struct aggr *a)
 	memset(a->matrix_unknown, 0, nn * sizeof(uint64_t));
 	a->mem_unknown = 0;
 	a->cpu_unknown = 0;
+	a->reval_pages = a->reval_changed = a->phys_resolved = 0;
+	if (a->nodemap) {
+		const struct nodemap_stats *st = nodemap_stats(a->nodemap);
+
+		a->nm_pages_mark = st->pages;
+		a->nm_resolved_mark = st->resolved;
+		a->nm_ns_mark = st->ns;
+	}
 }
 
 void
@@ -251,6 +289,7 @@ aggr_next_interval(struct aggr *a)
 	aggr_clear_interval(a);
 	pagetab_next_interval(a->pages);
 	threadtab_next_interval(a->threads);
+	cpuvote_next_interval(a->cpuvote);
 	sides_next_interval(a->sides);
 }
 
@@ -263,5 +302,7 @@ aggr_reset(struct aggr *a)
 	memset(&a->cumulative, 0, sizeof(a->cumulative));
 	pagetab_reset(a->pages);
 	threadtab_reset(a->threads);
+	cpuvote_reset(a->cpuvote);
+	a->reval_cursor = 0;
 	sides_reset(a->sides);
 }

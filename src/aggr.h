@@ -5,7 +5,11 @@
  *
  * Samples are taken in batches: a batch first inserts its pages, then asks
  * move_pages for the node of pages never asked (or unknown and not asked
- * this interval), then accounts each sample with the node known now.
+ * this interval), then accounts each sample with the node known now.  A
+ * sample carrying PHYS_ADDR gets its node from the memory-block map
+ * (physnode) instead, with no syscall.  Pages move (migration, NUMA
+ * balancing, refaults), so aggr_revalidate() re-asks known pages round
+ * robin within a time budget.
  */
 #ifndef MEMTOP_AGGR_H
 #define MEMTOP_AGGR_H
@@ -21,6 +25,9 @@ struct pagetab;
 struct threadtab;
 struct topo;
 struct nodemap;
+struct physnode;
+struct cpuvote;
+struct frame_noderes;
 struct sides;
 
 #define AGGR_BATCH 256
@@ -45,6 +52,21 @@ struct aggr {
 	/* Since start or reset. */
 	struct counts cumulative;
 
+	const struct physnode *physnode;	/* NULL: no PHYS_ADDR map */
+	/* More than two nodes: which CPU node touches each page most (the
+	 * migration target); NULL otherwise. */
+	struct cpuvote *cpuvote;
+	uint64_t vote_untracked;	/* votes lost to a full table */
+
+	/* Page -> node work this interval, for frame_noderes. */
+	uint64_t reval_pages;		/* known pages asked again */
+	uint64_t reval_changed;		/* ... found on another node */
+	uint64_t phys_resolved;		/* samples placed from PHYS_ADDR */
+	uint64_t nm_pages_mark, nm_resolved_mark, nm_ns_mark;
+	/* Round robin: entries (in pagetab_foreach order) already walked. */
+	size_t reval_cursor;
+	uint64_t reval_ns_per_page;	/* measured cost, sizes the budget */
+
 	/* Names, code sites, line heat (sides.h); NULL when off or out of
 	 * memory: frames then carry no names. */
 	struct sides *sides;
@@ -62,6 +84,25 @@ void aggr_fini(struct aggr *a);		/* NULL-safe, idempotent */
 void aggr_add(struct aggr *a, const struct sample *s);
 /* Accounts every queued sample. */
 void aggr_flush(struct aggr *a);
+
+/* Maps samples' PHYS_ADDR to nodes from now on (p outlives the aggr). */
+void aggr_set_physnode(struct aggr *a, const struct physnode *p);
+/*
+ * Sets the memory node of (pid, page of addr), inserting the page when it
+ * is new: a page just migrated, or a test placing pages on fake nodes.
+ * node < 0 = unknown.  0, or -ENOSPC when the table is full.
+ */
+int aggr_set_node(struct aggr *a, int32_t pid, uint64_t addr, int node);
+/*
+ * Re-asks move_pages about known pages, round robin over the table, as
+ * many as fit in budget_ns at the measured cost per page (lookup walk
+ * included), so a migrated page is noticed within a bounded time.  Pages
+ * found elsewhere take the new node; pages of a process that is gone keep
+ * theirs.  Returns the pages asked.
+ */
+size_t aggr_revalidate(struct aggr *a, uint64_t budget_ns);
+/* This interval's node-resolution figures. */
+void aggr_noderes(const struct aggr *a, struct frame_noderes *out);
 
 void aggr_count_lost(struct aggr *a, uint64_t n);
 void aggr_count_throttled(struct aggr *a, uint64_t n);

@@ -224,6 +224,7 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 	f->cumulative = a->cumulative;
 	counts_add(&f->cumulative, &a->interval);
 	f->tracked_pages = pagetab_count(a->pages);
+	aggr_noderes(a, &f->noderes);
 
 	f->events = calloc(m->n_events ? m->n_events : 1, sizeof(char *));
 	if (!f->events)

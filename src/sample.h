@@ -20,6 +20,7 @@ struct sample {
 	uint64_t period;	/* events this sample stands for (>= 1) */
 	uint64_t weight;	/* latency in cycles; 0 = none */
 	uint64_t data_src;	/* PERF_SAMPLE_DATA_SRC; 0 = none */
+	uint64_t phys_addr;	/* PERF_SAMPLE_PHYS_ADDR; 0 = none */
 	int32_t pid;		/* -1 = unknown (exiting task) */
 	int32_t tid;
 	int32_t cpu;		/* -1 = unknown */

@@ -1,0 +1,419 @@
+#include "config.h"
+
+/*
+ * NUMA figures of the aggregation on fake topologies: CPUs of 1 to 4 nodes
+ * (sparse node numbers too), pages placed on nodes with aggr_set_node().
+ * Checks the node x node matrix, per-node CPU side / memory side / local /
+ * remote, unknown CPU and unknown page node, imbalance, frame_check; the
+ * majority vote of >2-node machines; PHYS_ADDR placement through a
+ * recorded memory-block tree; and round-robin revalidation against the
+ * kernel, on pages of this process (move_pages on our own memory).
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "aggr.h"
+#include "cpuvote.h"
+#include "frame.h"
+#include "framebuild.h"
+#include "nodemap.h"
+#include "pagetab.h"
+#include "physnode.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define PID 4242
+
+static void
+add(struct aggr *a, int32_t cpu, uint64_t addr, uint64_t phys)
+{
+	struct sample s = { .addr = addr, .pid = PID, .tid = PID, .cpu = cpu,
+			    .kind = SAMPLE_LOAD, .period = 1,
+			    .phys_addr = phys };
+
+	aggr_add(a, &s);
+}
+
+static struct frame *
+build(struct aggr *a)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_meta m = {
+		.seq = 1, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
+	};
+	struct frame *f = frame_build(a, &m);
+	char why[256] = "";
+
+	if (check(f != NULL) && !check_eq_i64(frame_check(f, why, sizeof(why)),
+					      0))
+		test_fail_at(__FILE__, __LINE__, "frame_check: %s", why);
+	return f;
+}
+
+static uint64_t
+mat(const struct frame *f, size_t i, size_t j)
+{
+	return f->matrix[i * f->n_nodes + j];
+}
+
+static bool
+near(double a, double b)
+{
+	return a > b - 1e-9 && a < b + 1e-9;
+}
+
+/* Two nodes: every cell of the matrix, unknowns, imbalance. */
+static void
+test_two_nodes(void)
+{
+	static const int cpu_node[4] = { 0, 0, 1, 1 };
+	struct topo *t = topo_new_fake(4, cpu_node);
+	struct aggr a;
+	struct frame *f;
+	const uint64_t A = 0x10000, B = 0x20000, U = 0x30000;
+
+	check_eq_i64(aggr_init(&a, t, NULL, 12, 0), 0);
+	check(a.cpuvote == NULL);	/* two nodes need no vote table */
+	check_eq_i64(aggr_set_node(&a, PID, A, 0), 0);
+	check_eq_i64(aggr_set_node(&a, PID, B + 100, 1), 0);
+	check_eq_i64(aggr_set_node(&a, PID, U, -1), 0);
+	for (int i = 0; i < 6; i++)
+		add(&a, 0, A, 0);		/* 0 -> 0 local */
+	for (int i = 0; i < 3; i++)
+		add(&a, 1, B, 0);		/* 0 -> 1 remote */
+	for (int i = 0; i < 2; i++)
+		add(&a, 2, A + 64, 0);	/* 1 -> 0 remote */
+	add(&a, 3, B + 8, 0);			/* 1 -> 1 local */
+	add(&a, 0, U, 0);			/* 0 -> unknown */
+	add(&a, -1, A, 0);			/* unknown CPU -> 0 */
+	add(&a, 77, B, 0);			/* CPU beyond the topology */
+	f = build(&a);
+	if (f) {
+		check_eq_u64(f->totals.samples, 15);
+		check_eq_u64(f->n_nodes, 2);
+		check_eq_u64(mat(f, 0, 0), 6);
+		check_eq_u64(mat(f, 0, 1), 3);
+		check_eq_u64(mat(f, 1, 0), 2);
+		check_eq_u64(mat(f, 1, 1), 1);
+		check_eq_u64(f->matrix_unknown[0], 1);
+		check_eq_u64(f->matrix_unknown[1], 0);
+		check_eq_u64(f->cpu_unknown, 2);
+		check_eq_u64(f->mem_unknown, 1);
+		check_eq_u64(f->nodes[0].cpu_samples, 10);
+		check_eq_u64(f->nodes[1].cpu_samples, 3);
+		/* Memory side counts the unknown-CPU samples too. */
+		check_eq_u64(f->nodes[0].mem_samples, 9);
+		check_eq_u64(f->nodes[1].mem_samples, 5);
+		check_eq_u64(f->nodes[0].local, 6);
+		check_eq_u64(f->nodes[0].remote, 3);
+		check_eq_u64(f->nodes[1].local, 1);
+		check_eq_u64(f->nodes[1].remote, 2);
+		/* 9 of 14 known on node 0: (9/14) / (1/2). */
+		check(near(f->imbalance, 9.0 * 2 / 14));
+		/* Per page: local/remote by the CPU's node. */
+		for (size_t i = 0; i < f->n_pages; i++) {
+			const struct frame_page *p = &f->pages[i];
+
+			if (p->addr == A) {
+				check_eq_u64(p->local, 6);
+				check_eq_u64(p->remote, 2);
+				check_eq_i64(p->node, 0);
+			} else if (p->addr == B) {
+				check_eq_u64(p->local, 1);
+				check_eq_u64(p->remote, 3);
+				check_eq_i64(p->node, 1);
+			} else if (p->addr == U) {
+				check_eq_i64(p->node, FRAME_NODE_UNKNOWN);
+			}
+		}
+	}
+	frame_free(f);
+
+	/* An empty interval: imbalance unknown, sums still hold. */
+	aggr_next_interval(&a);
+	f = build(&a);
+	if (f) {
+		check_eq_u64(f->totals.samples, 0);
+		check(f->imbalance < 0);
+	}
+	frame_free(f);
+	aggr_fini(&a);
+	aggr_fini(&a);		/* idempotent */
+	topo_free(t);
+}
+
+/* One node: all local, imbalance 1.0 (the fair share). */
+static void
+test_one_node(void)
+{
+	static const int cpu_node[2] = { 0, 0 };
+	struct topo *t = topo_new_fake(2, cpu_node);
+	struct aggr a;
+	struct frame *f;
+
+	check_eq_i64(aggr_init(&a, t, NULL, 12, 0), 0);
+	for (int i = 0; i < 8; i++) {
+		check_eq_i64(aggr_set_node(&a, PID, 0x1000u * (unsigned)(i + 1),
+					   0), 0);
+		add(&a, i % 2, 0x1000u * (unsigned)(i + 1), 0);
+	}
+	f = build(&a);
+	if (f) {
+		check_eq_u64(f->n_nodes, 1);
+		check_eq_u64(mat(f, 0, 0), 8);
+		check_eq_u64(f->nodes[0].local, 8);
+		check_eq_u64(f->nodes[0].remote, 0);
+		check(near(f->imbalance, 1.0));
+	}
+	frame_free(f);
+	aggr_fini(&a);
+	topo_free(t);
+}
+
+/* Four sparse nodes (0, 2, 5, 7): indexes vs numbers, the vote table. */
+static void
+test_four_nodes(void)
+{
+	static const int cpu_node[8] = { 0, 0, 2, 2, 5, 5, 7, 7 };
+	struct topo *t = topo_new_fake(8, cpu_node);
+	struct aggr a;
+	struct frame *f;
+	const uint64_t P = 0x40000, Q = 0x50000;
+
+	check_eq_i64(aggr_init(&a, t, NULL, 12, 0), 0);
+	check(a.cpuvote != NULL);
+	check_eq_i64(aggr_set_node(&a, PID, P, 5), 0);	/* index 2 */
+	check_eq_i64(aggr_set_node(&a, PID, Q, 7), 0);	/* index 3 */
+	/* P: 3 from node 2, 2 from node 0, 1 local (node 5). */
+	add(&a, 2, P, 0);
+	add(&a, 0, P, 0);
+	add(&a, 3, P, 0);
+	add(&a, 4, P, 0);
+	add(&a, 1, P, 0);
+	add(&a, 2, P, 0);
+	/* Q: only node 0 CPUs. */
+	for (int i = 0; i < 4; i++)
+		add(&a, 0, Q, 0);
+	f = build(&a);
+	if (f) {
+		check_eq_u64(f->n_nodes, 4);
+		check_eq_i64(f->nodes[2].node, 5);
+		check_eq_u64(mat(f, 1, 2), 3);	/* node 2 -> node 5 */
+		check_eq_u64(mat(f, 0, 2), 2);	/* node 0 -> node 5 */
+		check_eq_u64(mat(f, 2, 2), 1);	/* node 5 local */
+		check_eq_u64(mat(f, 0, 3), 4);	/* node 0 -> node 7 */
+		check_eq_u64(f->nodes[0].cpu_samples, 6);
+		check_eq_u64(f->nodes[0].remote, 6);
+		check_eq_u64(f->nodes[2].mem_samples, 6);
+		check_eq_u64(f->nodes[3].mem_samples, 4);
+		check_eq_u64(f->nodes[3].local, 0);
+		check(near(f->imbalance, 6.0 * 4 / 10));
+	}
+	/* Who touched P most: node index 1 (node 2, 3 of 6). */
+	check_eq_i64(cpuvote_top(a.cpuvote, PID, P >> 12), 1);
+	check_eq_i64(cpuvote_top(a.cpuvote, PID, Q >> 12), 0);
+	check_eq_i64(cpuvote_top(a.cpuvote, PID, 0x99999), -1);
+	frame_free(f);
+	/* Votes belong to their interval. */
+	aggr_next_interval(&a);
+	check_eq_i64(cpuvote_top(a.cpuvote, PID, P >> 12), -1);
+	add(&a, 6, P, 0);
+	aggr_flush(&a);
+	check_eq_i64(cpuvote_top(a.cpuvote, PID, P >> 12), 3);
+	aggr_reset(&a);
+	check_eq_u64(cpuvote_count(a.cpuvote), 0);
+	aggr_fini(&a);
+	topo_free(t);
+}
+
+/* A majority wins whatever the order, and so does a node with more than
+ * a third of the samples and more than any other. */
+static void
+test_vote(void)
+{
+	struct cpuvote *v = cpuvote_new(3);
+	static const int seq[] = { 4, 1, 4, 2, 4, 3, 4 };
+	static const int plural[] = { 1, 2, 3, 1, 4, 1, 5 };
+
+	if (!check(v != NULL))
+		return;
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		check_eq_i64(cpuvote_add(v, 9, 1, seq[i]), 0);
+	check_eq_i64(cpuvote_top(v, 9, 1), 4);
+	for (size_t i = 0; i < sizeof(plural) / sizeof(plural[0]); i++)
+		check_eq_i64(cpuvote_add(v, 9, 3, plural[i]), 0);
+	check_eq_i64(cpuvote_top(v, 9, 3), 1);
+	check_eq_i64(cpuvote_add(v, 9, 2, 1), 0);
+	check_eq_i64(cpuvote_add(v, 9, 2, 2), 0);
+	check(cpuvote_top(v, 9, 2) == 1 || cpuvote_top(v, 9, 2) == 2);
+	/* Cancelled out: no leader rather than a guess. */
+	check_eq_i64(cpuvote_add(v, 9, 2, 3), 0);
+	check_eq_i64(cpuvote_top(v, 9, 2), -1);
+	check_eq_i64(cpuvote_add(v, 9, 3, 0), 0);
+	/* Full at 3 pages: the 4th is refused, the others still vote. */
+	check_eq_i64(cpuvote_add(v, 9, 4, 0), -ENOSPC);
+	check_eq_i64(cpuvote_add(v, 9, 3, 0), 0);
+	check_eq_i64(cpuvote_add(v, 0, 5, 0), -EINVAL);
+	check_eq_i64(cpuvote_add(v, 9, 5, -1), -EINVAL);
+	check_eq_u64(cpuvote_count(v), 3);
+	cpuvote_free(v);
+	cpuvote_free(NULL);
+
+	/* Growth keeps every vote. */
+	v = cpuvote_new(0);
+	for (uint64_t p = 0; p < 5000; p++)
+		cpuvote_add(v, 7, p, (int)(p % 5));
+	for (uint64_t p = 0; p < 5000; p += 499)
+		check_eq_i64(cpuvote_top(v, 7, p), (int)(p % 5));
+	check_eq_u64(cpuvote_count(v), 5000);
+	cpuvote_free(v);
+}
+
+/* PHYS_ADDR through tests/sysfs/numa-physmem: nodes 0 and 2. */
+static void
+test_phys(void)
+{
+	static const int cpu_node[2] = { 0, 2 };
+	const char *src = getenv("MEMTOP_SRCDIR");
+	char root[4096];
+	struct topo *t = topo_new_fake(2, cpu_node);
+	struct physnode *p = NULL;
+	struct aggr a;
+	struct frame *f;
+	const uint64_t block = 128ull << 20;
+
+	snprintf(root, sizeof(root), "%s/tests/sysfs/numa-physmem",
+		 src ? src : "..");
+	setenv("MEMTOP_SYSFS_ROOT", root, 1);
+	if (!check_eq_i64(physnode_new(&p), 0))
+		goto out;
+	check_eq_i64(aggr_init(&a, t, NULL, 12, 0), 0);
+	aggr_set_physnode(&a, p);
+	add(&a, 0, 0x1000, 8 * block + 0x3000);	/* node 2 */
+	add(&a, 0, 0x2000, 2 * block);		/* node 0 */
+	add(&a, 1, 0x2000, 2 * block);		/* node 0, remote */
+	add(&a, 1, 0x3000, 5 * block);		/* hole: unknown */
+	add(&a, 1, 0x4000, 0);			/* no PHYS_ADDR */
+	f = build(&a);
+	if (f) {
+		check_eq_u64(mat(f, 0, 1), 1);
+		check_eq_u64(mat(f, 0, 0), 1);
+		check_eq_u64(mat(f, 1, 0), 1);
+		check_eq_u64(f->matrix_unknown[1], 2);
+		check_eq_u64(f->mem_unknown, 2);
+		check_eq_u64(f->noderes.phys, 3);
+		check_eq_u64(f->noderes.queried, 0);
+	}
+	frame_free(f);
+	aggr_fini(&a);
+out:
+	physnode_free(p);
+	unsetenv("MEMTOP_SYSFS_ROOT");
+	topo_free(t);
+}
+
+/*
+ * Revalidation against the kernel: 64 pages of ours, placed on node 0 by
+ * the kernel (one-node machine) or wherever it put them; the table is told
+ * they are elsewhere, and budgeted rounds must find every one again.
+ */
+static void
+test_revalidate(void)
+{
+	static const int cpu_node[2] = { 0, 1 };
+	const size_t n = 64;
+	long page_size = sysconf(_SC_PAGESIZE);
+	struct topo *t = topo_new_fake(2, cpu_node);
+	struct nodemap *nm = nodemap_new();
+	struct aggr a;
+	char *buf;
+	int16_t real[64];
+	size_t asked = 0, calls = 0;
+	uint64_t changed = 0;
+	struct frame_noderes r;
+
+	buf = mmap(NULL, n * (size_t)page_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!check(buf != MAP_FAILED) || !check(nm != NULL))
+		goto out;
+	memset(buf, 1, n * (size_t)page_size);
+	check_eq_i64(aggr_init(&a, t, nm, 12, 0), 0);
+	for (size_t i = 0; i < n; i++) {
+		struct sample s = {
+			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
+			.pid = getpid(), .tid = getpid(), .cpu = 0,
+			.kind = SAMPLE_STORE, .period = 1,
+		};
+
+		aggr_add(&a, &s);
+	}
+	aggr_flush(&a);
+	aggr_noderes(&a, &r);
+	check_eq_u64(r.queried, n);
+	check_eq_u64(r.resolved, n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
+		struct page_entry *e = pagetab_find(a.pages, getpid(),
+						    addr >> 12);
+
+		if (!check(e != NULL) || !check(e->node >= 0))
+			goto out_aggr;
+		real[i] = e->node;
+		/* Pretend it was seen on the other node. */
+		aggr_set_node(&a, getpid(), addr, e->node == 0 ? 1 : 0);
+	}
+	aggr_next_interval(&a);
+	/* 16 pages a call: 4 calls cover the table once. */
+	while (asked < n && calls < 10) {
+		a.reval_ns_per_page = 1000;
+		asked += aggr_revalidate(&a, 16000);
+		calls++;
+	}
+	check_eq_u64(asked, n);
+	check_eq_u64(calls, 4);
+	aggr_noderes(&a, &r);
+	changed = r.changed;
+	check_eq_u64(r.revalidated, n);
+	check_eq_u64(changed, n);
+	check(r.query_us < 1000000);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
+		struct page_entry *e = pagetab_find(a.pages, getpid(),
+						    addr >> 12);
+
+		check(e && e->node == real[i]);
+	}
+	/* The next lap starts again from the first entries. */
+	a.reval_ns_per_page = 1000;
+	check_eq_u64(aggr_revalidate(&a, 16000), 16);
+	/* No budget, no work. */
+	check_eq_u64(aggr_revalidate(&a, 0), 0);
+	/* The measured cost is kept within sane bounds. */
+	check(a.reval_ns_per_page >= 50);
+out_aggr:
+	aggr_fini(&a);
+out:
+	if (buf != MAP_FAILED)
+		munmap(buf, n * (size_t)page_size);
+	nodemap_free(nm);
+	topo_free(t);
+}
+
+int
+main(void)
+{
+	test_two_nodes();
+	test_one_node();
+	test_four_nodes();
+	test_vote();
+	test_phys();
+	test_revalidate();
+	return test_result();
+}
