@@ -1,0 +1,206 @@
+/*
+ * Symbols and names on this very process: its executable's data objects
+ * and functions through symbols.c (load bias, .bss extent, covering
+ * lookups), a data file that is not ELF, and names.c end to end (region,
+ * symbol, code site, interned functions, caching, a pid that is gone).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "maps.h"
+#include "names.h"
+#include "symbols.h"
+#include "testlib.h"
+
+/* Initialised: .data.  The array in .bss follows it in memory. */
+__attribute__((aligned(4096)))
+char symtest_object[8192] = { 1 };
+__attribute__((aligned(4096)))
+char symtest_bss[3 * 4096];
+
+__attribute__((noinline)) int symtest_func(int x);
+__attribute__((noinline)) int
+symtest_func(int x)
+{
+	symtest_bss[x] = (char)x;
+	return x + symtest_object[x];
+}
+
+/* The first mapping (file offset 0) of this executable. */
+static const struct maps_region *
+stest_exe_region(const struct maps *m)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n < 0)
+		return NULL;
+	exe[n] = '\0';
+	for (size_t i = 0; i < maps_count(m); i++) {
+		const struct maps_region *r = maps_at(m, i);
+
+		if (r->kind == MAPS_FILE && r->pgoff == 0 &&
+		    strcmp(r->path, exe) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+static void
+stest_symbols(void)
+{
+	struct maps *m = maps_new((int32_t)getpid());
+	struct symbols *s = symbols_new();
+	const struct maps_region *r;
+	struct symbols_file *f, *again;
+	uint64_t bias = 0, off = 99, start = 0, lo, hi;
+	const char *name;
+	int err = 0;
+
+	check(maps_refresh(m) >= 0);
+	r = stest_exe_region(m);
+	if (!r)
+		test_skip("cannot find this executable in /proc/self/maps");
+	f = symbols_open(s, (int32_t)getpid(), r, &err);
+	check_eq_i64(err, 0);
+	if (!f) {
+		maps_free(m);
+		symbols_free(s);
+		return;
+	}
+	again = symbols_open(s, (int32_t)getpid(), r, &err);
+	check(again == f);
+	check_eq_u64(symbols_files(s), 1);
+	check(symbols_file_objects(f) > 0);
+	check(symbols_file_functions(f) > 0);
+	check_eq_i64(symbols_bias(f, r, &bias), 0);
+	symbols_extent(f, &lo, &hi);
+	check(lo + bias <= (uintptr_t)symtest_object);
+	check((uintptr_t)(symtest_bss + sizeof(symtest_bss)) <= hi + bias);
+
+	name = symbols_object(f, (uintptr_t)symtest_object + 4096 + 8 - bias,
+			      &off);
+	check_eq_str(name, "symtest_object");
+	check_eq_u64(off, 4096 + 8);
+	name = symbols_object(f, (uintptr_t)symtest_bss + 8192 - bias, &off);
+	check_eq_str(name, "symtest_bss");
+	check_eq_u64(off, 8192);
+	check(symbols_object(f, (uintptr_t)symtest_func - bias, &off) == NULL);
+	name = symbols_function(f, (uintptr_t)symtest_func + 1 - bias, &off,
+				&start);
+	check_eq_str(name, "symtest_func");
+	check_eq_u64(off, 1);
+	check_eq_u64(start + bias, (uintptr_t)symtest_func);
+	maps_free(m);
+	symbols_free(s);
+	symbols_free(NULL);
+}
+
+/* A data file mapping is no ELF file: no symbols, and said so. */
+static void
+stest_not_elf(void)
+{
+	char path[] = "/tmp/memtop-test-symbols.XXXXXX";
+	struct symbols *s = symbols_new();
+	struct maps *m = maps_new((int32_t)getpid());
+	const struct maps_region *r;
+	int fd = mkstemp(path), err = 0;
+	char *map;
+
+	if (fd < 0 || ftruncate(fd, 8192) < 0)
+		test_skip("mkstemp: %s", strerror(errno));
+	map = mmap(NULL, 8192, PROT_READ, MAP_SHARED, fd, 0);
+	check(map != MAP_FAILED);
+	check(maps_refresh(m) >= 0);
+	r = maps_lookup(m, (uintptr_t)map);
+	check(r && r->kind == MAPS_FILE);
+	if (r)
+		check(symbols_open(s, (int32_t)getpid(), r, &err) == NULL);
+	check_eq_i64(err, -ENOEXEC);
+	/* Deleted while mapped: map_files still opens it. */
+	unlink(path);
+	check(maps_refresh(m) >= 0);
+	r = maps_lookup(m, (uintptr_t)map);
+	check(r && r->deleted);
+	if (r)
+		check(symbols_open(s, (int32_t)getpid(), r, &err) == NULL);
+	check_eq_i64(err, -ENOEXEC);
+	munmap(map, 8192);
+	close(fd);
+	maps_free(m);
+	symbols_free(s);
+}
+
+static void
+stest_names(void)
+{
+	struct names *n = names_new();
+	int32_t pid = (int32_t)getpid();
+	char *heap = malloc(64 * 1024), *region, *symbol;
+	const struct names_code *c, *c2;
+	struct names_stats st;
+	uintptr_t page = (uintptr_t)symtest_object + 4096;
+
+	check(n != NULL);
+	names_prepare(n, pid);
+	names_page(n, pid, page, 4096, page, &region, &symbol);
+	check(region != NULL && strstr(region, "+0x") != NULL);
+	check_eq_str(symbol, "symtest_object+0x1000");
+	free(region);
+	free(symbol);
+	/* A 2 MiB page whose first byte no symbol covers: the hot address
+	 * names it. */
+	names_page(n, pid, page & ~(uintptr_t)0x1fffff, 2u << 20,
+		   (uintptr_t)symtest_bss + 4096 + 5, &region, &symbol);
+	if ((page & ~(uintptr_t)0x1fffff) != (uintptr_t)symtest_object)
+		check_eq_str(symbol, "symtest_bss+0x1005");
+	free(region);
+	free(symbol);
+	/* Heap: a region, never a symbol. */
+	names_page(n, pid, (uintptr_t)heap & ~(uintptr_t)4095, 4096,
+		   (uintptr_t)heap, &region, &symbol);
+	check(region != NULL);
+	check(symbol == NULL);
+	free(region);
+	free(symbol);
+
+	c = names_code(n, pid, (uintptr_t)symtest_func + 3);
+	check(c && c->site && strcmp(c->site, "symtest_func+0x3") == 0);
+	c2 = names_code(n, pid, (uintptr_t)symtest_func + 5);
+	check(c && c2 && c->func == c2->func);
+	check(c && c->func->name && strcmp(c->func->name, "symtest_func") == 0);
+	/* An ip in no module: no site, a function named by its region. */
+	c = names_code(n, pid, (uintptr_t)heap);
+	check(c && c->site == NULL && c->func->name == NULL);
+
+	/* A pid that does not exist: nothing named, nothing crashes. */
+	names_prepare(n, 0x7ffffff0);
+	names_page(n, 0x7ffffff0, 0x1000, 4096, 0x1000, &region, &symbol);
+	check(region == NULL && symbol == NULL);
+	c = names_code(n, 0x7ffffff0, 0x1234);
+	check(c && c->site == NULL);
+	names_stats(n, &st);
+	check(st.maps_reads >= 1);
+	check(st.maps_failures >= 1);
+	check(st.elf_files >= 1);
+	free(heap);
+	names_free(n);
+	names_free(NULL);
+}
+
+int
+main(void)
+{
+	check_eq_i64(symtest_func(3), 3);
+	stest_symbols();
+	stest_not_elf();
+	stest_names();
+	return test_result();
+}
