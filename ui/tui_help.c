@@ -1,0 +1,47 @@
+/*
+ * Help view, generated from the key table in keys.c so that it always
+ * says what the keys do.  UI thread.
+ */
+#include "config.h"
+
+#include <curses.h>
+
+#include "keys.h"
+#include "tui.h"
+
+#define TUI_HELP_LABEL 8
+
+static const char *const tui_help_notes[] = {
+	"Hot pages: ADDRESS is the page base; LOADS/STORES (or SAMPLES,",
+	"FAULTS) count this interval, TOTAL since start or r; SHARE is the",
+	"page's part of this interval's samples; NODE is the memory node the",
+	"page lives on (- unknown); LOCAL% is the part of its samples issued",
+	"by CPUs of that node; LAT is the mean latency when the source has it.",
+	"The header counts lost, throttled, unattributed and untracked",
+	"samples as this interval/total: nothing is dropped silently.",
+	"With the faults source a sample is a page fault (first touch,",
+	"copy-on-write, refault), not an access: hot means recently faulted.",
+};
+
+void
+tui_help_view(const struct tui *t, struct tui_lines *l)
+{
+	const struct keys_binding *kb;
+	size_t n;
+
+	kb = keys_table(&n);
+	tui_draw_text(tui_draw_line(l), 0,
+		      tui_draw_attr(t, TUI_COLOR_TITLE, A_BOLD),
+		      "Keys (h, ? or Esc to leave this help)");
+	for (size_t i = 0; i < n; i++) {
+		int y = tui_draw_line(l);
+
+		tui_draw_text(y, 2, A_BOLD, "%-*s", TUI_HELP_LABEL,
+			      kb[i].label);
+		tui_draw_text(y, 2 + TUI_HELP_LABEL + 1, 0, "%s", kb[i].help);
+	}
+	tui_draw_line(l);
+	for (size_t i = 0; i < sizeof(tui_help_notes) /
+			       sizeof(tui_help_notes[0]); i++)
+		tui_draw_text(tui_draw_line(l), 0, 0, "%s", tui_help_notes[i]);
+}
