@@ -95,13 +95,26 @@ framebuild_names_lines(struct frame_page *p, struct sides *s)
 		memcpy(p->lines, lines, sizeof(lines));
 }
 
-/* One function of the code view while it is being summed. */
+/*
+ * One function of the code view while it is being summed.  name and module
+ * are our copies: a names_func pointer is only valid until names evicts its
+ * process (more than NAMES_MAX_PROCS processes in one frame), after which
+ * the same address may be reused for another function; the copies outlive
+ * that and tell such a reused pointer apart.
+ */
 struct framebuild_func {
-	const struct names_func *func;
 	int32_t pid;
+	char *name;
+	char *module;
 	uint64_t samples;
 	uint64_t total;
 };
+
+static bool
+framebuild_streq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
 
 struct framebuild_code {
 	struct names *names;
@@ -135,6 +148,11 @@ framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
 	if (!nc)
 		return;
 	idx = (uintptr_t)u64map_get(&c->index, (uintptr_t)nc->func);
+	if (idx && (c->f[idx - 1].pid != e->pid ||
+		    !framebuild_streq(c->f[idx - 1].name, nc->func->name) ||
+		    !framebuild_streq(c->f[idx - 1].module,
+				      nc->func->module)))
+		idx = 0;	/* a freed names_func's address, reused */
 	if (idx) {
 		f = &c->f[idx - 1];
 	} else {
@@ -147,13 +165,17 @@ framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
 			c->f = nf;
 			c->cap = cap;
 		}
+		/* Replaces a stale entry; returns the value itself only on
+		 * ENOMEM. */
 		if (u64map_put(&c->index, (uintptr_t)nc->func,
-			       (void *)(uintptr_t)(c->n + 1)) != NULL)
+			       (void *)(uintptr_t)(c->n + 1)) ==
+		    (void *)(uintptr_t)(c->n + 1))
 			return;
 		f = &c->f[c->n++];
 		memset(f, 0, sizeof(*f));
-		f->func = nc->func;
 		f->pid = e->pid;
+		f->name = nc->func->name ? strdup(nc->func->name) : NULL;
+		f->module = nc->func->module ? strdup(nc->func->module) : NULL;
 	}
 	f->samples += samples;
 	f->total += e->total;
@@ -202,15 +224,19 @@ framebuild_names_code(struct frame *f, struct sides *s,
 		f->code_sites = calloc(k, sizeof(*f->code_sites));
 		for (size_t i = 0; f->code_sites && i < k; i++) {
 			struct frame_code_site *cs = &f->code_sites[i];
-			const struct names_func *fn = c.f[i].func;
 
 			cs->pid = c.f[i].pid;
-			cs->function = fn->name ? strdup(fn->name) : NULL;
-			cs->module = fn->module ? strdup(fn->module) : NULL;
+			cs->function = c.f[i].name;
+			cs->module = c.f[i].module;
+			c.f[i].name = c.f[i].module = NULL;
 			cs->samples = c.f[i].samples;
 			cs->total = c.f[i].total;
 			f->n_code_sites++;
 		}
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		free(c.f[i].name);
+		free(c.f[i].module);
 	}
 	free(c.f);
 	u64map_clear(&c.index, NULL);
