@@ -44,6 +44,7 @@ struct target {
 	uint32_t threads;	/* from the last /proc rescan */
 	bool alive;
 	bool launched;		/* our child: reap it */
+	bool followed;		/* a child process found by its FORK record */
 };
 
 struct collector {
@@ -300,8 +301,12 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 	if (!collector_find_target(c, (pid_t)t->pid)) {
 		if (t->pid == t->tid &&
 		    collector_find_target(c, (pid_t)t->ppid)) {
-			if (!collector_add_target(c, (pid_t)t->pid, false))
+			struct target *child;
+
+			child = collector_add_target(c, (pid_t)t->pid, false);
+			if (!child)
 				return;
+			child->followed = true;
 		} else {
 			return;
 		}
@@ -598,6 +603,27 @@ collector_fill_targets(struct collector *c, struct frame_target *ft)
 	}
 }
 
+/*
+ * Drops followed child processes that have exited and been shown dead in
+ * a frame: a target that forks thousands of children would otherwise grow
+ * the table and every frame without bound.  Targets the user named (-p,
+ * the launched command) stay to the end.
+ */
+static void
+collector_prune_targets(struct collector *c)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->n_targets; i++) {
+		const struct target *t = &c->targets[i];
+
+		if (t->followed && !t->alive)
+			continue;
+		c->targets[kept++] = *t;
+	}
+	c->n_targets = kept;
+}
+
 static int
 collector_emit(struct collector *c, double now, bool final)
 {
@@ -641,6 +667,7 @@ collector_emit(struct collector *c, double now, bool final)
 	free(ft);
 	if (!f)
 		return -ENOMEM;
+	collector_prune_targets(c);
 	f->skipped = c->skipped;
 	c->skipped = 0;
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
