@@ -517,18 +517,22 @@ collector_leave_inherit(struct collector *c, uint64_t period)
 static void
 collector_apply(struct collector *c, const struct cmd *cmd)
 {
+	uint64_t period;
 	int ret = 0;
 
 	switch (cmd->type) {
 	case CMD_SET_PERIOD:
+		/* What the PMU accepts (IBS: multiple of 16, >= 0x90); the
+		 * header shows the period in force. */
+		period = cmd->value ? source_period(c->cfg.src, cmd->value) : 0;
 		if (c->inherit) {
-			ret = collector_leave_inherit(c, cmd->value);
+			ret = collector_leave_inherit(c, period);
 			break;
 		}
-		ret = chanset_set_period(c->cs, cmd->value);
+		ret = chanset_set_period(c->cs, period);
 		if (ret < 0)
 			log_msg("period %llu refused: %s",
-				(unsigned long long)cmd->value,
+				(unsigned long long)period,
 				strerror(-ret));
 		break;
 	case CMD_PAUSE:

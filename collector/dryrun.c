@@ -1,4 +1,12 @@
-/* Main thread.  See dryrun.h. */
+/*
+ * Main thread.  See dryrun.h.
+ *
+ * --list-events builds every source the way a run would, which opens its
+ * events once on this machine (source_*_init), so "works" is a fact, not
+ * a guess.  Under MEMTOP_SYSFS_ROOT the hardware sources come from a
+ * recorded tree whose PMUs do not exist here: they are built but not
+ * opened, and say "would open".
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -6,15 +14,24 @@
 #include <string.h>
 
 #include "dryrun.h"
+#include "pmu.h"
 #include "source.h"
 
+enum dryrun_kind {
+	DRYRUN_PEBS,
+	DRYRUN_IBS,
+	DRYRUN_SPE,
+	DRYRUN_FAULTS,
+};
+
 static const struct {
-	enum source_choice choice;
+	enum dryrun_kind kind;
 	const char *name;
 } dryrun_sources[] = {
-	{ SOURCE_PEBS, "pebs" },
-	{ SOURCE_IBS, "ibs" },
-	{ SOURCE_FAULTS, "faults" },
+	{ DRYRUN_PEBS, "pebs" },
+	{ DRYRUN_IBS, "ibs" },
+	{ DRYRUN_SPE, "spe" },
+	{ DRYRUN_FAULTS, "faults" },
 };
 
 static const struct {
@@ -54,6 +71,33 @@ dryrun_role(enum event_role role)
 	return "?";
 }
 
+/* Builds one source as a run would; 0 or -errno with the status in why. */
+static int
+dryrun_build(enum dryrun_kind kind, struct source *src, char *why,
+	     size_t whylen)
+{
+	char text[400];
+	int ret;
+
+	switch (kind) {
+	case DRYRUN_PEBS:
+		return source_pebs_init(src, 0, why, whylen);
+	case DRYRUN_IBS:
+		return source_ibs_init(src, why, whylen);
+	case DRYRUN_SPE:
+		return source_spe_status(why, whylen);
+	case DRYRUN_FAULTS:
+		break;
+	}
+	ret = source_faults_init(src, text, sizeof(text));
+	if (ret < 0)
+		snprintf(why, whylen, "%s (%s)",
+			 ret == -EACCES || ret == -EPERM ?
+			 "permission denied" :
+			 "not supported by this CPU/kernel", text);
+	return ret;
+}
+
 int
 dryrun_list_events(FILE *out)
 {
@@ -61,27 +105,44 @@ dryrun_list_events(FILE *out)
 
 	for (size_t i = 0; i < sizeof(dryrun_sources) /
 				sizeof(dryrun_sources[0]); i++) {
+		enum dryrun_kind kind = dryrun_sources[i].kind;
+		bool hw = kind != DRYRUN_FAULTS;
 		struct source src;
 		char why[512];
-		int ret = source_select(dryrun_sources[i].choice, &src, why,
-					sizeof(why));
 
-		if (ret == 0) {
-			any = true;
-			fprintf(out, "%-8s works: ", dryrun_sources[i].name);
-			for (size_t e = 0; e < src.n_events; e++)
-				fprintf(out, "%s%s", e ? ", " : "",
-					src.events[e].name);
-			fprintf(out, " (%s)\n", src.note);
-		} else if (ret == -EACCES || ret == -EPERM) {
-			fprintf(out, "%-8s permission denied (%s)\n",
-				dryrun_sources[i].name, why);
-		} else {
-			fprintf(out, "%-8s %s\n", dryrun_sources[i].name, why);
+		memset(&src, 0, sizeof(src));
+		if (dryrun_build(kind, &src, why, sizeof(why)) < 0) {
+			fprintf(out, "%-7s %s\n", dryrun_sources[i].name, why);
+			continue;
 		}
+		any = true;
+		fprintf(out, "%-7s %s: ", dryrun_sources[i].name,
+			hw && !pmu_sysfs_is_real() ? "would open" : "works");
+		for (size_t e = 0; e < src.n_events; e++)
+			fprintf(out, "%s%s/%s (type %" PRIu32 ")",
+				e ? ", " : "", src.events[e].pmu,
+				src.events[e].name, src.events[e].attr.type);
+		fprintf(out, "; %s\n", src.note);
 	}
-	fprintf(out, "%-8s not supported yet (no Arm SPE decoder)\n", "spe");
 	return any ? 0 : 1;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void
+dryrun_json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
 }
 
 static void
@@ -99,59 +160,78 @@ dryrun_sample_type(FILE *out, uint64_t st, bool json)
 	}
 }
 
+static void
+dryrun_event_json(FILE *out, const struct source *src,
+		  const struct event_spec *ev, uint64_t period)
+{
+	const struct perf_event_attr *a = &ev->attr;
+
+	fputs("{\"name\":", out);
+	dryrun_json_str(out, ev->name);
+	fputs(",\"pmu\":", out);
+	dryrun_json_str(out, ev->pmu);
+	fprintf(out, ",\"type\":%" PRIu32 ",\"config\":\"0x%" PRIx64
+		"\",\"config1\":\"0x%" PRIx64 "\",\"config2\":\"0x%" PRIx64
+		"\",\"precise_ip\":%u,\"sample_type\":[", a->type,
+		(uint64_t)a->config, (uint64_t)a->config1,
+		(uint64_t)a->config2, (unsigned)a->precise_ip);
+	dryrun_sample_type(out, a->sample_type, true);
+	fprintf(out, "],\"sample_period\":%" PRIu64 ",\"exclude_kernel\":%s"
+		",\"leader\":", period, a->exclude_kernel ? "true" : "false");
+	if (ev->leader >= 0)
+		dryrun_json_str(out, src->events[ev->leader].name);
+	else
+		fputs("null", out);
+	fprintf(out, ",\"role\":\"%s\"}", dryrun_role(ev->role));
+}
+
+static void
+dryrun_event_text(FILE *out, const struct source *src,
+		  const struct event_spec *ev, uint64_t period)
+{
+	const struct perf_event_attr *a = &ev->attr;
+
+	fprintf(out, "event %s pmu=%s type=%" PRIu32 " config=0x%" PRIx64
+		" config1=0x%" PRIx64 " config2=0x%" PRIx64 " precise_ip=%u"
+		" sample_period=%" PRIu64 " exclude_kernel=%u leader=%s"
+		" role=%s\n  sample_type=", ev->name, ev->pmu, a->type,
+		(uint64_t)a->config, (uint64_t)a->config1,
+		(uint64_t)a->config2, (unsigned)a->precise_ip, period,
+		(unsigned)a->exclude_kernel,
+		ev->leader >= 0 ? src->events[ev->leader].name : "-",
+		dryrun_role(ev->role));
+	dryrun_sample_type(out, a->sample_type, false);
+	fputc('\n', out);
+}
+
 int
 dryrun_print(const struct options *opt, FILE *out)
 {
 	struct source src;
-	char why[512];
+	char why[1024];
 	uint64_t period;
-	int ret = source_select(opt->source, &src, why, sizeof(why));
+	int ret = source_select_opts(opt, &src, why, sizeof(why));
 
 	if (ret < 0) {
 		fprintf(stderr, "memtop: %s\n", why);
 		return 1;
 	}
-	period = opt->period ? opt->period : src.default_period;
-	if (opt->json)
-		fprintf(out, "{\"source\":\"%s\",\"events\":[", src.name);
-	else
+	period = source_period(&src, opt->period);
+	if (opt->json) {
+		fprintf(out, "{\"source\":\"%s\",\"note\":", src.name);
+		dryrun_json_str(out, src.note);
+		fputs(",\"events\":[", out);
+	} else {
 		fprintf(out, "source %s: %s\n", src.name, src.note);
+	}
 	for (size_t i = 0; i < src.n_events; i++) {
-		const struct event_spec *ev = &src.events[i];
-		const struct perf_event_attr *a = &ev->attr;
-		const char *leader = ev->leader >= 0 ?
-				     src.events[ev->leader].name : NULL;
-
 		if (opt->json) {
-			fprintf(out, "%s{\"name\":\"%s\",\"pmu\":\"%s\","
-				"\"type\":%" PRIu32 ",\"config\":\"0x%" PRIx64
-				"\",\"config1\":\"0x%" PRIx64 "\","
-				"\"config2\":\"0x%" PRIx64 "\","
-				"\"precise_ip\":%u,\"sample_type\":[",
-				i ? "," : "", ev->name, ev->pmu, a->type,
-				(uint64_t)a->config, (uint64_t)a->config1,
-				(uint64_t)a->config2, a->precise_ip);
-			dryrun_sample_type(out, a->sample_type, true);
-			fprintf(out, "],\"sample_period\":%" PRIu64
-				",\"exclude_kernel\":%s,\"leader\":",
-				period, a->exclude_kernel ? "true" : "false");
-			if (leader)
-				fprintf(out, "\"%s\"", leader);
-			else
-				fputs("null", out);
-			fprintf(out, ",\"role\":\"%s\"}", dryrun_role(ev->role));
-			continue;
+			if (i)
+				fputc(',', out);
+			dryrun_event_json(out, &src, &src.events[i], period);
+		} else {
+			dryrun_event_text(out, &src, &src.events[i], period);
 		}
-		fprintf(out, "event %s pmu=%s type=%" PRIu32 " config=0x%"
-			PRIx64 " config1=0x%" PRIx64 " config2=0x%" PRIx64
-			" precise_ip=%u sample_period=%" PRIu64
-			" exclude_kernel=%u leader=%s role=%s\n  sample_type=",
-			ev->name, ev->pmu, a->type, (uint64_t)a->config,
-			(uint64_t)a->config1, (uint64_t)a->config2,
-			a->precise_ip, period, a->exclude_kernel,
-			leader ? leader : "-", dryrun_role(ev->role));
-		dryrun_sample_type(out, a->sample_type, false);
-		fputc('\n', out);
 	}
 	if (opt->json)
 		fputs("]}\n", out);

@@ -122,6 +122,10 @@ source_decode(const struct source *src, const struct event_spec *ev,
 		out->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
 			    (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
 			    SAMPLE_OTHER;
+		/* IBS without swfilt samples kernel ops too: a kernel data
+		 * address (top bit set on x86-64) is not the target's. */
+		if (!ev->attr.exclude_kernel && (out->addr >> 63))
+			return 0;
 		break;
 	}
 	case ROLE_FAULT:
@@ -143,61 +147,120 @@ source_decode(const struct source *src, const struct event_spec *ev,
 	return 1;
 }
 
-/* Names the hardware sources' absence honestly until they are built. */
+/* pebs, ibs or faults alone; why = "<name>: <status>" on failure. */
 static int
-source_hw_unavailable(const char *name, const char *pmu_event, char *why,
-		      size_t whylen)
+source_init_one(enum source_choice choice, const struct options *opt,
+		struct source *src, char *why, size_t whylen)
 {
-	char path[512];
+	char status[384];
+	int ret;
 
-	if (sysfs_path(path, sizeof(path), pmu_event) == 0 &&
-	    access(path, F_OK) == 0) {
-		snprintf(why, whylen,
-			 "%s: the PMU publishes it, but this memtop build "
-			 "has no %s support yet", name, name);
-		return -ENOTSUP;
+	switch (choice) {
+	case SOURCE_PEBS:
+		ret = source_pebs_init(src, opt->ldlat, status,
+				       sizeof(status));
+		break;
+	case SOURCE_IBS:
+		ret = source_ibs_init(src, status, sizeof(status));
+		break;
+	case SOURCE_FAULTS:
+	case SOURCE_AUTO:
+	default:
+		return source_faults_init(src, why, whylen);
 	}
-	snprintf(why, whylen, "%s: not supported by this CPU/kernel (no %s)",
-		 name, pmu_event);
-	return -ENODEV;
+	if (ret < 0)
+		snprintf(why, whylen, "%s: %s",
+			 choice == SOURCE_PEBS ? "pebs" : "ibs", status);
+	return ret;
+}
+
+/*
+ * -e auto: pebs, then ibs, then faults, the first that opens.  The note
+ * ends with why the better ones were not taken, for the header.
+ */
+static int
+source_select_auto(const struct options *opt, struct source *src,
+		   char *why, size_t whylen)
+{
+	static const enum source_choice order[] = {
+		SOURCE_PEBS, SOURCE_IBS, SOURCE_FAULTS,
+	};
+	char reasons[3][512], spe[200];
+	size_t used = 0;
+	int ret = -ENODEV;
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		ret = source_init_one(order[i], opt, src, reasons[i],
+				      sizeof(reasons[i]));
+		if (ret == 0) {
+			if (i == 0)
+				return 0;
+			if (source_spe_status(spe, sizeof(spe)) ==
+			    -EOPNOTSUPP)
+				snprintf(reasons[i], sizeof(reasons[i]),
+					 "; spe: %s", spe);
+			else
+				reasons[i][0] = '\0';
+			used = strlen(src->note);
+			snprintf(src->note + used, sizeof(src->note) - used,
+				 " [auto chose %s; %s%s%s%s]", src->name,
+				 reasons[0], i > 1 ? "; " : "",
+				 i > 1 ? reasons[1] : "", reasons[i]);
+			return 0;
+		}
+	}
+	snprintf(why, whylen, "no source opens: %s; %s; %s", reasons[0],
+		 reasons[1], reasons[2]);
+	return ret;
+}
+
+int
+source_select_opts(const struct options *opt, struct source *src,
+		   char *why, size_t whylen)
+{
+	uint64_t period;
+	size_t used;
+	int ret;
+
+	memset(src, 0, sizeof(*src));
+	if (opt->source == SOURCE_AUTO)
+		ret = source_select_auto(opt, src, why, whylen);
+	else
+		ret = source_init_one(opt->source, opt, src, why, whylen);
+	if (ret < 0 || opt->period == 0)
+		return ret;
+	period = source_period(src, opt->period);
+	if (period != opt->period) {
+		used = strlen(src->note);
+		snprintf(src->note + used, sizeof(src->note) - used,
+			 "; period %llu adjusted to %llu (a multiple of %llu, "
+			 "at least %llu)", (unsigned long long)opt->period,
+			 (unsigned long long)period,
+			 (unsigned long long)src->period_step,
+			 (unsigned long long)src->period_min);
+	}
+	return 0;
 }
 
 int
 source_select(enum source_choice choice, struct source *src, char *why,
 	      size_t whylen)
 {
-	char pebs_why[160], ibs_why[160], faults_why[256];
-	int ret;
+	struct options opt = { .source = choice };
 
-	memset(src, 0, sizeof(*src));
-	switch (choice) {
-	case SOURCE_PEBS:
-		return source_hw_unavailable("pebs",
-			"bus/event_source/devices/cpu/events/mem-loads",
-			why, whylen);
-	case SOURCE_IBS:
-		return source_hw_unavailable("ibs",
-			"bus/event_source/devices/ibs_op/type", why, whylen);
-	case SOURCE_FAULTS:
-		return source_faults_init(src, why, whylen);
-	case SOURCE_AUTO:
-		break;
-	}
-	source_hw_unavailable("pebs",
-			      "bus/event_source/devices/cpu/events/mem-loads",
-			      pebs_why, sizeof(pebs_why));
-	source_hw_unavailable("ibs", "bus/event_source/devices/ibs_op/type",
-			      ibs_why, sizeof(ibs_why));
-	ret = source_faults_init(src, faults_why, sizeof(faults_why));
-	if (ret < 0) {
-		snprintf(why, whylen, "no source opens: %s; %s; %s", pebs_why,
-			 ibs_why, faults_why);
-		return ret;
-	}
-	snprintf(src->note + strlen(src->note),
-		 sizeof(src->note) - strlen(src->note), " [auto: %s; %s]",
-		 pebs_why, ibs_why);
-	return 0;
+	return source_select_opts(&opt, src, why, whylen);
+}
+
+uint64_t
+source_period(const struct source *src, uint64_t want)
+{
+	uint64_t p = want ? want : src->default_period;
+
+	if (src->period_step > 1)
+		p -= p % src->period_step;
+	if (p < src->period_min)
+		p = src->period_min;
+	return p ? p : 1;
 }
 
 void
@@ -252,6 +315,13 @@ source_explain_error(int err, const char *what, int pid, char *buf,
 		snprintf(buf, len,
 			 "%s, pid %d: %s; the event is not supported by "
 			 "this CPU/kernel", what, pid, strerror(err));
+		break;
+	case EINVAL:
+		snprintf(buf, len,
+			 "%s, pid %d: %s; the kernel refused the event's "
+			 "attributes (hardware PMUs reject a period below "
+			 "their minimum instead of rounding it: try a larger "
+			 "-c)", what, pid, strerror(err));
 		break;
 	default:
 		snprintf(buf, len, "%s, pid %d: %s", what, pid, strerror(err));

@@ -16,7 +16,9 @@
 #include "record.h"
 #include "sample.h"
 
-#define SOURCE_MAX_EVENTS 4
+/* Hybrid Intel: aux + loads + stores on cpu_core, loads + stores on
+ * cpu_atom (and a third core type on Arrow Lake-H). */
+#define SOURCE_MAX_EVENTS 8
 
 enum event_role {
 	ROLE_LOAD,	/* every sample is a load */
@@ -49,6 +51,10 @@ struct source {
 	 * stands for the configured period. */
 	bool period_in_sample;
 	char note[512];		/* what a sample means, why this source */
+	/* Periods the PMU accepts: multiples of period_step (0 = any), at
+	 * least period_min (IBS: 16 and 0x90).  See source_period(). */
+	uint64_t period_step;
+	uint64_t period_min;
 };
 
 /*
@@ -59,7 +65,34 @@ struct source {
 int source_select(enum source_choice choice, struct source *src, char *why,
 		  size_t whylen);
 
+/*
+ * As source_select, with the options that shape the events: --ldlat for
+ * pebs, and -c, which source_period() adjusts (the note says so).
+ */
+int source_select_opts(const struct options *opt, struct source *src,
+		       char *why, size_t whylen);
+
+/*
+ * The period memtop really uses for a wanted one (0 = the default): IBS
+ * rounds down to a multiple of 16 and up to 0x90; others take it as is
+ * (PEBS minimums are rejected by the kernel, not rounded).
+ */
+uint64_t source_period(const struct source *src, uint64_t want);
+
 int source_faults_init(struct source *src, char *why, size_t whylen);
+/*
+ * Hardware sources, built from sysfs (collector/pmu.h).  With the real
+ * sysfs they are opened once to prove they work; under MEMTOP_SYSFS_ROOT
+ * they are only built.  On failure -errno and `why` = the status line of
+ * --list-events without the source name: "not supported by this
+ * CPU/kernel (...)", "not supported yet (...)" or "permission denied
+ * (... fix ...)".  ldlat 0 = default (30).
+ */
+int source_pebs_init(struct source *src, unsigned ldlat, char *why,
+		     size_t whylen);
+int source_ibs_init(struct source *src, char *why, size_t whylen);
+/* Arm SPE: always fails; says whether an arm_spe_* PMU is present. */
+int source_spe_status(char *why, size_t whylen);
 
 /*
  * Fills out from a decoded SAMPLE record of event `ev`.  Returns 1 when the

@@ -11,7 +11,7 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # sanitizer runtime's symbolizer).
 setup_packages() {
 	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev
-		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf "$@")
+		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev "$@")
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

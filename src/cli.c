@@ -36,6 +36,7 @@ enum {
 	CLI_OPT_LIST_EVENTS,
 	CLI_OPT_DRY_RUN,
 	CLI_OPT_MAX_PAGES,
+	CLI_OPT_LDLAT,
 };
 
 /*
@@ -62,6 +63,7 @@ static const struct option cli_long_opts[] = {
 	{ "list-events", no_argument, NULL, CLI_OPT_LIST_EVENTS },
 	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN },
 	{ "max-pages", required_argument, NULL, CLI_OPT_MAX_PAGES },
+	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -420,6 +422,13 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->max_pages = (size_t)v;
 		return rc;
+	case CLI_OPT_LDLAT:
+		/* Intel's ldlat format is config1:0-15. */
+		rc = cli_parse_ranged("--ldlat", "latency", arg, false, 1,
+				      65535, &v, err, errlen);
+		if (rc == 0)
+			opt->ldlat = (unsigned)v;
+		return rc;
 	case 'h':
 		mode_seen[MODE_HELP] = true;
 		return 0;
@@ -603,6 +612,8 @@ cli_usage(FILE *out)
 	      "      --dry-run           print the events that would be "
 	      "opened\n"
 	      "      --max-pages N       track at most N pages\n"
+	      "      --ldlat N           pebs: sample loads of N cycles or "
+	      "more (default 30)\n"
 	      "  -V, --version           print the version\n"
 	      "  -h, --help              print this help\n"
 	      "\n"

@@ -187,7 +187,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	struct collector_config cfg = { 0 };
 	int ret;
 
-	ret = source_select(st->opt.source, &st->src, err, errlen);
+	ret = source_select_opts(&st->opt, &st->src, err, errlen);
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();
@@ -199,8 +199,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	}
 	cfg.src = &st->src;
 	cfg.topo = st->topo;
-	cfg.period = st->opt.period ? st->opt.period :
-				      st->src.default_period;
+	cfg.period = source_period(&st->src, st->opt.period);
 	cfg.interval_s = st->opt.delay;
 	cfg.top_k = st->opt.batch ? st->opt.top : MAIN_TUI_TOP_K;
 	cfg.sort = st->opt.sort;

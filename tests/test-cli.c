@@ -31,6 +31,7 @@ struct cli_case {
 	unsigned top;
 	enum sort_key sort;
 	size_t max_pages;
+	unsigned ldlat;
 	const char *record, *output, *log, *input;
 	int pids[4];			/* 0-terminated */
 	const char *command[4];		/* NULL-terminated */
@@ -203,6 +204,16 @@ static const struct cli_case cli_cases[] = {
 	{ { "--max-pages", "0", "-p", "1" }, 2, "--max-pages: page count '0'" },
 	{ { "--max-pages", "1e3", "-p", "1" }, 2,
 	  "--max-pages: invalid page count '1e3'" },
+	{ { "--ldlat", "50", "-e", "pebs", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_PEBS, .ldlat = 50, .pids = { 1 } },
+	{ { "--ldlat=65535", "--dry-run" }, 0, .mode = MODE_DRY_RUN,
+	  .ldlat = 65535 },
+	{ { "--ldlat", "0", "-p", "1" }, 2, "--ldlat: latency '0' out of range" },
+	{ { "--ldlat", "65536", "-p", "1" }, 2,
+	  "--ldlat: latency '65536' out of range (1..65535)" },
+	{ { "--ldlat", "0x10", "-p", "1" }, 2,
+	  "--ldlat: invalid latency '0x10'" },
+	{ { "--ldlat" }, 2, "--ldlat: missing argument" },
 
 	/* unknown options; abbreviations as getopt_long allows them */
 	{ { "-x", "-p", "1" }, 2, "unknown option '-x'" },
@@ -255,6 +266,7 @@ check_fields(const struct cli_case *c, const struct options *o)
 	check_eq_u64(o->top, c->top ? c->top : CLI_DEFAULT_TOP);
 	check_eq_u64(o->sort, c->sort);
 	check_eq_u64(o->max_pages, c->max_pages);
+	check_eq_u64(o->ldlat, c->ldlat);
 	check_eq_str(o->record_path, c->record);
 	check_eq_str(o->output_path, c->output);
 	check_eq_str(o->log_path, c->log);
@@ -351,7 +363,7 @@ test_usage(void)
 		"-n, --iterations", "-b, --batch", "--json", "-k, --top",
 		"-s, --sort", "--record", "-o, --output", "--log",
 		"-i, --input", "--demo", "--list-events", "--dry-run",
-		"--max-pages", "-V, --version", "-h, --help",
+		"--max-pages", "--ldlat", "-V, --version", "-h, --help",
 		"-- COMMAND", "auto", "pebs", "ibs", "faults", "latency",
 	};
 	char *text = NULL;
