@@ -218,6 +218,12 @@ tui_draw_source_note(const struct tui *t, int y)
 	const struct frame *f = t->cur;
 	int x = 0;
 
+	/* The collector's own note already says it: show that one, bold. */
+	if (f->source_note && strstr(f->source_note, "not access frequency")) {
+		tui_draw_text(y, 0, A_BOLD, "%.*s", COLS > 0 ? COLS : 0,
+			      f->source_note);
+		return;
+	}
 	if (strcmp(f->source, "faults") == 0) {
 		tui_draw_text(y, 0, A_BOLD, "%s", faults_note);
 		x = (int)sizeof(faults_note) - 1;
@@ -533,6 +539,9 @@ tui_draw(struct tui *t)
 		break;
 	case TUI_VIEW_HELP:
 		tui_help_view(t, &lines);
+		break;
+	case TUI_VIEW_CODE:
+		tui_code_view(t, &lines);
 		break;
 	}
 	t->body_rows = (size_t)rows;
