@@ -25,18 +25,25 @@
 #include "collector.h"
 #include "frame.h"
 #include "framebuild.h"
+#include "granularity.h"
 #include "log.h"
+#include "migrate.h"
 #include "nodemap.h"
 #include "pagetab.h"
+#include "physnode.h"
 #include "procfs.h"
 #include "queue.h"
 #include "record.h"
+#include "recorder.h"
 #include "source.h"
 #include "topo.h"
 
 #define COLLECTOR_POLL_MS	100
 #define COLLECTOR_RESCAN_MS	1000
 #define COLLECTOR_MAX_EVENTS	64
+/* Share of each interval that re-asking known page nodes may take: 1 %,
+ * about 40 K pages a second at the ~250 ns a page move_pages costs. */
+#define COLLECTOR_REVAL_SHARE	0.01
 
 struct target {
 	pid_t pid;
@@ -52,6 +59,8 @@ struct collector {
 	struct chanset *cs;
 	struct aggr aggr;
 	struct nodemap *nodemap;
+	struct physnode *physnode;	/* NULL: no memory-block map */
+	struct migrate *migrate;	/* candidates of the last frame */
 	pthread_t thread;
 	bool started;
 	int result;
@@ -70,6 +79,7 @@ struct collector {
 	 * channels, which IOC_PERIOD reaches. */
 	bool inherit;
 	struct collector_follow follow;
+	uint64_t cpu_at_interval;	/* thread CPU ns at interval start */
 	int child_wstatus;
 	double t0;
 	double interval_start;
@@ -142,9 +152,19 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 			goto out_oom;
 		}
 	}
-	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap, 12, cfg->max_pages);
+	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap,
+			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
 	if (ret < 0)
 		goto out_oom;
+	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
+	 * like the others. */
+	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
+		aggr_set_physnode(&c->aggr, c->physnode);
+	c->migrate = migrate_new();
+	if (!c->migrate) {
+		ret = -ENOMEM;
+		goto out_oom;
+	}
 	ret = chanset_new(&c->cs, cfg->src, cfg->ring_pages, cfg->period);
 	if (ret < 0) {
 		snprintf(err, errlen, "epoll: %s", strerror(-ret));
@@ -175,6 +195,8 @@ collector_free(struct collector *c)
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
 	nodemap_free(c->nodemap);
+	physnode_free(c->physnode);
+	migrate_free(c->migrate);
 	free(c->targets);
 	free(c);
 }
@@ -283,6 +305,16 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 }
 
 /* FORK: a new thread of a target, or a child process of one. */
+/* CPU time of the calling thread (the collector), ns. */
+static uint64_t
+collector_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t
 collector_now_ns(void)
 {
@@ -338,6 +370,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	uint64_t id, n;
 	int ret;
 
+	if (c->cfg.recorder)
+		recorder_record(c->cfg.recorder, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
 		ev = d->ch->src->n_events == 1 ? &d->ch->src->events[0] : NULL;
@@ -561,6 +595,20 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 	case CMD_QUIT:
 		c->quit = true;
 		break;
+	case CMD_SET_GRANULARITY:
+		ret = granularity_apply(&c->aggr, (unsigned)cmd->value,
+					c->cfg.max_pages);
+		break;
+	case CMD_MIGRATE:
+		if (cmd->addr)
+			migrate_page(c->migrate, &c->aggr, cmd->pid, cmd->addr);
+		else
+			migrate_top(c->migrate, &c->aggr, (size_t)cmd->value);
+		break;
+	case CMD_REPLAY_FASTER:
+	case CMD_REPLAY_SLOWER:
+	case CMD_REPLAY_END:
+		break;		/* replay only */
 	}
 	if (ret < 0)
 		log_msg("command %d: %s", (int)cmd->type, strerror(-ret));
@@ -678,9 +726,20 @@ collector_emit(struct collector *c, double now, bool final)
 		 c->inherit ? "inherit" : "per-thread");
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;
+	f->collector_cpu_ns = collector_cpu_ns() - c->cpu_at_interval;
+	c->cpu_at_interval += f->collector_cpu_ns;
 	f->follow_gap_mean_us = c->follow.threads ?
 		c->follow.gap_sum_ns / c->follow.threads / 1000 : 0;
+	/* Moves since the last frame; then this frame's candidates, moved
+	 * at once with --migrate-hot (reported in the next frame). */
+	migrate_take(c->migrate, &f->migrations);
+	if (migrate_snapshot(c->migrate, f, &c->aggr) < 0)
+		log_msg("migrate: out of memory; no candidates this frame");
+	if (c->cfg.migrate_hot && !final)
+		migrate_top(c->migrate, &c->aggr, c->cfg.migrate_hot);
 	aggr_next_interval(&c->aggr);
+	aggr_revalidate_budget(&c->aggr, (uint64_t)(c->cfg.interval_s * 1e9 *
+						    COLLECTOR_REVAL_SHARE));
 	c->interval_start = now;
 	return collector_publish(c, f);
 }
@@ -703,13 +762,15 @@ collector_main(void *arg)
 	struct collector *c = arg;
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
 	double now = collector_now();
-	double next_frame, next_rescan;
+	double next_frame, next_rescan, next_sweep;
 	int ret = 0;
 
 	c->t0 = c->interval_start = now;
+	c->cpu_at_interval = collector_cpu_ns();
 	collector_rescan(c);
 	next_frame = now + c->cfg.interval_s;
 	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
+	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 	for (;;) {
 		bool final;
 		int n, timeout = collector_ms_until(now, next_frame < next_rescan ?
@@ -737,6 +798,15 @@ collector_main(void *arg)
 				ch->hup = true;
 		}
 		now = collector_now();
+		/* A ring below its watermark wakes nobody, and FORK records
+		 * never count towards it: sweep every ring each poll period,
+		 * so a new thread's channel opens within COLLECTOR_POLL_MS
+		 * however quiet its siblings are. */
+		if (now >= next_sweep) {
+			for (size_t i = 0; i < chanset_count(c->cs); i++)
+				collector_drain(c, chanset_at(c->cs, i));
+			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
+		}
 		if (now >= next_rescan || chanset_count(c->cs) == 0) {
 			collector_rescan(c);
 			next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;

@@ -179,6 +179,10 @@ struct frame {
 	uint64_t follow_gap_max_us;	/* worst FORK -> channel open */
 	uint64_t follow_gap_mean_us;
 
+	/* memtop's own cost: CPU time of the collector thread during this
+	 * interval (draining, decoding, aggregating, frame building). */
+	uint64_t collector_cpu_ns;
+
 	int exit_status;	/* launched command's exit status, -1 if none/unknown */
 	char *error;		/* fatal collector error (frame is final); NULL if none */
 

@@ -531,6 +531,8 @@ report_json_write(FILE *out, const struct frame *f)
 				false);
 		report_json_putc(&jw, '}');
 	}
+	report_json_u64(&jw, "collector_cpu_us", f->collector_cpu_ns / 1000,
+			false);
 	report_json_code_sites(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);

@@ -299,9 +299,12 @@ tui_draw_header(const struct tui *t)
 		threads += f->targets[i].threads;
 	tui_draw_text(y++, 0, 0, "samples %" PRIu64 "/%" PRIu64
 		      "  threads %" PRIu64 "  pages tracked %" PRIu64
-		      "  frame %" PRIu64 "  skipped %" PRIu64,
+		      "  frame %" PRIu64 "  skipped %" PRIu64
+		      "  memtop cpu %.1f%%",
 		      c->samples, cum->samples, threads, f->tracked_pages,
-		      f->seq, t->skipped);
+		      f->seq, t->skipped,
+		      f->interval > 0 ? (double)f->collector_cpu_ns / 1e7 /
+					f->interval : 0.0);
 	if (f->paused || f->final || f->error)
 		tui_draw_banners(t, y++);
 	return y;
