@@ -304,7 +304,6 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 	return 0;
 }
 
-/* FORK: a new thread of a target, or a child process of one. */
 /* CPU time of the calling thread (the collector), ns. */
 static uint64_t
 collector_cpu_ns(void)
@@ -324,6 +323,7 @@ collector_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* FORK: a new thread of a target, or a child process of one. */
 static void
 collector_on_fork(struct collector *c, const struct record_task *t)
 {
