@@ -415,7 +415,7 @@ pmu_list(const char *name, const char *prefix, char (*names)[PMU_NAME_MAX],
 		if (!match || d->d_name[0] == '.' ||
 		    strlen(d->d_name) >= PMU_NAME_MAX)
 			continue;
-		snprintf(names[n++], PMU_NAME_MAX, "%s", d->d_name);
+		memcpy(names[n++], d->d_name, strlen(d->d_name) + 1);
 	}
 	closedir(dir);
 	qsort(names, n, sizeof(names[0]), pmu_name_cmp);
