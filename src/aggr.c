@@ -16,11 +16,6 @@
 #include "threadtab.h"
 #include "topo.h"
 
-/* Cost per revalidated page assumed before the first measurement: batched
- * move_pages measured 250-370 ns a page (kernel-abi.md section 8), plus
- * the table walk. */
-#define AGGR_REVAL_DEFAULT_NS	500
-
 int
 aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	  unsigned page_shift, size_t max_pages)
@@ -48,7 +43,6 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 		aggr_fini(a);
 		return -ENOMEM;
 	}
-	a->reval_ns_per_page = AGGR_REVAL_DEFAULT_NS;
 	return 0;
 }
 
@@ -87,15 +81,33 @@ aggr_query_stamp(const struct aggr *a)
 	return (uint16_t)(pagetab_epoch(a->pages) | 0x8000u);
 }
 
+/* Intervals since e was last asked; "very old" when never asked. */
+static unsigned
+aggr_query_age(const struct aggr *a, const struct page_entry *e)
+{
+	if (!(e->flags & 0x8000u))
+		return 0x8000u;
+	return (aggr_query_stamp(a) - e->flags) & 0x7fffu;
+}
+
+/* Pages without a node: once an interval.  Known pages: again when the
+ * answer is old and the interval's revalidation budget allows. */
 static bool
-aggr_needs_query(const struct aggr *a, const struct page_entry *e)
+aggr_needs_query(struct aggr *a, const struct page_entry *e)
 {
 	if (!a->nodemap)
 		return false;
-	if (e->node == PAGE_NODE_UNQUERIED)
+	if (e->node < 0)
 		return e->flags != aggr_query_stamp(a);
-	return e->node == PAGE_NODE_UNKNOWN &&
-	       e->flags != aggr_query_stamp(a);
+	if (aggr_query_age(a, e) < (a->reval_age ? a->reval_age :
+						   AGGR_REVAL_AGE))
+		return false;
+	if (a->reval_pages >= a->reval_allow) {
+		a->reval_skipped++;
+		return false;
+	}
+	a->reval_pages++;
+	return true;
 }
 
 /* Asks move_pages about the queued pages, one call per pid. */
@@ -124,9 +136,17 @@ aggr_resolve(struct aggr *a, const bool *want)
 			struct page_entry *e = pagetab_find(a->pages, pid,
 							    addrs[k] >> shift);
 
-			if (e)
-				e->node = nodes[k] >= 0 ? nodes[k] :
-							  PAGE_NODE_UNKNOWN;
+			if (!e)
+				continue;
+			if (nodes[k] >= 0) {
+				if (e->node >= 0 && e->node != nodes[k])
+					a->reval_changed++;
+				e->node = nodes[k];
+			} else if (e->node < 0) {
+				/* A known node stays until a definite
+				 * answer replaces it. */
+				e->node = PAGE_NODE_UNKNOWN;
+			}
 		}
 	}
 }
@@ -303,6 +323,5 @@ aggr_reset(struct aggr *a)
 	pagetab_reset(a->pages);
 	threadtab_reset(a->threads);
 	cpuvote_reset(a->cpuvote);
-	a->reval_cursor = 0;
 	sides_reset(a->sides);
 }

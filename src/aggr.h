@@ -8,8 +8,10 @@
  * this interval), then accounts each sample with the node known now.  A
  * sample carrying PHYS_ADDR gets its node from the memory-block map
  * (physnode) instead, with no syscall.  Pages move (migration, NUMA
- * balancing, refaults), so aggr_revalidate() re-asks known pages round
- * robin within a time budget.
+ * balancing, refaults), so a known page that is sampled again is re-asked
+ * once its answer is AGGR_REVAL_AGE intervals old, as many an interval as
+ * aggr_revalidate_budget() allows.  A definite answer replaces the node;
+ * no answer (page dropped for a moment, process gone) keeps it.
  */
 #ifndef MEMTOP_AGGR_H
 #define MEMTOP_AGGR_H
@@ -31,6 +33,8 @@ struct frame_noderes;
 struct sides;
 
 #define AGGR_BATCH 256
+/* Intervals after which a sampled page's known node is asked again. */
+#define AGGR_REVAL_AGE 3
 
 struct aggr {
 	struct pagetab *pages;
@@ -63,9 +67,14 @@ struct aggr {
 	uint64_t reval_changed;		/* ... found on another node */
 	uint64_t phys_resolved;		/* samples placed from PHYS_ADDR */
 	uint64_t nm_pages_mark, nm_resolved_mark, nm_ns_mark;
-	/* Round robin: entries (in pagetab_foreach order) already walked. */
-	size_t reval_cursor;
+	uint64_t reval_allow;		/* re-asks allowed this interval */
+	uint64_t reval_skipped;		/* due samples refused: over budget */
 	uint64_t reval_ns_per_page;	/* measured cost, sizes the budget */
+	/* Age (intervals) that makes a known page due: AGGR_REVAL_AGE, or
+	 * more while the budget cannot keep up, so that the pages sampled
+	 * first in an interval cannot starve the others. */
+	unsigned reval_age;
+	uint32_t reval_epoch;		/* interval reval_age was set for */
 
 	/* Names, code sites, line heat (sides.h); NULL when off or out of
 	 * memory: frames then carry no names. */
@@ -94,13 +103,11 @@ void aggr_set_physnode(struct aggr *a, const struct physnode *p);
  */
 int aggr_set_node(struct aggr *a, int32_t pid, uint64_t addr, int node);
 /*
- * Re-asks move_pages about known pages, round robin over the table, as
- * many as fit in budget_ns at the measured cost per page (lookup walk
- * included), so a migrated page is noticed within a bounded time.  Pages
- * found elsewhere take the new node; pages of a process that is gone keep
- * theirs.  Returns the pages asked.
+ * Allows this interval as many re-asks of known pages as fit in budget_ns
+ * at the measured cost of move_pages a page (call after
+ * aggr_next_interval).  Returns the number of pages allowed.
  */
-size_t aggr_revalidate(struct aggr *a, uint64_t budget_ns);
+uint64_t aggr_revalidate_budget(struct aggr *a, uint64_t budget_ns);
 /* This interval's node-resolution figures. */
 void aggr_noderes(const struct aggr *a, struct frame_noderes *out);
 

@@ -5,9 +5,9 @@
  * (sparse node numbers too), pages placed on nodes with aggr_set_node().
  * Checks the node x node matrix, per-node CPU side / memory side / local /
  * remote, unknown CPU and unknown page node, imbalance, frame_check; the
- * majority vote of >2-node machines; PHYS_ADDR placement through a
- * recorded memory-block tree; and round-robin revalidation against the
- * kernel, on pages of this process (move_pages on our own memory).
+ * vote of >2-node machines; PHYS_ADDR placement through a recorded
+ * memory-block tree; and revalidation of known nodes against the kernel,
+ * on pages of this process (move_pages on our own memory).
  */
 
 #include <errno.h>
@@ -319,10 +319,36 @@ out:
 	topo_free(t);
 }
 
+/* One sample on each of the n pages at buf. */
+static void
+sample_pages(struct aggr *a, char *buf, size_t n, long page_size)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sample s = {
+			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
+			.pid = getpid(), .tid = getpid(), .cpu = 0,
+			.kind = SAMPLE_STORE, .period = 1,
+		};
+
+		aggr_add(a, &s);
+	}
+	aggr_flush(a);
+}
+
+/* Allows exactly `pages` re-asks this interval. */
+static void
+allow(struct aggr *a, uint64_t pages)
+{
+	aggr_revalidate_budget(a, 1);
+	check_eq_u64(aggr_revalidate_budget(a, pages * a->reval_ns_per_page),
+		     pages);
+}
+
 /*
- * Revalidation against the kernel: 64 pages of ours, placed on node 0 by
- * the kernel (one-node machine) or wherever it put them; the table is told
- * they are elsewhere, and budgeted rounds must find every one again.
+ * Revalidation against the kernel: 64 pages of ours; the table is told
+ * they are on the other node.  A sampled page is re-asked once its answer
+ * is AGGR_REVAL_AGE intervals old, within the interval's allowance; a
+ * page with no answer now keeps its node.
  */
 static void
 test_revalidate(void)
@@ -332,12 +358,11 @@ test_revalidate(void)
 	long page_size = sysconf(_SC_PAGESIZE);
 	struct topo *t = topo_new_fake(2, cpu_node);
 	struct nodemap *nm = nodemap_new();
-	struct aggr a;
-	char *buf;
-	int16_t real[64];
-	size_t asked = 0, calls = 0;
-	uint64_t changed = 0;
 	struct frame_noderes r;
+	struct aggr a;
+	int16_t real[64];
+	uint64_t fixed = 0;
+	char *buf;
 
 	buf = mmap(NULL, n * (size_t)page_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -345,16 +370,7 @@ test_revalidate(void)
 		goto out;
 	memset(buf, 1, n * (size_t)page_size);
 	check_eq_i64(aggr_init(&a, t, nm, 12, 0), 0);
-	for (size_t i = 0; i < n; i++) {
-		struct sample s = {
-			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
-			.pid = getpid(), .tid = getpid(), .cpu = 0,
-			.kind = SAMPLE_STORE, .period = 1,
-		};
-
-		aggr_add(&a, &s);
-	}
-	aggr_flush(&a);
+	sample_pages(&a, buf, n, page_size);
 	aggr_noderes(&a, &r);
 	check_eq_u64(r.queried, n);
 	check_eq_u64(r.resolved, n);
@@ -369,20 +385,25 @@ test_revalidate(void)
 		/* Pretend it was seen on the other node. */
 		aggr_set_node(&a, getpid(), addr, e->node == 0 ? 1 : 0);
 	}
-	aggr_next_interval(&a);
-	/* 16 pages a call: 4 calls cover the table once. */
-	while (asked < n && calls < 10) {
-		a.reval_ns_per_page = 1000;
-		asked += aggr_revalidate(&a, 16000);
-		calls++;
+	/* Too young: sampled again, not re-asked whatever the allowance. */
+	for (int k = 1; k < AGGR_REVAL_AGE; k++) {
+		aggr_next_interval(&a);
+		allow(&a, 1000);
+		sample_pages(&a, buf, n, page_size);
+		aggr_noderes(&a, &r);
+		check_eq_u64(r.queried, 0);
 	}
-	check_eq_u64(asked, n);
-	check_eq_u64(calls, 4);
-	aggr_noderes(&a, &r);
-	changed = r.changed;
-	check_eq_u64(r.revalidated, n);
-	check_eq_u64(changed, n);
-	check(r.query_us < 1000000);
+	/* Old enough: 16 an interval. */
+	for (int k = 0; k < 6 && fixed < n; k++) {
+		aggr_next_interval(&a);
+		allow(&a, 16);
+		sample_pages(&a, buf, n, page_size);
+		aggr_noderes(&a, &r);
+		check_eq_u64(r.revalidated, 16);
+		check_eq_u64(r.changed, 16);
+		fixed += r.changed;
+	}
+	check_eq_u64(fixed, n);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
 		struct page_entry *e = pagetab_find(a.pages, getpid(),
@@ -390,12 +411,29 @@ test_revalidate(void)
 
 		check(e && e->node == real[i]);
 	}
-	/* The next lap starts again from the first entries. */
-	a.reval_ns_per_page = 1000;
-	check_eq_u64(aggr_revalidate(&a, 16000), 16);
-	/* No budget, no work. */
-	check_eq_u64(aggr_revalidate(&a, 0), 0);
-	/* The measured cost is kept within sane bounds. */
+	/* Page 0 dropped: the kernel has no node for it now; it keeps the
+	 * one it had. */
+	check_eq_i64(madvise(buf, (size_t)page_size, MADV_DONTNEED), 0);
+	for (int k = 0; k < AGGR_REVAL_AGE + 1; k++)
+		aggr_next_interval(&a);
+	allow(&a, 1000);
+	sample_pages(&a, buf, 1, page_size);
+	aggr_noderes(&a, &r);
+	check_eq_u64(r.revalidated, 1);
+	check_eq_u64(r.resolved, 0);
+	{
+		struct page_entry *e = pagetab_find(a.pages, getpid(),
+			(uint64_t)(uintptr_t)buf >> 12);
+
+		check(e && e->node == real[0]);
+	}
+	/* No allowance, no re-ask. */
+	for (int k = 0; k < AGGR_REVAL_AGE + 1; k++)
+		aggr_next_interval(&a);
+	check_eq_u64(aggr_revalidate_budget(&a, 0), 0);
+	sample_pages(&a, buf, n, page_size);
+	aggr_noderes(&a, &r);
+	check_eq_u64(r.queried, 0);
 	check(a.reval_ns_per_page >= 50);
 out_aggr:
 	aggr_fini(&a);
