@@ -41,6 +41,7 @@ struct collector_config {
 	unsigned ring_pages;		/* data pages per thread ring */
 	bool batch;			/* never skip frames: wait for room */
 	bool resolve_nodes;		/* ask move_pages for page nodes */
+	size_t migrate_hot;		/* pages moved after each frame; 0 = off */
 	bool inherit_launched;		/* launched command: per-CPU inherit */
 	struct queue *frames;		/* out: struct frame * */
 	struct queue *cmds;		/* in: struct cmd */

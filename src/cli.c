@@ -36,6 +36,7 @@ enum {
 	CLI_OPT_LIST_EVENTS,
 	CLI_OPT_DRY_RUN,
 	CLI_OPT_MAX_PAGES,
+	CLI_OPT_MIGRATE_HOT,
 	CLI_OPT_LDLAT,
 };
 
@@ -63,6 +64,7 @@ static const struct option cli_long_opts[] = {
 	{ "list-events", no_argument, NULL, CLI_OPT_LIST_EVENTS },
 	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN },
 	{ "max-pages", required_argument, NULL, CLI_OPT_MAX_PAGES },
+	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -422,6 +424,12 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->max_pages = (size_t)v;
 		return rc;
+	case CLI_OPT_MIGRATE_HOT:
+		rc = cli_parse_ranged("--migrate-hot", "page count", arg, false,
+				      1, CLI_MAX_TOP, &v, err, errlen);
+		if (rc == 0)
+			opt->migrate_hot = (size_t)v;
+		return rc;
 	case CLI_OPT_LDLAT:
 		/* Intel's ldlat format is config1:0-15. */
 		rc = cli_parse_ranged("--ldlat", "latency", arg, false, 1,
@@ -481,6 +489,13 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 		return cli_error(err, errlen, "--json needs -b");
 	if (opt->output_path && !opt->batch)
 		return cli_error(err, errlen, "-o needs -b");
+	/* The TUI moves pages with m and M, after a confirmation. */
+	if (opt->migrate_hot && !opt->batch)
+		return cli_error(err, errlen, "--migrate-hot needs -b (in the "
+				 "TUI, press M)");
+	if (opt->migrate_hot && opt->mode == MODE_REPLAY)
+		return cli_error(err, errlen, "--migrate-hot cannot move the "
+				 "pages of a recording (-i)");
 	return 0;
 }
 
@@ -612,6 +627,10 @@ cli_usage(FILE *out)
 	      "      --dry-run           print the events that would be "
 	      "opened\n"
 	      "      --max-pages N       track at most N pages\n"
+	      "      --migrate-hot N     after each frame, move its N most "
+	      "remote-heavy\n"
+	      "                          pages to the node that touches them "
+	      "most (-b)\n"
 	      "      --ldlat N           pebs: sample loads of N cycles or "
 	      "more (default 30)\n"
 	      "  -V, --version           print the version\n"

@@ -13,11 +13,18 @@ enum cmd_type {
 	CMD_SORT,		/* value = enum sort_key */
 	CMD_SET_TOP,		/* value = pages per frame */
 	CMD_QUIT,
+	/* value = move the best `value` remote-heavy pages of the last frame
+	 * (0 = all of them), or, with addr != 0, the one page (pid, addr);
+	 * each to the node whose CPUs touched it most.  The results come in
+	 * the next frame's migrations. */
+	CMD_MIGRATE,
 };
 
 struct cmd {
 	enum cmd_type type;
 	uint64_t value;
+	int32_t pid;		/* CMD_MIGRATE of one page */
+	uint64_t addr;		/* CMD_MIGRATE of one page; 0 = top pages */
 };
 
 #endif

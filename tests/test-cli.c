@@ -31,6 +31,7 @@ struct cli_case {
 	unsigned top;
 	enum sort_key sort;
 	size_t max_pages;
+	size_t migrate_hot;
 	unsigned ldlat;
 	const char *record, *output, *log, *input;
 	int pids[4];			/* 0-terminated */
@@ -204,6 +205,20 @@ static const struct cli_case cli_cases[] = {
 	{ { "--max-pages", "0", "-p", "1" }, 2, "--max-pages: page count '0'" },
 	{ { "--max-pages", "1e3", "-p", "1" }, 2,
 	  "--max-pages: invalid page count '1e3'" },
+	{ { "--migrate-hot", "16", "-b", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .batch = true, .migrate_hot = 16, .pids = { 1 } },
+	{ { "-b", "--migrate-hot=100000", "--", "ls" }, 0,
+	  .mode = MODE_COMMAND, .batch = true, .migrate_hot = 100000,
+	  .command = { "ls" } },
+	{ { "--migrate-hot", "16", "-p", "1" }, 2,
+	  "--migrate-hot needs -b" },
+	{ { "-b", "--migrate-hot", "4", "-i", "x.data" }, 2,
+	  "--migrate-hot cannot move the pages of a recording" },
+	{ { "-b", "--migrate-hot", "0", "-p", "1" }, 2,
+	  "--migrate-hot: page count '0' out of range (1..100000)" },
+	{ { "-b", "--migrate-hot", "-3", "-p", "1" }, 2,
+	  "--migrate-hot: invalid page count '-3'" },
+	{ { "-b", "--migrate-hot" }, 2, "--migrate-hot: missing argument" },
 	{ { "--ldlat", "50", "-e", "pebs", "-p", "1" }, 0, .mode = MODE_PIDS,
 	  .source = SOURCE_PEBS, .ldlat = 50, .pids = { 1 } },
 	{ { "--ldlat=65535", "--dry-run" }, 0, .mode = MODE_DRY_RUN,
@@ -266,6 +281,7 @@ check_fields(const struct cli_case *c, const struct options *o)
 	check_eq_u64(o->top, c->top ? c->top : CLI_DEFAULT_TOP);
 	check_eq_u64(o->sort, c->sort);
 	check_eq_u64(o->max_pages, c->max_pages);
+	check_eq_u64(o->migrate_hot, c->migrate_hot);
 	check_eq_u64(o->ldlat, c->ldlat);
 	check_eq_str(o->record_path, c->record);
 	check_eq_str(o->output_path, c->output);
@@ -363,6 +379,7 @@ test_usage(void)
 		"-n, --iterations", "-b, --batch", "--json", "-k, --top",
 		"-s, --sort", "--record", "-o, --output", "--log",
 		"-i, --input", "--demo", "--list-events", "--dry-run",
+		"--migrate-hot",
 		"--max-pages", "--ldlat", "-V, --version", "-h, --help",
 		"-- COMMAND", "auto", "pebs", "ibs", "faults", "latency",
 	};
