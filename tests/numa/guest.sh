@@ -1,0 +1,170 @@
+# A two-node QEMU test guest built from Debian packages, for memtop's NUMA
+# tests.  Source it (after tests/lib.sh); it installs nothing on the host:
+# the kernel and busybox packages are fetched with `apt-get download` and
+# unpacked with `dpkg-deb -x` into a cache directory.
+#
+#   guest_fetch CACHE            kernel + busybox into CACHE (reused)
+#   guest_initramfs CACHE OUT SCENARIOS BIN...
+#                                gzip'd newc cpio: busybox, BIN... and every
+#                                shared library they load, /init, SCENARIOS
+#   guest_boot CACHE INITRD LOG SECS [APPEND...]
+#                                boots 2 nodes x (1 CPU, 512 MiB) under TCG
+#   guest_section LOG NAME       stdout of scenario NAME (markers removed)
+#
+# Each function returns non-zero with the reason in GUEST_WHY.  The
+# kernel's dependencies are looked up, not pinned: linux-image-amd64 names
+# the current linux-image-*-amd64 package.  MEMTOP_NUMA_KERNEL=FILE uses a
+# bzImage of your own instead (no download).
+
+GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+GUEST_WHY=
+
+# The kernel image package linux-image-amd64 depends on, from apt's lists.
+guest_kernel_pkg() {
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ \
+		     { print $2; exit }'
+}
+
+# guest_download DIR PKG: the .deb of PKG in DIR (downloads it once).
+guest_download() {
+	local dir=$1 pkg=$2
+	if ls "$dir/${pkg}_"*.deb >/dev/null 2>&1; then
+		return 0
+	fi
+	# apt's sandbox user cannot write into a root-owned test directory.
+	(cd "$dir" && apt-get download -q "$pkg" >"$dir/apt-$pkg.log" 2>&1) ||
+		{ GUEST_WHY="apt-get download $pkg failed: $(grep -m1 '^E:' \
+			"$dir/apt-$pkg.log")"; return 1; }
+}
+
+guest_fetch() {
+	local cache kpkg deb
+	mkdir -p "$1/debs" || { GUEST_WHY="cannot create $1"; return 1; }
+	cache=$(cd "$1" && pwd)
+	command -v dpkg-deb >/dev/null || { GUEST_WHY="dpkg-deb not found"; return 1; }
+	if [ -n "${MEMTOP_NUMA_KERNEL:-}" ]; then
+		[ -r "$MEMTOP_NUMA_KERNEL" ] ||
+			{ GUEST_WHY="MEMTOP_NUMA_KERNEL=$MEMTOP_NUMA_KERNEL not readable"; return 1; }
+		ln -sf "$MEMTOP_NUMA_KERNEL" "$cache/vmlinuz"
+	elif [ ! -e "$cache/vmlinuz" ]; then
+		command -v apt-get >/dev/null || { GUEST_WHY="apt-get not found"; return 1; }
+		kpkg=$(guest_kernel_pkg)
+		if [ -z "$kpkg" ] && [ "$(id -u)" -eq 0 ]; then
+			echo "note: apt lists lack linux-image-amd64; running apt-get update"
+			apt-get update -qq >/dev/null 2>&1
+			kpkg=$(guest_kernel_pkg)
+		fi
+		[ -n "$kpkg" ] || { GUEST_WHY="apt-cache knows no linux-image-amd64 (no apt lists?)"; return 1; }
+		guest_download "$cache/debs" "$kpkg" || return 1
+		deb=$(ls "$cache/debs/${kpkg}_"*.deb | head -n1)
+		rm -rf "$cache/kernel"
+		dpkg-deb -x "$deb" "$cache/kernel" ||
+			{ GUEST_WHY="dpkg-deb -x $deb failed"; return 1; }
+		ln -sf "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)" "$cache/vmlinuz"
+	fi
+	if [ ! -x "$cache/busybox/bin/busybox" ]; then
+		guest_download "$cache/debs" busybox-static || return 1
+		deb=$(ls "$cache/debs/busybox-static_"*.deb | head -n1)
+		rm -rf "$cache/busybox"
+		dpkg-deb -x "$deb" "$cache/busybox" ||
+			{ GUEST_WHY="dpkg-deb -x $deb failed"; return 1; }
+	fi
+	[ -e "$cache/vmlinuz" ] && [ -x "$cache/busybox/bin/busybox" ] ||
+		{ GUEST_WHY="kernel or busybox missing after unpacking"; return 1; }
+}
+
+# guest_copy_lib ROOT PATH: PATH at the same place under ROOT (following
+# symlinks, so the loader finds the real file under its usual name).
+guest_copy_lib() {
+	local root=$1 path=$2
+	[ -e "$root$path" ] && return 0
+	mkdir -p "$root$(dirname "$path")"
+	cp -L "$path" "$root$path"
+}
+
+# guest_copy_bin ROOT BIN: BIN as ROOT/bin/NAME plus what `ldd` lists.
+guest_copy_bin() {
+	local root=$1 bin=$2 lib
+	cp -L "$bin" "$root/bin/$(basename "$bin")" || return 1
+	# "libx.so.1 => /lib/.../libx.so.1 (0x...)" and "/lib64/ld-linux... (0x...)"
+	for lib in $(ldd "$bin" 2>/dev/null |
+		     awk '/=> \// { print $3 } /^[ \t]*\// { print $1 }'); do
+		guest_copy_lib "$root" "$lib" || return 1
+	done
+}
+
+guest_initramfs() {
+	local cache=$1 out=$2 scenarios=$3
+	shift 3
+	local root="$cache/root.$$" bin
+	command -v cpio >/dev/null || { GUEST_WHY="cpio not installed"; return 1; }
+	command -v ldd >/dev/null || { GUEST_WHY="ldd not found"; return 1; }
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib64} || return 1
+	cp "$cache/busybox/bin/busybox" "$root/bin/busybox" || return 1
+	for bin in "$@"; do
+		guest_copy_bin "$root" "$bin" ||
+			{ GUEST_WHY="cannot copy $bin and its libraries"; return 1; }
+	done
+	cp "$GUEST_DIR/guest-init.sh" "$root/init" &&
+		cp "$scenarios" "$root/scenarios.sh" && chmod 755 "$root/init" ||
+		{ GUEST_WHY="cannot install /init"; return 1; }
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet |
+		gzip -1 >"$out") || { GUEST_WHY="cpio failed"; return 1; }
+	rm -rf "$root"
+}
+
+# guest_boot CACHE INITRD LOG SECS [APPEND...]: 0 when the guest printed
+# @@MEMTOP-DONE before the time limit.  KVM is not used on purpose: nested
+# KVM hangs on the development VMs, TCG works everywhere.
+guest_boot() {
+	local cache=$1 initrd=$2 log=$3 secs=$4
+	shift 4
+	command -v qemu-system-x86_64 >/dev/null ||
+		{ GUEST_WHY="qemu-system-x86_64 not installed (Debian: qemu-system-x86)"; return 1; }
+	timeout -k 5 "$secs" qemu-system-x86_64 -accel tcg -smp 2 -m 1024 \
+		-object memory-backend-ram,id=m0,size=512M \
+		-object memory-backend-ram,id=m1,size=512M \
+		-numa node,nodeid=0,cpus=0,memdev=m0 \
+		-numa node,nodeid=1,cpus=1,memdev=m1 \
+		-kernel "$cache/vmlinuz" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=1 $*" \
+		-nographic -no-reboot -net none </dev/null >"$log" 2>&1
+	local rc=$?
+	# The serial console ends lines with CRLF.
+	sed -i 's/\r$//' "$log"
+	if grep -q '^@@MEMTOP-DONE' "$log"; then
+		return 0
+	fi
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		GUEST_WHY="guest did not finish within $secs s"
+	elif ! grep -q '@@MEMTOP-GUEST' "$log"; then
+		GUEST_WHY="guest did not boot (qemu exit $rc): $(tail -n 3 "$log" | tr '\n' ' ')"
+	else
+		GUEST_WHY="guest stopped early (qemu exit $rc)"
+	fi
+	return 1
+}
+
+# guest_section LOG NAME: the lines between NAME's markers.
+guest_section() {
+	awk -v name="$2" '
+		$0 == "@@MEMTOP-BEGIN " name { on = 1; next }
+		index($0, "@@MEMTOP-END " name " ") == 1 { on = 0 }
+		on' "$1"
+}
+
+# guest_rc LOG NAME: the exit status the guest reported for NAME, or 255.
+guest_rc() {
+	local rc
+	rc=$(awk -v name="$2" 'index($0, "@@MEMTOP-END " name " ") == 1 {
+		for (i = 1; i <= NF; i++) if ($i ~ /^rc=/) print substr($i, 4) }' "$1")
+	echo "${rc:-255}"
+}
+
+# guest_secs LOG NAME: how long NAME ran in the guest (seconds).
+guest_secs() {
+	awk -v name="$2" 'index($0, "@@MEMTOP-END " name " ") == 1 {
+		for (i = 1; i <= NF; i++) if ($i ~ /^secs=/) print substr($i, 6) }' "$1"
+}

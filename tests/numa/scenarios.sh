@@ -1,0 +1,61 @@
+# NUMA scenarios run inside the two-node test guest (busybox sh), sourced
+# by /init; tests/numa-qemu.sh checks their output on the host.  Node 0 =
+# CPU 0 + 512 MiB, node 1 = CPU 1 + 512 MiB.  Each scenario prints the
+# JSON frames memtop wrote (one per line) and ends with memtop's status.
+#
+# The workload's hot pages fault once per round (refault mode), so every
+# round gives one `faults` sample per hot page, issued by the CPU the
+# worker is pinned to and landing on the node the region is bound to.
+
+SCENARIOS="topology remote local migrate migrate_private"
+
+# memtop options shared by every scenario: the faults source at period 1,
+# half-second frames, enough rows for every hot page.
+MEMTOP_ARGS="-b --json -e faults -c 1 -d 0.5 -k 64"
+
+run_memtop() {
+	memtop -o /tmp/frames.jsonl "$@"
+	local rc=$?
+	cat /tmp/frames.jsonl
+	rm -f /tmp/frames.jsonl
+	return $rc
+}
+
+scenario_topology() {
+	for n in /sys/devices/system/node/node[0-9]*; do
+		echo "${n##*/} cpus=$(cat $n/cpulist)" \
+		     "blocks=$(ls -d $n/memory[0-9]* 2>/dev/null | wc -l)"
+	done
+	echo "block_size_bytes=$(cat /sys/devices/system/memory/block_size_bytes)"
+	test-physnode-live --live
+}
+
+# Memory bound to node 1, the worker on node 0: every sample is remote.
+scenario_remote() {
+	run_memtop $MEMTOP_ARGS -- memtop-workload --node 1 --cpu-node 0 \
+		--mode refault --hot 32 --pages 512 --threads 1 --rounds 100 \
+		--interval-ms 20 --duration 0 --quiet
+}
+
+# Memory and worker on node 0: every sample is local.
+scenario_local() {
+	run_memtop $MEMTOP_ARGS -- memtop-workload --node 0 --cpu-node 0 \
+		--mode refault --hot 32 --pages 512 --threads 1 --rounds 100 \
+		--interval-ms 20 --duration 0 --quiet
+}
+
+# Shared memory bound to node 1, refaulted from CPU 0: --migrate-hot moves
+# the hot pages to node 0 after a frame; a shared page survives
+# MADV_DONTNEED, so the later refaults land on node 0 and turn local.
+scenario_migrate() {
+	run_memtop $MEMTOP_ARGS --migrate-hot 64 -- numa-shared-refault \
+		--node 1 --cpu 0 --hot 32 --rounds 120 --interval-ms 20
+}
+
+# Private memory touched once (access mode): the hot pages are moved
+# after the first frame and later frames list them on node 0.
+scenario_migrate_private() {
+	run_memtop $MEMTOP_ARGS -s total --migrate-hot 64 -- memtop-workload \
+		--node 1 --cpu-node 0 --mode access --hot 32 --pages 512 \
+		--threads 1 --duration 3 --quiet
+}
