@@ -181,6 +181,16 @@ main_attach(struct main_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/* Events on more than one PMU (cpu_core and cpu_atom). */
+static bool
+main_source_is_hybrid(const struct source *src)
+{
+	for (size_t i = 1; i < src->n_events; i++)
+		if (strcmp(src->events[i].pmu, src->events[0].pmu) != 0)
+			return true;
+	return false;
+}
+
 static int
 main_start(struct main_state *st, char *err, size_t errlen)
 {
@@ -208,7 +218,10 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;
 	cfg.resolve_nodes = true;
-	cfg.inherit_launched = true;
+	/* Per-CPU inherited channels open every event on every CPU; on a
+	 * hybrid machine cpu_atom events cannot open on P-cores, so such a
+	 * source follows a launched command per thread instead. */
+	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
 	ret = collector_new(&st->collector, &cfg, err, errlen);
