@@ -38,6 +38,7 @@ struct collector_config {
 	size_t top_k;			/* pages per frame */
 	enum sort_key sort;
 	size_t max_pages;		/* 0 = unlimited */
+	unsigned page_shift;		/* page aggregation 12, 21, 30; 0 = 12 */
 	unsigned ring_pages;		/* data pages per thread ring */
 	bool batch;			/* never skip frames: wait for room */
 	bool resolve_nodes;		/* ask move_pages for page nodes */

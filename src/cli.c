@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "granularity.h"
 
 #define CLI_MAX_PERIOD (UINT64_C(1) << 62)
 #define CLI_MAX_TOP 100000
@@ -36,6 +37,7 @@ enum {
 	CLI_OPT_LIST_EVENTS,
 	CLI_OPT_DRY_RUN,
 	CLI_OPT_MAX_PAGES,
+	CLI_OPT_GRANULARITY,
 	CLI_OPT_MIGRATE_HOT,
 	CLI_OPT_LDLAT,
 };
@@ -64,6 +66,7 @@ static const struct option cli_long_opts[] = {
 	{ "list-events", no_argument, NULL, CLI_OPT_LIST_EVENTS },
 	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN },
 	{ "max-pages", required_argument, NULL, CLI_OPT_MAX_PAGES },
+	{ "granularity", required_argument, NULL, CLI_OPT_GRANULARITY },
 	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
 	{ "version", no_argument, NULL, 'V' },
@@ -424,6 +427,11 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->max_pages = (size_t)v;
 		return rc;
+	case CLI_OPT_GRANULARITY:
+		if (granularity_parse(arg, &opt->page_shift) < 0)
+			return cli_error(err, errlen, "--granularity: unknown "
+					 "page size '%s' (4k, 2m, 1g)", arg);
+		return 0;
 	case CLI_OPT_MIGRATE_HOT:
 		rc = cli_parse_ranged("--migrate-hot", "page count", arg, false,
 				      1, CLI_MAX_TOP, &v, err, errlen);
@@ -627,6 +635,8 @@ cli_usage(FILE *out)
 	      "      --dry-run           print the events that would be "
 	      "opened\n"
 	      "      --max-pages N       track at most N pages\n"
+	      "      --granularity SIZE  aggregate by 4k (default), 2m or 1g "
+	      "pages\n"
 	      "      --migrate-hot N     after each frame, move its N most "
 	      "remote-heavy\n"
 	      "                          pages to the node that touches them "

@@ -39,6 +39,7 @@ struct options {
 	unsigned top;			/* pages per frame in batch output */
 	enum sort_key sort;
 	size_t max_pages;		/* 0 = unlimited */
+	unsigned page_shift;		/* --granularity: 12, 21, 30; 0 = 12 */
 	size_t migrate_hot;		/* pages moved after each frame; 0 = off */
 	unsigned ldlat;			/* pebs load latency, cycles; 0 = 30 */
 	const char *record_path;

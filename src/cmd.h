@@ -13,6 +13,7 @@ enum cmd_type {
 	CMD_SORT,		/* value = enum sort_key */
 	CMD_SET_TOP,		/* value = pages per frame */
 	CMD_QUIT,
+	CMD_SET_GRANULARITY,	/* value = page shift: 12, 21 or 30 */
 	/* value = move the best `value` remote-heavy pages of the last frame
 	 * (0 = all of them), or, with addr != 0, the one page (pid, addr);
 	 * each to the node whose CPUs touched it most.  The results come in

@@ -214,6 +214,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.top_k = st->opt.batch ? st->opt.top : MAIN_TUI_TOP_K;
 	cfg.sort = st->opt.sort;
 	cfg.max_pages = st->opt.max_pages;
+	cfg.page_shift = st->opt.page_shift;
 	cfg.migrate_hot = st->opt.migrate_hot;
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;

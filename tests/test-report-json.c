@@ -394,7 +394,8 @@ test_exact(void)
 		"\"size\":4096,\"samples\":3,\"loads\":1,\"stores\":1,"
 		"\"total\":10,\"share\":1.0000,\"node\":0,"
 		"\"region\":\"[heap]\",\"symbol\":null,\"other\":1,"
-		"\"latency\":null,\"local\":3,\"remote\":0}],"
+		"\"latency\":null,\"local\":3,\"remote\":0,"
+		"\"sites\":[],\"sites_other\":0}],"
 		"\"nodes\":[{\"node\":0,\"cpu_samples\":3,\"mem_samples\":3,"
 		"\"local\":3,\"remote\":0,\"mem_total_kb\":1000,"
 		"\"mem_free_kb\":500}],"
@@ -409,7 +410,9 @@ test_exact(void)
 		"\"denied\":0,\"failed\":0,\"skipped\":0},"
 		"\"node_resolution\":{\"queried\":0,\"resolved\":0,"
 		"\"revalidated\":0,\"changed\":0,\"phys\":0,"
-		"\"query_us\":0}}\n");
+		"\"query_us\":0},\"collector_cpu_us\":0,"
+		"\"granularity\":0,\"code_sites\":[],\"code_unknown\":0,"
+		"\"code_untracked\":0,\"sites_evicted\":0}\n");
 	free(s);
 	frame_free(f);
 }
@@ -424,6 +427,8 @@ test_key_order(void)
 		"paused", "sort", "tracked_pages", "skipped", "source_note",
 		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
 		"imbalance", "migrations", "node_resolution",
+		"collector_cpu_us", "granularity", "code_sites",
+		"code_unknown", "code_untracked", "sites_evicted",
 		"exit_status", "error",
 	};
 	size_t n_want = sizeof(want) / sizeof(want[0]);

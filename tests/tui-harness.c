@@ -330,6 +330,7 @@ harness_cmd_name(enum cmd_type type)
 		[CMD_RESUME] = "RESUME", [CMD_TOGGLE_PAUSE] = "TOGGLE_PAUSE",
 		[CMD_RESET] = "RESET", [CMD_SORT] = "SORT",
 		[CMD_SET_TOP] = "SET_TOP", [CMD_QUIT] = "QUIT",
+		[CMD_SET_GRANULARITY] = "SET_GRANULARITY",
 	};
 
 	if ((unsigned)type < sizeof(names) / sizeof(names[0]) && names[type])
@@ -369,6 +370,7 @@ harness_commands(struct harness *h)
 			h->reset_seq = h->seq;
 			break;
 		case CMD_SET_TOP:
+		case CMD_SET_GRANULARITY:
 			break;
 		case CMD_QUIT:
 			quit = true;

@@ -29,6 +29,10 @@ static const struct keys_binding keys_bindings[] = {
 	{ { 'n' }, "n", KEYS_VIEW_NUMA,
 	  "NUMA view: nodes, history, node x node matrix", "NUMA" },
 	{ { 'c' }, "c", KEYS_VIEW_CPU, "CPU view: samples per CPU", "CPU" },
+	{ { 'f' }, "f", KEYS_VIEW_CODE,
+	  "code view: the functions causing most samples" },
+	{ { 'g' }, "g", KEYS_GRANULARITY,
+	  "cycle the page size: 4 KiB, 2 MiB, 1 GiB (live)" },
 	{ { '\r', '\n', KEY_ENTER }, "Enter", KEYS_DETAIL,
 	  "details of the selected page", "detail" },
 	{ { 'h', '?', KEY_F(1) }, "h ?", KEYS_HELP,
@@ -41,7 +45,7 @@ static const struct keys_binding keys_bindings[] = {
 	  "select the next page / scroll" },
 	{ { KEY_PPAGE }, "PgUp", KEYS_PAGE_UP, "one screen up" },
 	{ { KEY_NPAGE }, "PgDn", KEYS_PAGE_DOWN, "one screen down" },
-	{ { KEY_HOME, 'g' }, "Home", KEYS_HOME, "first page / top" },
+	{ { KEY_HOME }, "Home", KEYS_HOME, "first page / top" },
 	{ { KEY_END, 'G' }, "End", KEYS_END, "last page / bottom" },
 };
 

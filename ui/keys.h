@@ -28,6 +28,8 @@ enum keys_action {
 	KEYS_PAGE_DOWN,
 	KEYS_HOME,
 	KEYS_END,
+	KEYS_GRANULARITY,
+	KEYS_VIEW_CODE,
 };
 
 #define KEYS_PER_BINDING 4

@@ -39,6 +39,7 @@ enum tui_view {
 	TUI_VIEW_CPU,		/* per-CPU bars or heat grid */
 	TUI_VIEW_HELP,		/* generated from the key table */
 	TUI_VIEW_DETAIL,	/* one page */
+	TUI_VIEW_CODE,		/* functions causing most samples */
 };
 
 enum tui_color {
@@ -172,5 +173,13 @@ void tui_help_view(const struct tui *t, struct tui_lines *l);
 
 /* tui_detail.c */
 void tui_detail_view(const struct tui *t, int y0, int rows);
+
+/* tui_code.c */
+struct frame_page;
+void tui_code_view(const struct tui *t, struct tui_lines *l);
+/* Code sites and cache-line heat of page p from row y, rows < end;
+ * returns the next free row. */
+int tui_code_page(const struct tui *t, const struct frame_page *p, int y,
+		  int end);
 
 #endif

@@ -103,8 +103,5 @@ tui_detail_view(const struct tui *t, int y0, int rows)
 		tui_draw_text(y++, 0, 0, "%-*s%14s  (not given by %s)", lab,
 			      "latency", "-", f->source);
 	y++;
-	if (y < end)
-		tui_draw_text(y, 0, tui_draw_attr(t, TUI_COLOR_DIM, 0),
-			      "Per-page threads, CPUs, code sites and "
-			      "cache-line heat are not carried in frames.");
+	tui_code_page(t, p, y, end);
 }

@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "frame.h"
+#include "granularity.h"
 #include "keys.h"
 #include "queue.h"
 #include "tui.h"
@@ -253,6 +254,22 @@ tui_input_prompt_key(struct tui *t, int ch)
 	return TUI_DIRTY;
 }
 
+/* g: the next page size after the one the newest frame shows. */
+static void
+tui_input_granularity(struct tui *t)
+{
+	unsigned shift = GRANULARITY_4K;
+
+	if (t->cur && t->cur->granularity)
+		shift = (unsigned)__builtin_ctz(t->cur->granularity);
+	shift = granularity_next(shift);
+	if (tui_input_send(t, CMD_SET_GRANULARITY, shift) == 0)
+		snprintf(t->status, sizeof(t->status), "page size: %s (%s)",
+			 granularity_name(shift),
+			 shift > GRANULARITY_4K ? "pages fold together" :
+			 "finer pages start empty");
+}
+
 static void
 tui_input_toggle_view(struct tui *t, enum tui_view view)
 {
@@ -297,6 +314,12 @@ tui_input_key(struct tui *t, int ch)
 		break;
 	case KEYS_VIEW_CPU:
 		tui_input_toggle_view(t, TUI_VIEW_CPU);
+		break;
+	case KEYS_VIEW_CODE:
+		tui_input_toggle_view(t, TUI_VIEW_CODE);
+		break;
+	case KEYS_GRANULARITY:
+		tui_input_granularity(t);
 		break;
 	case KEYS_DETAIL:
 		if ((t->view == TUI_VIEW_MAIN || t->view == TUI_VIEW_DETAIL) &&

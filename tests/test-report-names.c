@@ -1,0 +1,109 @@
+/*
+ * The JSON writer's naming fields: per-page sites (ip as hex, symbol
+ * escaped or null), sites_other, lines (only when the page has them), and
+ * the frame's granularity and code view; the frame owns and frees them.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frame.h"
+#include "report.h"
+#include "testlib.h"
+
+static char *
+rtest_render(const struct frame *f)
+{
+	/* Static: open_memstream keeps their addresses until fclose. */
+	static char *buf;
+	static size_t len;
+	FILE *out;
+
+	buf = NULL;
+	len = 0;
+	out = open_memstream(&buf, &len);
+
+	if (!out)
+		test_skip("open_memstream failed");
+	check_eq_i64(report_json_write(out, f), 0);
+	fclose(out);
+	return buf;
+}
+
+static bool
+rtest_has(const char *s, const char *needle)
+{
+	if (s && strstr(s, needle))
+		return true;
+	test_fail_at(__FILE__, __LINE__, "missing %s in %s", needle,
+		     s ? s : "(null)");
+	return false;
+}
+
+int
+main(void)
+{
+	struct frame *f = frame_new();
+	struct frame_page *p;
+	char *s;
+
+	f->n_pages = 2;
+	f->pages = calloc(2, sizeof(*f->pages));
+	p = &f->pages[0];
+	p->pid = 7;
+	p->addr = 0x7f0000001000;
+	p->size = 4096;
+	p->total = 9;
+	p->region = strdup("/opt/my \"app\"+0x3000");
+	p->symbol = strdup("table+0x1000");
+	p->n_sites = 2;
+	p->sites = calloc(2, sizeof(*p->sites));
+	p->sites[0].ip = 0x401136;
+	p->sites[0].symbol = strdup("fill\n+0x6");
+	p->sites[0].samples = 5;
+	p->sites[1].ip = 0x7f00dead0000;
+	p->sites[1].samples = 3;
+	p->sites_other = 1;
+	p->lines = calloc(FRAME_LINES, sizeof(*p->lines));
+	p->lines[0] = 4;
+	p->lines[63] = 5;
+	f->pages[1].addr = 0x2000;
+	f->pages[1].size = 4096;
+	f->granularity = 4096;
+	f->n_code_sites = 2;
+	f->code_sites = calloc(2, sizeof(*f->code_sites));
+	f->code_sites[0].pid = 7;
+	f->code_sites[0].function = strdup("fill");
+	f->code_sites[0].module = strdup("/opt/app");
+	f->code_sites[0].samples = 2;
+	f->code_sites[0].total = 5;
+	f->code_sites[1].pid = 7;
+	f->code_sites[1].module = strdup("[anon]");
+	f->code_unknown = 3;
+	f->code_untracked = 4;
+	f->sites_evicted = 6;
+
+	s = rtest_render(f);
+	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
+		  "\"symbol\":\"table+0x1000\"");
+	rtest_has(s, "\"sites\":[{\"ip\":\"0x401136\",\"symbol\":"
+		  "\"fill\\u000a+0x6\",\"samples\":5},{\"ip\":\"0x7f00dead0000\","
+		  "\"symbol\":null,\"samples\":3}],\"sites_other\":1,"
+		  "\"lines\":[4,0,0,");
+	rtest_has(s, ",0,5]}");
+	/* The second page has neither sites nor lines. */
+	rtest_has(s, "\"sites\":[],\"sites_other\":0}]");
+	check(s && strstr(strstr(s, "\"lines\"") + 1, "\"lines\"") == NULL);
+	rtest_has(s, "\"granularity\":4096,\"code_sites\":[{\"pid\":7,"
+		  "\"function\":\"fill\",\"module\":\"/opt/app\",\"samples\":2,"
+		  "\"total\":5},{\"pid\":7,\"function\":null,\"module\":"
+		  "\"[anon]\",\"samples\":0,\"total\":0}],\"code_unknown\":3,"
+		  "\"code_untracked\":4,\"sites_evicted\":6");
+	check(s && s[strlen(s) - 1] == '\n' && strchr(s, '\n') ==
+	      s + strlen(s) - 1);
+	free(s);
+	frame_free(f);
+	return test_result();
+}
