@@ -52,6 +52,9 @@ struct target {
 	bool alive;
 	bool launched;		/* our child: reap it */
 	bool followed;		/* a child process found by its FORK record */
+	/* Threads seen in /proc/PID/task (or FORK records) whose channel
+	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
+	uint32_t unwatched;
 };
 
 struct collector {
@@ -206,9 +209,10 @@ struct collector_scan {
 	pid_t pid;
 	enum chanset_start start;
 	int first_err;
-	char *err;
+	char *err;		/* first failure's message; may be NULL */
 	size_t errlen;
 	unsigned opened;
+	unsigned failed;	/* threads left without a channel */
 };
 
 static void
@@ -230,13 +234,28 @@ collector_scan_thread(pid_t tid, void *ctx)
 	/* A thread exiting while we open it is normal. */
 	if (ret == -ESRCH || ret == -ENOENT || ret == -EEXIST)
 		return;
+	s->failed++;
 	if (!s->first_err) {
 		s->first_err = ret;
 		if (s->err)
 			snprintf(s->err, s->errlen, "%s", msg);
 	}
-	log_msg("cannot watch tid %d of pid %d: %s", (int)tid, (int)s->pid,
-		msg);
+}
+
+/*
+ * Records how many of t's threads a scan left without a channel.  Failed
+ * opens are retried on every rescan, so the log gets a line when the
+ * count changes, not one per thread per retry.
+ */
+static void
+collector_note_unwatched(struct target *t, const struct collector_scan *s)
+{
+	if (s->failed && s->failed != t->unwatched)
+		log_msg("pid %d: %u thread(s) not watched: %s", (int)t->pid,
+			s->failed, s->err ? s->err : strerror(-s->first_err));
+	else if (!s->failed && t->unwatched)
+		log_msg("pid %d: every thread watched again", (int)t->pid);
+	t->unwatched = s->failed;
 }
 
 int
@@ -245,6 +264,7 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 {
 	struct collector_scan s = { .c = c, .pid = pid, .err = err,
 				    .errlen = errlen };
+	struct target *t;
 	int n, kt;
 
 	kt = procfs_is_kthread(pid);
@@ -265,10 +285,14 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 				 "watched (process exiting?)", (int)pid);
 		return s.first_err ? s.first_err : -ESRCH;
 	}
-	if (!collector_add_target(c, pid, false)) {
+	t = collector_add_target(c, pid, false);
+	if (!t) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	collector_note_unwatched(t, &s);
+	/* Watching some threads is a success: err must not linger. */
+	err[0] = '\0';
 	return 0;
 }
 
@@ -327,7 +351,10 @@ collector_now_ns(void)
 static void
 collector_on_fork(struct collector *c, const struct record_task *t)
 {
-	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid };
+	char msg[256];
+	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid, .err = msg,
+				    .errlen = sizeof(msg) };
+	struct target *owner;
 	uint64_t now;
 
 	if (!collector_find_target(c, (pid_t)t->pid)) {
@@ -346,6 +373,12 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 	if (c->inherit)
 		return;
 	collector_scan_thread((pid_t)t->tid, &s);
+	owner = collector_find_target(c, (pid_t)t->pid);
+	if (s.failed && owner) {
+		/* Until the next rescan counts them all again. */
+		s.failed += owner->unwatched;
+		collector_note_unwatched(owner, &s);
+	}
 	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
 	now = collector_now_ns();
 	if (s.opened && now > t->time) {
@@ -484,7 +517,9 @@ collector_rescan(struct collector *c)
 {
 	for (size_t i = 0; i < c->n_targets; i++) {
 		struct target *t = &c->targets[i];
-		struct collector_scan s = { .c = c, .pid = t->pid };
+		char msg[256];
+		struct collector_scan s = { .c = c, .pid = t->pid, .err = msg,
+					    .errlen = sizeof(msg) };
 		char state;
 		int n;
 
@@ -500,8 +535,10 @@ collector_rescan(struct collector *c)
 			continue;
 		}
 		n = procfs_tasks(t->pid, collector_scan_thread, &s);
-		if (n >= 0)
+		if (n >= 0) {
 			t->threads = (uint32_t)n;
+			collector_note_unwatched(t, &s);
+		}
 	}
 }
 
@@ -528,11 +565,14 @@ collector_leave_inherit(struct collector *c, uint64_t period)
 	chanset_set_default_period(c->cs, period);
 	c->inherit = false;
 	for (size_t i = 0; i < c->n_targets; i++) {
+		char msg[256];
 		struct collector_scan s = { .c = c, .pid = c->targets[i].pid,
-					    .start = CHANSET_START_DISABLED };
+					    .start = CHANSET_START_DISABLED,
+					    .err = msg, .errlen = sizeof(msg) };
 
-		if (c->targets[i].alive)
-			procfs_tasks(s.pid, collector_scan_thread, &s);
+		if (c->targets[i].alive &&
+		    procfs_tasks(s.pid, collector_scan_thread, &s) >= 0)
+			collector_note_unwatched(&c->targets[i], &s);
 	}
 	chanset_enable(c->cs, false, CHANSET_CPUS);
 	for (size_t i = 0; i < chanset_count(c->cs); i++) {
@@ -652,6 +692,7 @@ collector_fill_targets(struct collector *c, struct frame_target *ft)
 		ft[i].threads = c->inherit ? t->threads :
 			(uint32_t)chanset_count_pid(c->cs, t->pid);
 		ft[i].alive = t->alive;
+		ft[i].unwatched = t->unwatched;
 	}
 }
 

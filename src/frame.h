@@ -27,6 +27,7 @@ struct frame_target {
 	int32_t pid;
 	char comm[16];
 	uint32_t threads;	/* threads currently sampled */
+	uint32_t unwatched;	/* threads whose channel could not be opened */
 	bool alive;
 };
 

@@ -248,6 +248,9 @@ report_json_targets(struct report_json *jw, const struct frame *f)
 		report_json_key(jw, "comm", false);
 		report_json_strn(jw, t->comm, sizeof(t->comm));
 		report_json_u64(jw, "threads", t->threads, false);
+		/* Only when some threads could not be watched (memtop(1)). */
+		if (t->unwatched)
+			report_json_u64(jw, "unwatched", t->unwatched, false);
 		report_json_bool(jw, "alive", t->alive);
 		report_json_putc(jw, '}');
 	}

@@ -116,6 +116,10 @@ report_text_header(struct report_text *tw, const struct frame *f)
 						     tg->comm,
 						     sizeof(tg->comm)),
 				   tg->threads, tg->alive ? "" : "  exited");
+		if (tg->unwatched)
+			report_text_printf(tw, "target %" PRId32 " unwatched "
+					   "threads %" PRIu32 " (see --log)\n",
+					   tg->pid, tg->unwatched);
 	}
 	if (f->skipped)
 		report_text_printf(tw, "skipped %" PRIu64 " frames\n",

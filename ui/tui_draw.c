@@ -241,8 +241,8 @@ tui_draw_header(const struct tui *t)
 	const struct frame *f = t->cur;
 	int title = tui_draw_attr(t, TUI_COLOR_TITLE, A_BOLD);
 	const struct counts *c, *cum;
-	char buf[32], elapsed[32], line[400];
-	uint64_t threads = 0, rate;
+	char buf[32], elapsed[32], line[400], note[48];
+	uint64_t threads = 0, unwatched = 0, rate;
 	size_t len;
 	int y = 0, x;
 
@@ -295,13 +295,22 @@ tui_draw_header(const struct tui *t)
 		      c->unattributed, cum->unattributed, c->untracked,
 		      cum->untracked);
 	y++;
-	for (size_t i = 0; i < f->n_targets; i++)
+	for (size_t i = 0; i < f->n_targets; i++) {
 		threads += f->targets[i].threads;
-	tui_draw_text(y++, 0, 0, "samples %" PRIu64 "/%" PRIu64
-		      "  threads %" PRIu64 "  pages tracked %" PRIu64
+		unwatched += f->targets[i].unwatched;
+	}
+	if (unwatched)
+		snprintf(note, sizeof(note), " (+%" PRIu64 " unwatched)",
+			 unwatched);
+	else
+		note[0] = '\0';
+	tui_draw_text(y++, 0, unwatched ?
+		      tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0,
+		      "samples %" PRIu64 "/%" PRIu64
+		      "  threads %" PRIu64 "%s  pages tracked %" PRIu64
 		      "  frame %" PRIu64 "  skipped %" PRIu64
 		      "  memtop cpu %.1f%%",
-		      c->samples, cum->samples, threads, f->tracked_pages,
+		      c->samples, cum->samples, threads, note, f->tracked_pages,
 		      f->seq, t->skipped,
 		      f->interval > 0 ? (double)f->collector_cpu_ns / 1e7 /
 					f->interval : 0.0);
