@@ -248,3 +248,9 @@ chanset_ring_pages(const struct chanset *cs)
 {
 	return cs->ring_pages;
 }
+
+void
+chanset_set_ring_pages(struct chanset *cs, unsigned pages)
+{
+	cs->ring_pages = pages;
+}

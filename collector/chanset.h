@@ -81,5 +81,7 @@ size_t chanset_count_pid(const struct chanset *cs, pid_t pid);
 struct channel *chanset_at(struct chanset *cs, size_t i);
 const struct chanset_stats *chanset_stats(const struct chanset *cs);
 unsigned chanset_ring_pages(const struct chanset *cs);
+/* Data pages of rings opened from now on (a power of two, >= 2). */
+void chanset_set_ring_pages(struct chanset *cs, unsigned pages);
 
 #endif

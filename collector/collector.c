@@ -34,6 +34,7 @@
 #include "procfs.h"
 #include "queue.h"
 #include "record.h"
+#include "rlimits.h"
 #include "recorder.h"
 #include "source.h"
 #include "topo.h"
@@ -258,6 +259,40 @@ collector_note_unwatched(struct target *t, const struct collector_scan *s)
 	t->unwatched = s->failed;
 }
 
+static void
+collector_count_thread(pid_t tid, void *ctx)
+{
+}
+
+/*
+ * Unprivileged rings come out of a small locked-memory allowance: the
+ * first threads' full-size rings would use it up and leave later threads
+ * unwatched (EPERM).  Sizes rings so that every thread present now fits,
+ * twice over, before opening any.
+ */
+static void
+collector_size_rings(struct collector *c, pid_t pid)
+{
+	unsigned long budget = rlimits_ring_budget();
+	unsigned want = chanset_ring_pages(c->cs), pages;
+	int n;
+
+	if (budget == 0)
+		return;
+	n = procfs_tasks(pid, collector_count_thread, NULL);
+	if (n <= 0)
+		return;
+	n += (int)chanset_count(c->cs);
+	pages = rlimits_ring_pages(want, (unsigned)n, budget);
+	if (pages < want) {
+		chanset_set_ring_pages(c->cs, pages);
+		log_msg("rings of %u pages instead of %u: %u threads and "
+			"%lu pages of locked memory (RLIMIT_MEMLOCK, "
+			"kernel.perf_event_mlock_kb)", pages, want, (unsigned)n,
+			budget);
+	}
+}
+
 int
 collector_attach_pid(struct collector *c, pid_t pid, char *err,
 		     size_t errlen)
@@ -273,6 +308,7 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 			 "user memory to watch", (int)pid);
 		return -EINVAL;
 	}
+	collector_size_rings(c, pid);
 	n = procfs_tasks(pid, collector_scan_thread, &s);
 	if (n < 0) {
 		snprintf(err, errlen, "pid %d: %s", (int)pid,

@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "log.h"
 #include "queue.h"
+#include "rlimits.h"
 #include "source.h"
 #include "topo.h"
 #include "cmd.h"
@@ -162,7 +163,8 @@ main_attach(struct main_state *st, char *err, size_t errlen)
 	}
 	ret = launch_prepare(&st->launch, argv, &st->old_mask);
 	if (ret < 0) {
-		snprintf(err, errlen, "fork: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot start '%s' (pipe, fork): %s",
+			 argv[0], strerror(-ret));
 		return ret;
 	}
 	ret = collector_attach_child(st->collector, st->launch.pid, err,
@@ -201,11 +203,19 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();
-	st->frames = queue_new(MAIN_FRAME_QUEUE, sizeof(struct frame *));
-	st->cmds = queue_new(MAIN_CMD_QUEUE, sizeof(struct cmd));
-	if (!st->topo || !st->frames || !st->cmds) {
+	if (!st->topo) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	st->frames = queue_new(MAIN_FRAME_QUEUE, sizeof(struct frame *));
+	st->cmds = st->frames ? queue_new(MAIN_CMD_QUEUE, sizeof(struct cmd)) :
+				NULL;
+	if (!st->cmds) {
+		/* eventfd (EMFILE ...) or calloc (ENOMEM) set errno. */
+		ret = errno ? -errno : -ENOMEM;
+		snprintf(err, errlen, "frame and command queues: %s",
+			 strerror(-ret));
+		return ret;
 	}
 	cfg.src = &st->src;
 	cfg.topo = st->topo;
@@ -274,7 +284,7 @@ static int
 main_run(struct main_state *st)
 {
 	char err[512] = "";
-	char desc[256];
+	char desc[256], hint[96];
 	struct ui_io io;
 	int ret, status, child_status;
 
@@ -294,12 +304,14 @@ main_run(struct main_state *st)
 	}
 	ret = main_setup_signals(st);
 	if (ret < 0) {
-		fprintf(stderr, "memtop: signalfd: %s\n", strerror(-ret));
+		fprintf(stderr, "memtop: signalfd: %s%s\n", strerror(-ret),
+			rlimits_hint(ret, NULL, hint, sizeof(hint)));
 		return 1;
 	}
 	ret = main_start(st, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "memtop: %s\n", err);
+		fprintf(stderr, "memtop: %s%s\n", err,
+			rlimits_hint(ret, err, hint, sizeof(hint)));
 		if (st->collector && st->launched)
 			main_finish_child(st);
 		return 1;
