@@ -58,3 +58,17 @@ alive = [t for t in f["targets"] if t["alive"]]
 assert not alive, f"targets still alive in the final frame: {alive}"
 PY
 }
+
+# sums_ok FRAMES: frametool's per-frame checks on a run cut short by -n N
+# (whose N-th frame is written as it comes, not final).
+sums_ok() {
+	python3 - "$FRAMETOOL" "$1" <<'PY'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("frametool", sys.argv[1])
+ft = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ft)
+frames = ft.load(sys.argv[2])
+frames[-1]["final"] = True
+ft.check(frames)
+PY
+}

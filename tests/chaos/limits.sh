@@ -1,0 +1,156 @@
+#!/bin/bash
+# Limits: RLIMIT_NOFILE too low for a many-threaded target (memtop watches
+# fewer threads and says so in the frame and the log, or fails naming
+# RLIMIT_NOFILE and its value); RLIMIT_MEMLOCK low for an unprivileged user
+# (smaller rings, so every thread still fits; past that, unwatched threads
+# and a message naming RLIMIT_MEMLOCK); 300 threads; perf_event_paranoid 3
+# for a non-root user (root only; the sysctl is put back on exit).
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/chaos-lib.sh"
+need_perf
+need_python
+
+MT=(-b --json -e faults -d 0.3 -n 3)
+
+# start_idle N [RUNAS...]: a churn target with N idle threads (plus its main
+# thread) for 20 s; sets $target.
+start_idle() {
+	local n=$1
+	shift
+	"$@" "$MEMTOP_CHURN" --idle-threads "$n" --waves 1 --batch 1 \
+		--duration 20 &
+	target=$!
+	cleanup_hooks+=("kill $target 2>/dev/null")
+	# Wait until every thread exists.
+	for ((i = 0; i < 100; i++)); do
+		[ "$(ls "/proc/$target/task" 2>/dev/null | wc -l)" -ge $((n + 1)) ] && break
+		sleep 0.05
+	done
+}
+
+# watched FRAMES: "threads unwatched" of the first target, final frame.
+watched() {
+	python3 "$FRAMETOOL" get "$1" \
+		'"%d %d" % (f["targets"][0]["threads"], f["targets"][0].get("unwatched", 0))'
+}
+
+# 1. RLIMIT_NOFILE 32, 64 threads: some watched, the rest counted.
+start_idle 64
+prlimit --nofile=32:32 "$MEMTOP" "${MT[@]}" -p $target -o "$TMP/nofile.jsonl" \
+	--log "$TMP/nofile.log" 2>"$TMP/err"
+status=$?
+read -r w u < <(watched "$TMP/nofile.jsonl")
+if [ "$status" -eq 0 ] && [ "$u" -gt 0 ] && [ $((w + u)) -eq 65 ] &&
+   [ "$(grep -c 'not watched.*RLIMIT_NOFILE (ulimit -n, now 32)' "$TMP/nofile.log")" -eq 1 ]; then
+	ok "RLIMIT_NOFILE 32: $w threads watched, $u unwatched in the frame, one log line"
+else
+	fail "RLIMIT_NOFILE 32: exit $status, watched $w, unwatched $u; log: $(head -c 400 "$TMP/nofile.log")"
+fi
+sums_ok "$TMP/nofile.jsonl" || fail "RLIMIT_NOFILE 32: frame invariants"
+# The text report says so too.
+prlimit --nofile=32:32 "$MEMTOP" -b -e faults -d 0.3 -n 1 -p $target \
+	>"$TMP/nofile.txt" 2>/dev/null
+grep -q "unwatched threads" "$TMP/nofile.txt" ||
+	fail "RLIMIT_NOFILE 32: the text report does not mention unwatched threads"
+
+# 2. RLIMIT_NOFILE from 4 to 24: exit 0, or exit 1 with one line naming
+# RLIMIT_NOFILE and its value; never a crash or another message.
+sweep_ok=0
+for n in $(seq 4 24); do
+	for mode in "-p $target" "-- true"; do
+		# shellcheck disable=SC2086
+		timeout 10 prlimit --nofile=$n:$n "$MEMTOP" -b -e faults -d 0.2 -n 1 \
+			-o /dev/null $mode 2>"$TMP/err" </dev/null
+		status=$?
+		if [ "$status" -eq 0 ]; then
+			sweep_ok=$((sweep_ok + 1))
+		elif [ "$status" -ne 1 ] || [ "$(wc -l <"$TMP/err")" -ne 1 ] ||
+		     ! grep -q "RLIMIT_NOFILE (ulimit -n, now $n)" "$TMP/err"; then
+			fail "nofile $n ($mode): exit $status: $(cat "$TMP/err")"
+		fi
+	done
+done
+ok "RLIMIT_NOFILE 4..24: $sweep_ok runs worked, every failure named RLIMIT_NOFILE and its value"
+kill $target 2>/dev/null
+wait $target 2>/dev/null
+
+# 3. 300 threads, default limits: all watched.
+start_idle 300
+t0=$(now_ms)
+"$MEMTOP" "${MT[@]}" -p $target -o "$TMP/300.jsonl" 2>"$TMP/err"
+status=$?
+read -r w u < <(watched "$TMP/300.jsonl")
+if [ "$status" -eq 0 ] && [ "$w" -eq 301 ] && [ "$u" -eq 0 ] &&
+   sums_ok "$TMP/300.jsonl"; then
+	ok "300 threads: all 301 watched ($(($(now_ms) - t0)) ms for 3 frames)"
+else
+	fail "300 threads: exit $status, watched $w, unwatched $u: $(cat "$TMP/err")"
+fi
+kill $target 2>/dev/null
+wait $target 2>/dev/null
+
+# 4 and 5 need root to become an unprivileged user.
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	echo "note: not root or no setpriv: RLIMIT_MEMLOCK and perf_event_paranoid cases not run"
+	finish
+fi
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+chmod 777 "$TMP"
+
+# 4. RLIMIT_MEMLOCK 64 KiB as an unprivileged user: 64 threads all fit in
+# smaller rings; 300 do not, and the rest are unwatched with the reason.
+for n in 64 300; do
+	start_idle $n "${NOBODY[@]}"
+	"${NOBODY[@]}" prlimit --memlock=65536:65536 "$MEMTOP" "${MT[@]}" \
+		-p $target -o "$TMP/memlock$n.jsonl" --log "$TMP/memlock$n.log" \
+		2>"$TMP/err"
+	status=$?
+	read -r w u < <(watched "$TMP/memlock$n.jsonl")
+	if [ "$status" -ne 0 ] || [ $((w + u)) -ne $((n + 1)) ]; then
+		fail "memlock, $n threads: exit $status, watched $w, unwatched $u: $(cat "$TMP/err")"
+	elif ! grep -q "rings of [0-9]* pages instead of" "$TMP/memlock$n.log"; then
+		fail "memlock, $n threads: rings not made smaller: $(cat "$TMP/memlock$n.log")"
+	elif [ "$n" -eq 64 ] && [ "$u" -ne 0 ]; then
+		fail "memlock, 64 threads: $u unwatched although 2-page rings fit"
+	elif [ "$u" -gt 0 ] && ! grep -q "not watched.*RLIMIT_MEMLOCK (ulimit -l, now 64 KiB)" "$TMP/memlock$n.log"; then
+		fail "memlock, $n threads: $u unwatched without naming RLIMIT_MEMLOCK"
+	else
+		ok "memlock 64 KiB, $n threads: $w watched, $u unwatched; $(grep -o 'rings of.*instead of [0-9]*' "$TMP/memlock$n.log")"
+	fi
+	kill $target 2>/dev/null
+	wait $target 2>/dev/null
+done
+
+# 5. perf_event_paranoid 3 for a non-root user.  Mainline kernels treat 3
+# like 2 (own processes allowed); distribution kernels with the level-3
+# patch refuse, and memtop must then name the sysctl and CAP_PERFMON.
+old=$(cat /proc/sys/kernel/perf_event_paranoid)
+if ! echo 3 >/proc/sys/kernel/perf_event_paranoid 2>/dev/null; then
+	echo "note: cannot set kernel.perf_event_paranoid: case not run"
+	finish
+fi
+cleanup_hooks+=("echo $old >/proc/sys/kernel/perf_event_paranoid")
+"${NOBODY[@]}" "$MEMTOP" -b -e faults -d 0.2 -n 1 -o /dev/null -- true 2>"$TMP/err"
+status=$?
+if [ "$status" -eq 0 ]; then
+	ok "paranoid 3, own process: works (this kernel treats 3 like 2)"
+elif [ "$status" -eq 1 ] && grep -q "perf_event_paranoid is 3, set it to 2" "$TMP/err" &&
+     grep -q CAP_PERFMON "$TMP/err"; then
+	ok "paranoid 3, own process: $(cat "$TMP/err")"
+else
+	fail "paranoid 3, own process: exit $status: $(cat "$TMP/err")"
+fi
+# Another user's process is refused whatever the kernel: the message
+# must give a fix that works (the sysctl, or CAP_PERFMON).
+"${NOBODY[@]}" "$MEMTOP" -b -e faults -d 0.2 -n 1 -p 1 2>"$TMP/err" >/dev/null
+status=$?
+if [ "$status" -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+   grep -q "perf_event_paranoid" "$TMP/err" && grep -q CAP_PERFMON "$TMP/err"; then
+	ok "paranoid 3, pid 1: $(cat "$TMP/err")"
+else
+	fail "paranoid 3, pid 1: exit $status: $(cat "$TMP/err")"
+fi
+echo "$old" >/proc/sys/kernel/perf_event_paranoid
+[ "$(cat /proc/sys/kernel/perf_event_paranoid)" = "$old" ] ||
+	fail "kernel.perf_event_paranoid not restored to $old"
+finish
