@@ -17,6 +17,7 @@
 
 #include "sortkey.h"
 
+struct perfdata_writer;
 struct queue;
 struct source;
 struct topo;
@@ -46,6 +47,8 @@ struct collector_config {
 	bool inherit_launched;		/* launched command: per-CPU inherit */
 	struct queue *frames;		/* out: struct frame * */
 	struct queue *cmds;		/* in: struct cmd */
+	/* --record: every drained record goes here too; NULL = off. */
+	struct perfdata_writer *recorder;
 };
 
 int collector_new(struct collector **out, const struct collector_config *cfg,

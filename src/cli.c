@@ -37,6 +37,7 @@ enum {
 	CLI_OPT_LIST_EVENTS,
 	CLI_OPT_DRY_RUN,
 	CLI_OPT_MAX_PAGES,
+	CLI_OPT_FORCE,
 	CLI_OPT_GRANULARITY,
 	CLI_OPT_MIGRATE_HOT,
 	CLI_OPT_LDLAT,
@@ -66,6 +67,7 @@ static const struct option cli_long_opts[] = {
 	{ "list-events", no_argument, NULL, CLI_OPT_LIST_EVENTS },
 	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN },
 	{ "max-pages", required_argument, NULL, CLI_OPT_MAX_PAGES },
+	{ "force", no_argument, NULL, CLI_OPT_FORCE },
 	{ "granularity", required_argument, NULL, CLI_OPT_GRANULARITY },
 	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
@@ -402,6 +404,9 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 	case CLI_OPT_RECORD:
 		return cli_parse_path("--record", arg, &opt->record_path, err,
 				      errlen);
+	case CLI_OPT_FORCE:
+		opt->force = true;
+		return 0;
 	case 'o':
 		return cli_parse_path("-o", arg, &opt->output_path, err,
 				      errlen);
@@ -497,6 +502,11 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 		return cli_error(err, errlen, "--json needs -b");
 	if (opt->output_path && !opt->batch)
 		return cli_error(err, errlen, "-o needs -b");
+	if (opt->force && !opt->record_path)
+		return cli_error(err, errlen, "--force needs --record");
+	if (opt->record_path && opt->mode == MODE_REPLAY)
+		return cli_error(err, errlen,
+				 "--record cannot be combined with -i");
 	/* The TUI moves pages with m and M, after a confirmation. */
 	if (opt->migrate_hot && !opt->batch)
 		return cli_error(err, errlen, "--migrate-hot needs -b (in the "
@@ -626,6 +636,8 @@ cli_usage(FILE *out)
 	      "stores, latency\n"
 	      "      --record FILE       also write every sample to FILE "
 	      "(perf.data)\n"
+	      "      --force             let --record replace an existing "
+	      "file\n"
 	      "  -o, --output FILE       batch output file (needs -b)\n"
 	      "      --log FILE          write diagnostics to FILE\n"
 	      "  -i, --input FILE        replay a perf.data recording\n"

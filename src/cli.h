@@ -43,6 +43,7 @@ struct options {
 	size_t migrate_hot;		/* pages moved after each frame; 0 = off */
 	unsigned ldlat;			/* pebs load latency, cycles; 0 = 30 */
 	const char *record_path;
+	bool force;			/* --record may replace a file */
 	const char *output_path;
 	const char *log_path;
 	const char *input_path;

@@ -19,6 +19,10 @@ enum cmd_type {
 	 * each to the node whose CPUs touched it most.  The results come in
 	 * the next frame's migrations. */
 	CMD_MIGRATE,
+	/* Replay (-i) only; the live collector ignores them. */
+	CMD_REPLAY_FASTER,	/* double the playback speed */
+	CMD_REPLAY_SLOWER,	/* halve it */
+	CMD_REPLAY_END,		/* play the rest at full speed */
 };
 
 struct cmd {

@@ -28,6 +28,10 @@
 #include "cmd.h"
 #include "ui.h"
 #include "dryrun.h"
+#include "perfdata_read.h"
+#include "perfdata_write.h"
+#include "recorder.h"
+#include "replay.h"
 
 #define MAIN_RING_PAGES		64	/* 256 KiB: no loss at 250 K/s */
 #define MAIN_TUI_TOP_K		500
@@ -90,6 +94,10 @@ main_describe_target(const struct options *opt, char *buf, size_t len)
 		snprintf(buf, len, "demo workload");
 		return;
 	}
+	if (opt->mode == MODE_REPLAY) {
+		snprintf(buf, len, "%s", opt->input_path);
+		return;
+	}
 	for (char **a = opt->command; a && *a && off < len; a++)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s",
 					a == opt->command ? "" : " ", *a);
@@ -102,6 +110,10 @@ struct main_state {
 	struct queue *frames;
 	struct queue *cmds;
 	struct collector *collector;
+	/* -i FILE: the reader and the replay thread instead of a collector */
+	struct perfdata_reader *reader;
+	struct replay *replay;
+	struct perfdata_writer *recorder;	/* --record FILE */
 	struct launch launch;
 	bool launched;
 	sigset_t old_mask;
@@ -193,12 +205,109 @@ main_source_is_hybrid(const struct source *src)
 	return false;
 }
 
+/* -i FILE: the reader, the recording's topology, the replay thread. */
+static int
+main_start_replay(struct main_state *st, char *err, size_t errlen)
+{
+	struct replay_config cfg = { 0 };
+	const char *path = st->opt.input_path;
+	char why[384];
+	int ret;
+
+	ret = perfdata_reader_open(&st->reader, path, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "-i %s: %s", path, why);
+		return ret;
+	}
+	st->topo = perfdata_info_topo(perfdata_reader_info(st->reader), why,
+				      sizeof(why));
+	if (!st->topo) {
+		snprintf(err, errlen, "-i %s: %s", path, why);
+		return -EINVAL;
+	}
+	st->frames = queue_new(MAIN_FRAME_QUEUE, sizeof(struct frame *));
+	st->cmds = queue_new(MAIN_CMD_QUEUE, sizeof(struct cmd));
+	if (!st->frames || !st->cmds) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	cfg.reader = st->reader;
+	cfg.topo = st->topo;
+	cfg.path = path;
+	cfg.interval_s = st->opt.delay;
+	cfg.top_k = st->opt.batch ? st->opt.top : MAIN_TUI_TOP_K;
+	cfg.sort = st->opt.sort;
+	cfg.max_pages = st->opt.max_pages;
+	cfg.batch = st->opt.batch;
+	cfg.frames = st->frames;
+	cfg.cmds = st->cmds;
+	ret = replay_new(&st->replay, &cfg, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = replay_start(st->replay);
+	if (ret < 0)
+		snprintf(err, errlen, "pthread_create: %s", strerror(-ret));
+	return ret;
+}
+
+/* --record FILE: created (or refused) before anything is launched. */
+static int
+main_open_record(struct main_state *st, uint64_t period, char *err,
+		 size_t errlen)
+{
+	struct perfdata_writer_opts o = {
+		.force = st->opt.force,
+		.topo = st->topo,
+		.sysfs_features = true,
+	};
+	char why[256];
+	int ret;
+
+	ret = perfdata_writer_open(&st->recorder, st->opt.record_path, &o,
+				   why, sizeof(why));
+	if (ret == 0) {
+		ret = recorder_add_source(st->recorder, &st->src, period);
+		if (ret < 0)
+			snprintf(why, sizeof(why), "%s", strerror(-ret));
+	}
+	if (ret < 0)
+		snprintf(err, errlen, "--record %s: %s", st->opt.record_path,
+			 why);
+	return ret;
+}
+
+/* After the collector is joined: features, attrs, header.  0 or -errno. */
+static int
+main_close_record(struct main_state *st)
+{
+	const struct perfdata_writer_stats *ws =
+		perfdata_writer_stats(st->recorder);
+	char why[256];
+	int ret;
+
+	ret = perfdata_writer_close(st->recorder, why, sizeof(why));
+	if (ret < 0) {
+		fprintf(stderr, "memtop: --record %s: %s\n",
+			st->opt.record_path, why);
+		return ret;
+	}
+	log_msg("--record %s: %llu records (%llu samples), %llu bytes; "
+		"%llu records of other types not written",
+		st->opt.record_path, (unsigned long long)ws->records,
+		(unsigned long long)ws->samples,
+		(unsigned long long)ws->bytes,
+		(unsigned long long)ws->skipped);
+	return 0;
+}
+
 static int
 main_start(struct main_state *st, char *err, size_t errlen)
 {
 	struct collector_config cfg = { 0 };
 	int ret;
 
+	if (st->opt.mode == MODE_REPLAY)
+		return main_start_replay(st, err, errlen);
 	ret = source_select_opts(&st->opt, &st->src, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -235,6 +344,12 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
+	if (st->opt.record_path) {
+		ret = main_open_record(st, cfg.period, err, errlen);
+		if (ret < 0)
+			return ret;
+		cfg.recorder = st->recorder;
+	}
 	ret = collector_new(&st->collector, &cfg, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -255,10 +370,11 @@ main_start(struct main_state *st, char *err, size_t errlen)
 static int
 main_finish_child(struct main_state *st)
 {
-	int wstatus = collector_child_wstatus(st->collector);
+	int wstatus;
 
 	if (!st->launched)
 		return -1;
+	wstatus = collector_child_wstatus(st->collector);
 	if (wstatus == -1) {
 		kill(st->launch.pid, SIGTERM);
 		waitpid(st->launch.pid, &wstatus, 0);
@@ -333,12 +449,15 @@ main_run(struct main_state *st)
 
 		queue_push(st->cmds, &quit);
 	}
-	ret = collector_join(st->collector);
+	ret = st->replay ? replay_join(st->replay) :
+			   collector_join(st->collector);
 	main_drain_frames(st);
 	if (ret < 0) {
 		fprintf(stderr, "memtop: collector: %s\n", strerror(-ret));
 		status = 1;
 	}
+	if (st->recorder && main_close_record(st) < 0)
+		status = 1;
 	child_status = main_finish_child(st);
 	if (st->opt.batch && st->opt.mode == MODE_COMMAND &&
 	    child_status >= 0 && status == 0)
@@ -356,6 +475,9 @@ static void
 main_cleanup(struct main_state *st)
 {
 	collector_free(st->collector);
+	replay_free(st->replay);
+	perfdata_reader_free(st->reader);
+	perfdata_writer_free(st->recorder);
 	main_drain_frames(st);
 	queue_free(st->frames);
 	queue_free(st->cmds);
@@ -396,19 +518,8 @@ main(int argc, char **argv)
 		ret = dryrun_print(&st.opt, stdout);
 		cli_fini(&st.opt);
 		return ret;
-	case MODE_REPLAY:
-		fprintf(stderr, "memtop: -i %s: replaying perf.data is not "
-			"supported by this build yet\n", st.opt.input_path);
-		cli_fini(&st.opt);
-		return 1;
 	default:
 		break;
-	}
-	if (st.opt.record_path) {
-		fprintf(stderr, "memtop: --record %s: writing perf.data is not "
-			"supported by this build yet\n", st.opt.record_path);
-		cli_fini(&st.opt);
-		return 1;
 	}
 	if (st.opt.log_path) {
 		ret = log_open(st.opt.log_path);

@@ -37,6 +37,7 @@ enum topo_backend {
 	TOPO_SYSFS,
 	TOPO_SYSINFO,
 	TOPO_FAKE,
+	TOPO_RECORDED,
 };
 
 struct topo {
@@ -47,6 +48,7 @@ struct topo {
 	int *cpu_node_idx;	/* [n_cpus] index into node_ids or -1 */
 	int *node_ids;		/* [n_nodes] ascending node numbers */
 	char *sysfs_root;	/* TOPO_SYSFS: MEMTOP_SYSFS_ROOT */
+	uint64_t *mem_kb;	/* TOPO_RECORDED: [2 * n_nodes] total, free */
 };
 
 /* Large enough for a cpulist naming every other CPU of 8192. */
@@ -81,6 +83,7 @@ topo_free(struct topo *t)
 	free(t->cpu_node_idx);
 	free(t->node_ids);
 	free(t->sysfs_root);
+	free(t->mem_kb);
 	free(t);
 }
 
@@ -463,6 +466,66 @@ topo_new_sysinfo(void)
 	return t;
 }
 
+/*
+ * A recording's nodes: the cpulists are parsed as sysfs ones, every node
+ * is kept even without CPUs, and the memory figures are the recorded ones.
+ */
+struct topo *
+topo_new_recorded(int n_cpus, const struct topo_node_desc *nodes,
+		  int n_nodes)
+{
+	int *ids = NULL;
+	struct topo *t = NULL;
+
+	if (n_cpus < 0 || n_nodes < 0 || n_nodes > TOPO_MAX_NODE + 1)
+		goto out_inval;
+	for (int i = 0; i < n_nodes; i++) {
+		int end = topo_parse_cpulist(nodes[i].cpulist, 0, NULL, 0);
+
+		if (end < 0 || nodes[i].node < 0 ||
+		    nodes[i].node > TOPO_MAX_NODE)
+			goto out_inval;
+		for (int j = 0; j < i; j++)
+			if (nodes[j].node == nodes[i].node)
+				goto out_inval;
+		if (end > n_cpus)
+			n_cpus = end;
+	}
+	if (n_cpus > TOPO_MAX_CPUS)
+		goto out_inval;
+	t = topo_alloc(TOPO_RECORDED, n_cpus);
+	ids = malloc(((size_t)n_nodes + 1) * sizeof(*ids));
+	if (!t || !ids)
+		goto out_free;
+	for (int i = 0; i < n_nodes; i++) {
+		topo_parse_cpulist(nodes[i].cpulist, nodes[i].node,
+				   t->cpu_node, n_cpus);
+		ids[i] = nodes[i].node;
+	}
+	if (topo_finish(t, ids, n_nodes) < 0)
+		goto out_free;
+	t->mem_kb = calloc(2 * (size_t)t->n_nodes, sizeof(*t->mem_kb));
+	if (!t->mem_kb)
+		goto out_free;
+	for (int i = 0; i < n_nodes; i++) {
+		int idx = topo_node_index(t, nodes[i].node);
+
+		t->mem_kb[2 * idx] = nodes[i].mem_total_kb;
+		t->mem_kb[2 * idx + 1] = nodes[i].mem_free_kb;
+	}
+	free(ids);
+	return t;
+
+out_inval:
+	errno = EINVAL;
+	return NULL;
+out_free:
+	free(ids);
+	topo_free(t);
+	errno = ENOMEM;
+	return NULL;
+}
+
 struct topo *
 topo_new_system(void)
 {
@@ -550,6 +613,10 @@ topo_node_mem(const struct topo *t, int node, uint64_t *total_kb,
 		/* Fake nodes exist but own no memory. */
 		*total_kb = 0;
 		*free_kb = 0;
+		return 0;
+	case TOPO_RECORDED:
+		*total_kb = t->mem_kb[2 * topo_node_index(t, node)];
+		*free_kb = t->mem_kb[2 * topo_node_index(t, node) + 1];
 		return 0;
 	}
 	return -ENOENT;

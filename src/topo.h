@@ -21,6 +21,21 @@ struct topo;
 struct topo *topo_new_system(void);
 /* For tests: n_cpus CPUs, cpu_node[cpu] = node number (-1 = none). */
 struct topo *topo_new_fake(int n_cpus, const int *cpu_node);
+/* A node as a recording describes it (perf.data NUMA_TOPOLOGY). */
+struct topo_node_desc {
+	int node;
+	const char *cpulist;	/* kernel syntax, "0-3,8"; "" = no CPUs */
+	uint64_t mem_total_kb;
+	uint64_t mem_free_kb;
+};
+/*
+ * The topology of another machine: every node listed (with or without
+ * CPUs) and its memory, n_cpus CPUs (at least one past the highest CPU a
+ * cpulist names).  NULL with errno EINVAL for a malformed cpulist, a node
+ * out of range or listed twice, or ENOMEM.
+ */
+struct topo *topo_new_recorded(int n_cpus, const struct topo_node_desc *nodes,
+			       int n_nodes);
 void topo_free(struct topo *t);		/* NULL-safe */
 
 int topo_n_cpus(const struct topo *t);	/* CPU ids are 0..n_cpus-1 */

@@ -34,6 +34,7 @@ struct cli_case {
 	size_t migrate_hot;
 	unsigned ldlat;
 	const char *record, *output, *log, *input;
+	bool force;
 	int pids[4];			/* 0-terminated */
 	const char *command[4];		/* NULL-terminated */
 };
@@ -230,6 +231,16 @@ static const struct cli_case cli_cases[] = {
 	  "--ldlat: invalid latency '0x10'" },
 	{ { "--ldlat" }, 2, "--ldlat: missing argument" },
 
+	/* --record and --force */
+	{ { "--record", "x.data", "--force", "-p", "1" }, 0,
+	  .mode = MODE_PIDS, .record = "x.data", .force = true,
+	  .pids = { 1 } },
+	{ { "--force", "-p", "1" }, 2, "--force needs --record" },
+	{ { "--force=1", "--record", "x", "-p", "1" }, 2,
+	  "--force: takes no argument" },
+	{ { "-i", "in.data", "--record", "out.data" }, 2,
+	  "--record cannot be combined with -i" },
+
 	/* unknown options; abbreviations as getopt_long allows them */
 	{ { "-x", "-p", "1" }, 2, "unknown option '-x'" },
 	{ { "-bx", "-p", "1" }, 2, "unknown option '-x'" },
@@ -284,6 +295,7 @@ check_fields(const struct cli_case *c, const struct options *o)
 	check_eq_u64(o->migrate_hot, c->migrate_hot);
 	check_eq_u64(o->ldlat, c->ldlat);
 	check_eq_str(o->record_path, c->record);
+	check_eq_u64(o->force, c->force);
 	check_eq_str(o->output_path, c->output);
 	check_eq_str(o->log_path, c->log);
 	check_eq_str(o->input_path, c->input);
@@ -377,7 +389,7 @@ test_usage(void)
 	static const char *const names[] = {
 		"-p, --pid", "-e, --source", "-c, --period", "-d, --delay",
 		"-n, --iterations", "-b, --batch", "--json", "-k, --top",
-		"-s, --sort", "--record", "-o, --output", "--log",
+		"-s, --sort", "--record", "--force", "-o, --output", "--log",
 		"-i, --input", "--demo", "--list-events", "--dry-run",
 		"--migrate-hot",
 		"--max-pages", "--ldlat", "-V, --version", "-h, --help",

@@ -30,6 +30,9 @@ enum keys_action {
 	KEYS_END,
 	KEYS_GRANULARITY,
 	KEYS_VIEW_CODE,
+	KEYS_REPLAY_FASTER,	/* replay (-i) only */
+	KEYS_REPLAY_SLOWER,
+	KEYS_REPLAY_END,
 };
 
 #define KEYS_PER_BINDING 4

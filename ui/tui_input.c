@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "frame.h"
@@ -277,6 +278,26 @@ tui_input_toggle_view(struct tui *t, enum tui_view view)
 	t->scroll = 0;
 }
 
+/* > < E: a live source has no recorded time to move through. */
+static void
+tui_input_replay(struct tui *t, enum keys_action action)
+{
+	enum cmd_type type = action == KEYS_REPLAY_FASTER ? CMD_REPLAY_FASTER :
+			     action == KEYS_REPLAY_SLOWER ? CMD_REPLAY_SLOWER :
+			     CMD_REPLAY_END;
+
+	if (!t->cur || strcmp(t->cur->source, "replay") != 0) {
+		snprintf(t->status, sizeof(t->status),
+			 "> < E move through a replay (-i FILE) only");
+		return;
+	}
+	if (tui_input_send(t, type, 0) == 0)
+		snprintf(t->status, sizeof(t->status), "replay: %s",
+			 type == CMD_REPLAY_FASTER ? "twice as fast" :
+			 type == CMD_REPLAY_SLOWER ? "half as fast" :
+			 "to the end at full speed");
+}
+
 int
 tui_input_key(struct tui *t, int ch)
 {
@@ -344,6 +365,11 @@ tui_input_key(struct tui *t, int ch)
 		break;
 	case KEYS_QUIT:
 		t->quit = true;
+		break;
+	case KEYS_REPLAY_FASTER:
+	case KEYS_REPLAY_SLOWER:
+	case KEYS_REPLAY_END:
+		tui_input_replay(t, action);
 		break;
 	case KEYS_UP:
 	case KEYS_DOWN:

@@ -1,0 +1,32 @@
+/*
+ * --record FILE: the collector's side of the perf.data writer.  The main
+ * thread declares the source's events before the collector starts; the
+ * collector thread then hands over every drained record with the channel
+ * it came from.
+ */
+#ifndef MEMTOP_RECORDER_H
+#define MEMTOP_RECORDER_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+struct channel;
+struct perfdata_writer;
+struct source;
+
+/*
+ * Declares src's events, in src order (a channel's fds[i] is events[i]),
+ * with the attr fields source_open_event() sets that a reader needs:
+ * sample_id_all, the clock, the period.  0 or -errno.
+ */
+int recorder_add_source(struct perfdata_writer *w, const struct source *src,
+			uint64_t period);
+
+/*
+ * Lists ch's event ids with the writer (repeats are free), then writes
+ * the record.  Write errors stay in the writer and come back at close.
+ */
+void recorder_record(struct perfdata_writer *w, const struct channel *ch,
+		     const struct perf_event_header *hdr);
+
+#endif

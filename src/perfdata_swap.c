@@ -1,0 +1,450 @@
+#include "config.h"
+
+/*
+ * Byte swapping for perf.data.  See perfdata_swap.h.
+ *
+ * Records are swapped in a private, 8-byte aligned copy (the reader's or
+ * the writer's scratch buffer), never in the file image.  Every access is
+ * bounded by header.size; a count that does not fit stops the walk.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "perfdata_swap.h"
+
+/* One attr field: byte offset and width (8 = the bit-field word). */
+struct perfdata_attr_field {
+	uint16_t offset;
+	uint8_t width;		/* 2, 4 or 8; 0 = bit-field word */
+};
+
+/* struct perf_event_attr up to config3 (PERF_ATTR_SIZE_VER8, 136 bytes). */
+static const struct perfdata_attr_field perfdata_attr_fields[] = {
+	{ 0, 4 },	/* type */
+	{ 4, 4 },	/* size */
+	{ 8, 8 },	/* config */
+	{ 16, 8 },	/* sample_period / sample_freq */
+	{ 24, 8 },	/* sample_type */
+	{ 32, 8 },	/* read_format */
+	{ 40, 0 },	/* disabled ... bit-fields */
+	{ 48, 4 },	/* wakeup_events / wakeup_watermark */
+	{ 52, 4 },	/* bp_type */
+	{ 56, 8 },	/* bp_addr / config1 */
+	{ 64, 8 },	/* bp_len / config2 (VER1) */
+	{ 72, 8 },	/* branch_sample_type (VER2) */
+	{ 80, 8 },	/* sample_regs_user */
+	{ 88, 4 },	/* sample_stack_user */
+	{ 92, 4 },	/* clockid (VER3) */
+	{ 96, 8 },	/* sample_regs_intr (VER4) */
+	{ 104, 4 },	/* aux_watermark */
+	{ 108, 2 },	/* sample_max_stack */
+	{ 110, 2 },	/* __reserved_2 (VER5) */
+	{ 112, 4 },	/* aux_sample_size */
+	{ 116, 4 },	/* __reserved_3 (VER6) */
+	{ 120, 8 },	/* sig_data (VER7) */
+	{ 128, 8 },	/* config3 (VER8) */
+};
+
+static void
+perfdata_swap16_at(unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	v = __builtin_bswap16(v);
+	memcpy(p, &v, 2);
+}
+
+static void
+perfdata_swap32_at(unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	v = __builtin_bswap32(v);
+	memcpy(p, &v, 4);
+}
+
+static void
+perfdata_swap64_at(unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	v = __builtin_bswap64(v);
+	memcpy(p, &v, 8);
+}
+
+static unsigned char
+perfdata_mirror_byte(unsigned char b)
+{
+	b = (unsigned char)((b & 0xf0) >> 4 | (b & 0x0f) << 4);
+	b = (unsigned char)((b & 0xcc) >> 2 | (b & 0x33) << 2);
+	return (unsigned char)((b & 0xaa) >> 1 | (b & 0x55) << 1);
+}
+
+void
+perfdata_swap_attr(void *attr, size_t size)
+{
+	unsigned char *a = attr;
+	size_t n = sizeof(perfdata_attr_fields) /
+		   sizeof(perfdata_attr_fields[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct perfdata_attr_field *f = &perfdata_attr_fields[i];
+		unsigned char *p = a + f->offset;
+
+		if (f->offset + (f->width ? f->width : 8u) > size)
+			break;
+		switch (f->width) {
+		case 0:
+			for (int b = 0; b < 8; b++)
+				p[b] = perfdata_mirror_byte(p[b]);
+			break;
+		case 2:
+			perfdata_swap16_at(p);
+			break;
+		case 4:
+			perfdata_swap32_at(p);
+			break;
+		default:
+			perfdata_swap64_at(p);
+			break;
+		}
+	}
+}
+
+void
+perfdata_swap_header(struct perf_event_header *hdr)
+{
+	hdr->type = __builtin_bswap32(hdr->type);
+	hdr->misc = __builtin_bswap16(hdr->misc);
+	hdr->size = __builtin_bswap16(hdr->size);
+}
+
+struct perfdata_swapper {
+	unsigned char *p;
+	unsigned char *end;
+	bool to_host;
+	bool bad;
+};
+
+static size_t
+perfdata_swapper_left(const struct perfdata_swapper *s)
+{
+	return (size_t)(s->end - s->p);
+}
+
+/* n u64 words; returns the last one in host order (for counts). */
+static uint64_t
+perfdata_swap_u64s(struct perfdata_swapper *s, uint64_t n)
+{
+	uint64_t v = 0;
+
+	if (s->bad || n > perfdata_swapper_left(s) / 8) {
+		s->bad = true;
+		return 0;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		memcpy(&v, s->p, 8);
+		perfdata_swap64_at(s->p);
+		if (s->to_host)		/* counts are read in host order */
+			v = __builtin_bswap64(v);
+		s->p += 8;
+	}
+	return v;
+}
+
+/* Two u32 in one u64 slot ({pid, tid}, {cpu, res}). */
+static void
+perfdata_swap_u32_pair(struct perfdata_swapper *s)
+{
+	if (s->bad || perfdata_swapper_left(s) < 8) {
+		s->bad = true;
+		return;
+	}
+	perfdata_swap32_at(s->p);
+	perfdata_swap32_at(s->p + 4);
+	s->p += 8;
+}
+
+static uint32_t
+perfdata_swap_u32(struct perfdata_swapper *s)
+{
+	uint32_t v;
+
+	if (s->bad || perfdata_swapper_left(s) < 4) {
+		s->bad = true;
+		return 0;
+	}
+	memcpy(&v, s->p, 4);
+	perfdata_swap32_at(s->p);
+	if (s->to_host)
+		v = __builtin_bswap32(v);
+	s->p += 4;
+	return v;
+}
+
+static void
+perfdata_skip(struct perfdata_swapper *s, uint64_t n)
+{
+	if (s->bad || n > perfdata_swapper_left(s)) {
+		s->bad = true;
+		return;
+	}
+	s->p += n;
+}
+
+/* Fields a SAMPLE swap cannot size: swapped as u64 words instead. */
+#define PERFDATA_SWAP_UNWALKABLE					\
+	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
+		    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR |	\
+		    PERF_SAMPLE_AUX))
+
+/* PERF_SAMPLE_READ: every part is u64 words; nr leads a group. */
+static void
+perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
+{
+	uint64_t times = 0, entry = 1, nr;
+
+	times += !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED);
+	times += !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	entry += !!(rf & PERF_FORMAT_ID);
+	entry += !!(rf & PERF_FORMAT_LOST);
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		perfdata_swap_u64s(s, times + entry);
+		return;
+	}
+	nr = perfdata_swap_u64s(s, 1);
+	perfdata_swap_u64s(s, times);
+	if (nr > perfdata_swapper_left(s) / 8 / entry) {
+		s->bad = true;
+		return;
+	}
+	perfdata_swap_u64s(s, nr * entry);
+}
+
+/* Field order as in record_parse_sample() (kernel perf_output_sample). */
+static void
+perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
+{
+	const uint64_t st = l->sample_type;
+	static const uint64_t fixed[] = {
+		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+		PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
+	};
+	static const uint64_t tail[] = {
+		PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
+		PERF_SAMPLE_DATA_SRC, PERF_SAMPLE_TRANSACTION,
+		PERF_SAMPLE_PHYS_ADDR, PERF_SAMPLE_CGROUP,
+		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE,
+	};
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (!(st & fixed[i]))
+			continue;
+		if (fixed[i] == PERF_SAMPLE_TID || fixed[i] == PERF_SAMPLE_CPU)
+			perfdata_swap_u32_pair(s);
+		else
+			perfdata_swap_u64s(s, 1);
+	}
+	if (st & PERF_SAMPLE_READ)
+		perfdata_swap_read(s, l->read_format);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = perfdata_swap_u64s(s, 1);
+
+		if (nr > perfdata_swapper_left(s) / 8)
+			s->bad = true;
+		else
+			perfdata_swap_u64s(s, nr);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/* u32 size then size bytes of tracepoint data, left alone:
+		 * their layout is the tracepoint's. */
+		uint32_t len = perfdata_swap_u32(s);
+
+		perfdata_skip(s, len);
+	}
+	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		if (st & tail[i])
+			perfdata_swap_u64s(s, 1);
+}
+
+/* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */
+static void
+perfdata_swap_trailer(struct perf_event_header *hdr,
+		      const struct record_layout *l, bool to_host,
+		      size_t *trailer_len)
+{
+	const uint64_t st = l->sample_type;
+	static const uint64_t order[] = {
+		PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER,
+	};
+	struct perfdata_swapper s;
+	size_t n = 0;
+
+	*trailer_len = 0;
+	if (!l->sample_id_all)
+		return;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		n += !!(st & order[i]);
+	if (8 * n > hdr->size - sizeof(*hdr))
+		return;
+	s.p = (unsigned char *)hdr + hdr->size - 8 * n;
+	s.end = (unsigned char *)hdr + hdr->size;
+	s.to_host = to_host;
+	s.bad = false;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (!(st & order[i]))
+			continue;
+		if (order[i] == PERF_SAMPLE_TID || order[i] == PERF_SAMPLE_CPU)
+			perfdata_swap_u32_pair(&s);
+		else
+			perfdata_swap_u64s(&s, 1);
+	}
+	*trailer_len = 8 * n;
+}
+
+/*
+ * Fixed bodies of the kernel records memtop reads, as a string of field
+ * widths: '4' = u32, '8' = u64; the rest up to the trailer (names) is
+ * bytes.
+ */
+static const char *
+perfdata_body_fields(uint32_t type, uint16_t misc)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP:
+		return "44888";
+	case PERF_RECORD_MMAP2:
+		/* With MISC_MMAP_BUILD_ID the maj..ino_generation slot holds
+		 * build-id bytes. */
+		if (misc & (1 << 14))
+			return "44888";
+		return "448884488";
+	case PERF_RECORD_LOST:
+		return "88";
+	case PERF_RECORD_COMM:
+		return "44";
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		return "44448";
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		return "888";
+	case PERF_RECORD_LOST_SAMPLES:
+		return "8";
+	default:
+		return NULL;
+	}
+}
+
+int
+perfdata_swap_body(struct perf_event_header *hdr,
+		   const struct record_layout *l, bool to_host)
+{
+	struct perfdata_swapper s = {
+		.p = (unsigned char *)hdr + sizeof(*hdr),
+		.end = (unsigned char *)hdr + hdr->size,
+		.to_host = to_host,
+	};
+	const char *fields;
+	size_t trailer = 0;
+
+	if (hdr->size < sizeof(*hdr))
+		return -EINVAL;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		if (!l || (l->sample_type & PERFDATA_SWAP_UNWALKABLE))
+			perfdata_swap_u64s(&s, perfdata_swapper_left(&s) / 8);
+		else
+			perfdata_swap_sample(&s, l);
+		return s.bad ? -EINVAL : 0;
+	}
+	if (l)
+		perfdata_swap_trailer(hdr, l, to_host, &trailer);
+	s.end -= trailer;
+	fields = perfdata_body_fields(hdr->type, hdr->misc);
+	if (!fields) {
+		perfdata_swap_u64s(&s, perfdata_swapper_left(&s) / 8);
+		return 0;
+	}
+	for (; *fields; fields++) {
+		if (*fields == '4')
+			perfdata_swap_u32(&s);
+		else
+			perfdata_swap_u64s(&s, 1);
+	}
+	return s.bad ? -EINVAL : 0;
+}
+
+void
+perfdata_cursor_init(struct perfdata_cursor *c, const void *p, size_t len,
+		     bool swap)
+{
+	c->p = p;
+	c->end = c->p + len;
+	c->swap = swap;
+	c->bad = false;
+}
+
+size_t
+perfdata_cursor_left(const struct perfdata_cursor *c)
+{
+	return (size_t)(c->end - c->p);
+}
+
+const void *
+perfdata_get_bytes(struct perfdata_cursor *c, size_t n)
+{
+	const void *p = c->p;
+
+	if (c->bad || n > perfdata_cursor_left(c)) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+uint64_t
+perfdata_get_u64(struct perfdata_cursor *c)
+{
+	const void *p = perfdata_get_bytes(c, 8);
+	uint64_t v;
+
+	if (!p)
+		return 0;
+	memcpy(&v, p, 8);
+	return perfdata_bswap64_if(v, c->swap);
+}
+
+uint32_t
+perfdata_get_u32(struct perfdata_cursor *c)
+{
+	const void *p = perfdata_get_bytes(c, 4);
+	uint32_t v;
+
+	if (!p)
+		return 0;
+	memcpy(&v, p, 4);
+	return perfdata_bswap32_if(v, c->swap);
+}
+
+void
+perfdata_get_string(struct perfdata_cursor *c, char *out, size_t outlen)
+{
+	uint32_t len = perfdata_get_u32(c);
+	const char *s = perfdata_get_bytes(c, len);
+	size_t n = 0;
+
+	if (outlen == 0)
+		return;
+	while (s && n < len && n + 1 < outlen && s[n] != '\0')
+		n++;
+	if (s)
+		memcpy(out, s, n);
+	out[n] = '\0';
+}
