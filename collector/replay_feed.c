@@ -1,0 +1,339 @@
+/*
+ * Replay: records into the aggregation.  See replay_int.h.
+ *
+ * Each event of the file gets an event_spec, so that source_decode()
+ * turns its samples into struct sample exactly as live: loads and stores
+ * from DATA_SRC (ROLE_OP), from the fault's error code
+ * (exceptions:page_fault_user), or `other`.  Processes and threads are
+ * kept in small hash tables (pid or tid -> task) for the frames' targets.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "pagetab.h"
+#include "replay_int.h"
+
+static size_t
+replay_slot(int32_t id, size_t n)
+{
+	return (size_t)(((uint32_t)id * 2654435761u) >> 7) & (n - 1);
+}
+
+static int
+replay_tasks_rehash(struct replay_tasks *t)
+{
+	size_t n = t->n_slots ? 2 * t->n_slots : 64;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t s = replay_slot(t->v[i].id, n);
+
+		while (slots[s])
+			s = (s + 1) & (n - 1);
+		slots[s] = (uint32_t)i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->n_slots = n;
+	return 0;
+}
+
+/* The task for id, created when absent; NULL on ENOMEM. */
+static struct replay_task *
+replay_task(struct replay_tasks *t, int32_t id, bool *created)
+{
+	size_t s;
+
+	*created = false;
+	if (t->n_slots) {
+		for (s = replay_slot(id, t->n_slots); t->slots[s];
+		     s = (s + 1) & (t->n_slots - 1))
+			if (t->v[t->slots[s] - 1].id == id)
+				return &t->v[t->slots[s] - 1];
+	}
+	if (2 * (t->n + 1) > t->n_slots && replay_tasks_rehash(t) < 0)
+		return NULL;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct replay_task *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].id = id;
+	s = replay_slot(id, t->n_slots);
+	while (t->slots[s])
+		s = (s + 1) & (t->n_slots - 1);
+	t->slots[s] = (uint32_t)t->n + 1;
+	*created = true;
+	return &t->v[t->n++];
+}
+
+void
+replay_tasks_fini(struct replay_tasks *t)
+{
+	free(t->v);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * Decoding per event.  exceptions:page_fault_user carries its address in
+ * RAW at the x86 layout (common fields 8 bytes, address, ip, error_code),
+ * stable since the tracepoint appeared in 3.13; the file has no format.
+ */
+static void
+replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
+{
+	struct event_spec *ev = &re->spec;
+	uint64_t st = pe->attr.sample_type;
+	size_t len;
+
+	memset(re, 0, sizeof(*re));
+	re->layout = pe->layout;
+	len = strnlen(pe->name, sizeof(ev->name) - 1);
+
+	memcpy(ev->name, pe->name, len);
+	ev->name[len] = '\0';
+	ev->attr = pe->attr;
+	ev->leader = -1;
+	ev->tp_addr_off = ev->tp_ip_off = ev->tp_error_off = -1;
+	if (strstr(pe->name, "mem-loads-aux")) {
+		ev->role = ROLE_AUX;
+	} else if (pe->attr.type == PERF_TYPE_TRACEPOINT &&
+		   strstr(pe->name, "page_fault_user") &&
+		   (st & PERF_SAMPLE_RAW)) {
+		ev->role = ROLE_FAULT_TP;
+		ev->tp_addr_off = 8;
+		ev->tp_ip_off = 16;
+		ev->tp_error_off = 24;
+	} else if (st & PERF_SAMPLE_DATA_SRC) {
+		ev->role = ROLE_OP;
+	} else {
+		ev->role = ROLE_FAULT;
+	}
+	re->period = pe->attr.freq || !pe->attr.sample_period ?
+		     1 : pe->attr.sample_period;
+}
+
+static bool
+replay_is_fault_event(const struct perfdata_event *pe)
+{
+	return (pe->attr.type == PERF_TYPE_SOFTWARE &&
+		(pe->attr.config == PERF_COUNT_SW_PAGE_FAULTS ||
+		 pe->attr.config == PERF_COUNT_SW_PAGE_FAULTS_MIN ||
+		 pe->attr.config == PERF_COUNT_SW_PAGE_FAULTS_MAJ)) ||
+	       strstr(pe->name, "page_fault") != NULL;
+}
+
+/* Pipe mode may describe more events later: extends the tables. */
+int
+replay_sync_events(struct replay *r)
+{
+	size_t n = perfdata_reader_n_events(r->cfg.reader);
+	struct replay_event *ev;
+	const char **names;
+
+	if (n <= r->n_events)
+		return 0;
+	ev = realloc(r->events, n * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	r->events = ev;
+	names = realloc(r->event_names, n * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	r->event_names = names;
+	if (r->n_events == 0)
+		r->all_faults = true;
+	for (size_t i = r->n_events; i < n; i++) {
+		const struct perfdata_event *pe =
+			perfdata_reader_event(r->cfg.reader, i);
+
+		replay_event_init(pe, &r->events[i]);
+		r->event_names[i] = r->events[i].spec.name;
+		r->has_kinds |= r->events[i].spec.role == ROLE_OP ||
+				r->events[i].spec.role == ROLE_FAULT_TP;
+		r->all_faults &= replay_is_fault_event(pe);
+	}
+	r->n_events = n;
+	return 0;
+}
+
+static void
+replay_set_node(struct replay *r, const struct sample *s, uint64_t phys)
+{
+	const struct perfdata_info *info = perfdata_reader_info(r->cfg.reader);
+	struct page_entry *e;
+	bool inserted;
+	int node;
+
+	if (!phys || !info->mem_block_size)
+		return;
+	node = perfdata_info_phys_node(info, phys);
+	if (node < 0)
+		return;
+	e = pagetab_get(r->aggr.pages, s->pid, s->addr, &inserted);
+	if (e)
+		e->node = (int16_t)node;
+}
+
+static void
+replay_note_thread(struct replay *r, const struct sample *s)
+{
+	struct replay_task *p, *t;
+	bool created;
+
+	p = replay_task(&r->procs, s->pid, &created);
+	if (!p)
+		return;
+	p->sampled = true;
+	t = replay_task(&r->threads, s->tid, &created);
+	if (t && created) {
+		t->pid = s->pid;
+		p->threads++;
+	}
+}
+
+/*
+ * A tracepoint's RAW payload is in the byte order of the machine that
+ * recorded it (the reader swaps the record around it, not its fields):
+ * swap the u64 fields the decoder reads, in a copy.
+ */
+static void
+replay_swap_raw(const struct event_spec *ev, struct record_sample *rs,
+		unsigned char *copy)
+{
+	const int offs[] = { ev->tp_addr_off, ev->tp_ip_off,
+			     ev->tp_error_off };
+	size_t n = rs->raw_size < REPLAY_RAW_COPY ? rs->raw_size :
+		   REPLAY_RAW_COPY;
+
+	if (!rs->raw)
+		return;
+	memcpy(copy, rs->raw, n);
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		uint64_t v;
+
+		if (offs[i] < 0 || (size_t)offs[i] + 8 > n)
+			continue;
+		memcpy(&v, copy + offs[i], 8);
+		v = __builtin_bswap64(v);
+		memcpy(copy + offs[i], &v, 8);
+	}
+	rs->raw = copy;
+	rs->raw_size = (uint32_t)n;
+}
+
+static int
+replay_sample(struct replay *r, const struct perfdata_record *rec)
+{
+	const struct replay_event *ev;
+	struct record_sample rs;
+	unsigned char raw[REPLAY_RAW_COPY];
+	struct sample s;
+	int ret;
+
+	if (rec->event_idx == PERFDATA_NO_EVENT ||
+	    replay_sync_events(r) < 0 || rec->event_idx >= r->n_events) {
+		aggr_count_lost(&r->aggr, 1);
+		r->bad_samples++;
+		return 0;
+	}
+	ev = &r->events[rec->event_idx];
+	if (record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
+		aggr_count_lost(&r->aggr, 1);
+		r->bad_samples++;
+		return 0;
+	}
+	if (rs.present & PERF_SAMPLE_TIME) {
+		if (!r->have_t0) {
+			r->have_t0 = true;
+			r->t0 = r->frame_start = r->rec_now = rs.time;
+			r->frame_end = rs.time + r->interval_ns;
+			r->play_rec = rs.time;
+			r->play_wall = replay_wall();
+		}
+		if (rs.time > r->rec_now)
+			r->rec_now = rs.time;
+		ret = replay_advance(r, r->rec_now);
+		if (ret < 0)
+			return ret;
+	}
+	if (ev->spec.role == ROLE_FAULT_TP &&
+	    perfdata_reader_is_swapped(r->cfg.reader))
+		replay_swap_raw(&ev->spec, &rs, raw);
+	ret = source_decode(&r->src, &ev->spec, &rs, ev->period, &s);
+	if (ret > 0) {
+		replay_note_thread(r, &s);
+		replay_set_node(r, &s, rs.phys_addr);
+		aggr_add(&r->aggr, &s);
+	} else if (ret == 0) {
+		aggr_count_unattributed(&r->aggr, 1);
+	}
+	return 0;
+}
+
+static void
+replay_task_record(struct replay *r, const struct perf_event_header *hdr)
+{
+	struct record_task task;
+	struct replay_task *t;
+	uint32_t pid, tid;
+	char comm[16];
+	bool created;
+
+	if (hdr->type == PERF_RECORD_COMM &&
+	    record_parse_comm(hdr, &pid, &tid, comm) == 0 && pid == tid &&
+	    (int32_t)pid != -1) {
+		t = replay_task(&r->procs, (int32_t)pid, &created);
+		if (t)
+			memcpy(t->comm, comm, sizeof(t->comm));
+	} else if (hdr->type == PERF_RECORD_EXIT &&
+		   record_parse_task(hdr, &task) == 0 &&
+		   task.pid == task.tid && (int32_t)task.pid != -1) {
+		t = replay_task(&r->procs, (int32_t)task.pid, &created);
+		if (t)
+			t->exited = true;
+	}
+}
+
+int
+replay_record(struct replay *r, const struct perfdata_record *rec)
+{
+	const struct perf_event_header *hdr = rec->hdr;
+	uint64_t n;
+
+	switch (hdr->type) {
+	case PERF_RECORD_SAMPLE:
+		return replay_sample(r, rec);
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		if (record_parse_lost(hdr, &n) == 0)
+			aggr_count_lost(&r->aggr, n);
+		break;
+	case PERF_RECORD_THROTTLE:
+		aggr_count_throttled(&r->aggr, 1);
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT:
+		replay_task_record(r, hdr);
+		break;
+	default:
+		if (hdr->type > REPLAY_LAST_KERNEL_TYPE &&
+		    hdr->type < 64)
+			r->unknown_records++;
+		break;
+	}
+	return 0;
+}
