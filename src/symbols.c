@@ -97,6 +97,29 @@ symbols_free(struct symbols *s)
 }
 
 /*
+ * Opens path if it is a regular file: a device or a FIFO that a process
+ * maps must not be opened (opening may block or act).  -errno or fd.
+ */
+static int
+symbols_open_regular(const char *path, struct stat *st)
+{
+	int fd;
+
+	if (stat(path, st) < 0)
+		return -errno;
+	if (!S_ISREG(st->st_mode))
+		return -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	return fd;
+}
+
+/*
  * Opens the file of mapping r as process pid sees it.  The inode must
  * match what the maps list: a path may name another file by now.
  */
@@ -109,26 +132,18 @@ symbols_open_fd(int32_t pid, const struct maps_region *r, struct stat *st)
 	if (!r->deleted && r->path && r->path[0] == '/') {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid,
 			 r->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = symbols_open_regular(path, st);
 		if (fd >= 0) {
-			if (fstat(fd, st) == 0 &&
-			    (r->inode == 0 || (uint64_t)st->st_ino == r->inode))
+			if (r->inode == 0 || (uint64_t)st->st_ino == r->inode)
 				return fd;
 			close(fd);
+		} else if (fd == -ENOEXEC) {
+			return fd;
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
 		 (int)pid, r->start, r->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	return fd;
+	return symbols_open_regular(path, st);
 }
 
 static int
