@@ -263,6 +263,7 @@ replay_fill_targets(const struct replay *r, struct frame_target *ft)
 
 		if (!t->sampled)
 			continue;
+		memset(&ft[n], 0, sizeof(ft[n]));
 		ft[n].pid = t->id;
 		memcpy(ft[n].comm, t->comm, sizeof(ft[n].comm));
 		ft[n].comm[sizeof(ft[n].comm) - 1] = '\0';

@@ -94,6 +94,10 @@ assert 20 <= len(frames) <= 22, len(frames)
 cpus = [c["node"] for c in frames[-1]["cpus"]]
 assert cpus == [0, 1, 2, 3, 0, 1, 2, 3], cpus
 assert frames[-1]["events"] == ["cpu/mem-loads,ldlat=30/P", "cpu/mem-stores/P"]
+# Targets: the sampled processes, named by their COMM records, 2 threads.
+want = [{"pid": 1000, "comm": "synth-1000", "threads": 2, "alive": True},
+        {"pid": 1001, "comm": "synth-1001", "threads": 2, "alive": True}]
+assert frames[0]["targets"] == want, frames[0]["targets"]
 assert all(abs(f["interval"] - 0.5) < 1e-6 for f in frames[:-2]), "interval"
 print(f"ok: numa4: {len(frames)} frames of 0.5 s recorded time, cpus {cpus}")
 PY
