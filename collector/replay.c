@@ -37,6 +37,7 @@
 #include "record.h"
 #include "replay.h"
 #include "replay_int.h"
+#include "sides.h"
 #include "source.h"
 #include "topo.h"
 
@@ -95,6 +96,10 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	if (r->interval_ns == 0)
 		r->interval_ns = 1;
 	ret = aggr_init(&r->aggr, cfg->topo, NULL, 12, cfg->max_pages);
+	/* A recording's pids are not processes of this machine now: no
+	 * names from /proc (code sites and line heat stay). */
+	if (ret == 0)
+		sides_names_off(r->aggr.sides);
 	if (ret == 0)
 		ret = replay_sync_events(r);
 	if (ret < 0) {

@@ -70,8 +70,8 @@ framebuild_names_sites(struct frame_page *p, struct sides *s,
 	if (!p->sites)
 		return;
 	for (size_t i = 0; i < n && i < FRAME_SITES; i++) {
-		const struct names_code *c = names_code(s->names, p->pid,
-							sites[i].ip);
+		const struct names_code *c = s->names ?
+			names_code(s->names, p->pid, sites[i].ip) : NULL;
 
 		p->sites[i].ip = sites[i].ip;
 		p->sites[i].samples = sites[i].count;
@@ -255,7 +255,7 @@ framebuild_names(struct frame *f, struct aggr *a)
 	f->granularity = 1u << shift;
 	if (!s)
 		return;
-	for (size_t i = 0; i < f->n_pages; i++)
+	for (size_t i = 0; s->names && i < f->n_pages; i++)
 		framebuild_names_prepare(&pids, s->names, f->pages[i].pid);
 	for (size_t i = 0; i < f->n_pages; i++) {
 		struct frame_page *p = &f->pages[i];
@@ -265,13 +265,17 @@ framebuild_names(struct frame *f, struct aggr *a)
 			keys[n_keys].pid = p->pid;
 			keys[n_keys++].page = p->addr >> shift;
 		}
-		names_page(s->names, p->pid, p->addr, p->size,
-			   framebuild_names_hot(p), &p->region, &p->symbol);
+		if (s->names)
+			names_page(s->names, p->pid, p->addr, p->size,
+				   framebuild_names_hot(p), &p->region,
+				   &p->symbol);
 		framebuild_names_sites(p, s, shift);
 	}
 	/* The pages shown first keep (or get) line counters from now on. */
 	linetab_want(s->lines, keys, n_keys);
-	framebuild_names_code(f, s, &pids);
+	/* Without names the code view has no functions to sum ips into. */
+	if (s->names)
+		framebuild_names_code(f, s, &pids);
 	codetab_counts(s->code, &interval, &cumulative);
 	f->code_unknown = interval.unknown;
 	f->code_untracked = interval.untracked;

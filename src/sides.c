@@ -51,6 +51,15 @@ sides_free(struct sides *s)
 }
 
 void
+sides_names_off(struct sides *s)
+{
+	if (!s)
+		return;
+	names_free(s->names);
+	s->names = NULL;
+}
+
+void
 sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 {
 	if (!s)
@@ -63,14 +72,14 @@ sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 void
 sides_new_page(struct sides *s, int32_t pid, uint64_t addr)
 {
-	if (s)
+	if (s && s->names)
 		names_note_page(s->names, pid, addr);
 }
 
 void
 sides_flush_end(struct sides *s)
 {
-	if (s)
+	if (s && s->names)
 		names_refresh_due(s->names);
 }
 

@@ -27,7 +27,7 @@ struct codetab;
 #define SIDES_MAX_SITE_PAGES (1u << 20)
 
 struct sides {
-	struct names *names;
+	struct names *names;		/* NULL: naming off */
 	struct sitetab *sites;
 	struct linetab *lines;
 	struct codetab *code;
@@ -37,6 +37,13 @@ struct sides {
 /* NULL on ENOMEM. */
 struct sides *sides_new(unsigned page_shift, size_t max_pages);
 void sides_free(struct sides *s);	/* NULL-safe */
+
+/*
+ * Turns naming off (regions, symbols, the code view's functions) and
+ * keeps code sites and line heat: for replayed recordings, whose pids are
+ * not processes of this machine now.
+ */
+void sides_names_off(struct sides *s);
 
 /* A sample accounted to page (s->pid, page) of the current granularity. */
 void sides_account(struct sides *s, const struct sample *smp, uint64_t page);

@@ -15,6 +15,7 @@
 #include "framebuild.h"
 #include "granularity.h"
 #include "pagetab.h"
+#include "sides.h"
 #include "testlib.h"
 #include "topo.h"
 
@@ -160,6 +161,22 @@ main(void)
 	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
 	frame_free(f);
 
+	aggr_fini(&a);
+
+	/* Names off (replay): sites keep their ips, nothing is named, the
+	 * code view is empty. */
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	sides_names_off(a.sides);
+	sides_names_off(a.sides);
+	gtest_add(&a, A, 0x1111, SAMPLE_LOAD);
+	f = gtest_build(&a, 1);
+	check_eq_u64(f->n_pages, 1);
+	check_eq_u64(f->pages[0].n_sites, 1);
+	check(f->pages[0].sites[0].symbol == NULL);
+	check(f->pages[0].region == NULL && f->pages[0].symbol == NULL);
+	check(f->pages[0].lines != NULL);
+	check_eq_u64(f->n_code_sites, 0);
+	frame_free(f);
 	aggr_fini(&a);
 	topo_free(topo);
 	return test_result();
