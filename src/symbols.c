@@ -24,7 +24,7 @@
 struct symbols_sym {
 	uint64_t addr;		/* file virtual address */
 	uint64_t size;		/* 0 = unknown */
-	const char *name;	/* in the ELF string table, owned by dwfl */
+	size_t name;		/* offset in the file's name pool */
 	uint8_t rank;		/* higher wins among equal addresses */
 };
 
@@ -40,7 +40,8 @@ struct symbols_file {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	Dwfl *dwfl;			/* owns the fd and the ELF data */
+	char *pool;			/* the kept symbols' names */
+	size_t pool_len, pool_cap;
 	struct symbols_load *loads;
 	size_t n_loads;
 	uint64_t lo, hi;
@@ -77,8 +78,7 @@ symbols_file_free(struct symbols_file *f)
 {
 	if (!f)
 		return;
-	if (f->dwfl)
-		dwfl_end(f->dwfl);
+	free(f->pool);
 	free(f->loads);
 	free(f->objects);
 	free(f->functions);
@@ -184,6 +184,30 @@ symbols_rank(const GElf_Sym *sym)
 			 2 + (sym->st_size != 0));
 }
 
+/* Copies name into the file's pool; its offset into *off. */
+static int
+symbols_pool_add(struct symbols_file *f, const char *name, size_t *off)
+{
+	size_t len = strlen(name) + 1;
+
+	if (f->pool_len + len > f->pool_cap) {
+		size_t cap = f->pool_cap ? f->pool_cap : 4096;
+		char *np;
+
+		while (cap < f->pool_len + len)
+			cap *= 2;
+		np = realloc(f->pool, cap);
+		if (!np)
+			return -ENOMEM;
+		f->pool = np;
+		f->pool_cap = cap;
+	}
+	memcpy(f->pool + f->pool_len, name, len);
+	*off = f->pool_len;
+	f->pool_len += len;
+	return 0;
+}
+
 static int
 symbols_index(struct symbols_file *f, Dwfl_Module *mod)
 {
@@ -205,14 +229,18 @@ symbols_index(struct symbols_file *f, Dwfl_Module *mod)
 		type = GELF_ST_TYPE(sym.st_info);
 		e.addr = addr;
 		e.size = sym.st_size;
-		e.name = name;
 		e.rank = symbols_rank(&sym);
-		if ((type == STT_OBJECT || type == STT_COMMON) && e.size)
-			ret = symbols_push(&f->objects, &f->n_objects, &cap_o,
-					   &e);
-		else if (type == STT_FUNC || type == STT_GNU_IFUNC)
-			ret = symbols_push(&f->functions, &f->n_functions,
-					   &cap_f, &e);
+		if ((type == STT_OBJECT || type == STT_COMMON) && e.size) {
+			ret = symbols_pool_add(f, name, &e.name);
+			if (ret == 0)
+				ret = symbols_push(&f->objects, &f->n_objects,
+						   &cap_o, &e);
+		} else if (type == STT_FUNC || type == STT_GNU_IFUNC) {
+			ret = symbols_pool_add(f, name, &e.name);
+			if (ret == 0)
+				ret = symbols_push(&f->functions,
+						   &f->n_functions, &cap_f, &e);
+		}
 		if (ret < 0)
 			return ret;
 	}
@@ -255,37 +283,41 @@ symbols_read_loads(struct symbols_file *f, Elf *elf)
 	return f->n_loads ? 0 : -ENOEXEC;
 }
 
-/* Reports fd to a new Dwfl at its link-time addresses (base 0) and
- * indexes its symbols.  Consumes fd. */
+/*
+ * Reports fd to a Dwfl of its own at its link-time addresses (base 0),
+ * copies what memtop needs (segments, symbols and their names), then
+ * ends the Dwfl: no file stays open, so a long run over many binaries
+ * does not eat into the descriptors perf needs.  Consumes fd.
+ */
 static int
 symbols_load(struct symbols *s, struct symbols_file *f, const char *name,
 	     int fd)
 {
+	Dwfl *dwfl = dwfl_begin(&s->callbacks);
 	Dwfl_Module *mod;
 	GElf_Addr bias;
 	Elf *elf;
 	int ret;
 
-	f->dwfl = dwfl_begin(&s->callbacks);
-	if (!f->dwfl) {
+	if (!dwfl) {
 		close(fd);
 		return -ENOMEM;
 	}
-	dwfl_report_begin(f->dwfl);
-	mod = dwfl_report_elf(f->dwfl, name, name, fd, 0, true);
-	dwfl_report_end(f->dwfl, NULL, NULL);
+	dwfl_report_begin(dwfl);
+	mod = dwfl_report_elf(dwfl, name, name, fd, 0, true);
+	dwfl_report_end(dwfl, NULL, NULL);
 	if (!mod) {
 		/* Not consumed on failure. */
 		close(fd);
+		dwfl_end(dwfl);
 		return -ENOEXEC;
 	}
 	elf = dwfl_module_getelf(mod, &bias);
-	if (!elf)
-		return -ENOEXEC;
-	ret = symbols_read_loads(f, elf);
-	if (ret < 0)
-		return ret;
-	return symbols_index(f, mod);
+	ret = elf ? symbols_read_loads(f, elf) : -ENOEXEC;
+	if (ret == 0)
+		ret = symbols_index(f, mod);
+	dwfl_end(dwfl);
+	return ret;
 }
 
 struct symbols_file *
@@ -400,7 +432,7 @@ symbols_object(const struct symbols_file *f, uint64_t vaddr, uint64_t *off)
 	if (i < 0)
 		return NULL;
 	*off = vaddr - f->objects[i].addr;
-	return f->objects[i].name;
+	return f->pool + f->objects[i].name;
 }
 
 const char *
@@ -419,7 +451,7 @@ symbols_function(const struct symbols_file *f, uint64_t vaddr,
 	}
 	*off = vaddr - a[i].addr;
 	*start = a[i].addr;
-	return a[i].name;
+	return f->pool + a[i].name;
 }
 
 size_t

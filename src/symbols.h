@@ -7,8 +7,9 @@
  * targets map is read and indexed once.  A file is opened while its
  * process lives, through /proc/PID/root/PATH, so the path is resolved in
  * the target's mount namespace (containers), or failing that (deleted
- * file, other root) through /proc/PID/map_files/START-END.  The open file
- * stays open: names keep working after the process exits.
+ * file, other root) through /proc/PID/map_files/START-END.  What is
+ * needed is copied out and the file closed: names keep working after the
+ * process exits, and no descriptor stays open.
  *
  * The symbol table is the one libdwfl picks: .symtab, else separate debug
  * information found by build-id or debuglink, else .gnu_debugdata, else

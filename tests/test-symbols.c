@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +32,21 @@ symtest_func(int x)
 {
 	symtest_bss[x] = (char)x;
 	return x + symtest_object[x];
+}
+
+/* Open file descriptors of this process. */
+static int
+stest_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 /* The first mapping (file offset 0) of this executable. */
@@ -62,14 +78,17 @@ stest_symbols(void)
 	struct symbols_file *f, *again;
 	uint64_t bias = 0, off = 99, start = 0, lo, hi;
 	const char *name;
-	int err = 0;
+	int err = 0, fds;
 
 	check(maps_refresh(m) >= 0);
 	r = stest_exe_region(m);
 	if (!r)
 		test_skip("cannot find this executable in /proc/self/maps");
+	fds = stest_fds();
 	f = symbols_open(s, (int32_t)getpid(), r, &err);
 	check_eq_i64(err, 0);
+	/* Indexed and closed: no descriptor kept. */
+	check_eq_i64(stest_fds(), fds);
 	if (!f) {
 		maps_free(m);
 		symbols_free(s);
