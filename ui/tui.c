@@ -190,7 +190,7 @@ tui_colors(struct tui *t)
 static SCREEN *
 tui_start(struct tui *t)
 {
-	const char *codeset;
+	const char *codeset, *cup;
 	SCREEN *screen;
 
 	setlocale(LC_CTYPE, "");
@@ -202,6 +202,14 @@ tui_start(struct tui *t)
 	if (!screen)
 		return NULL;
 	set_term(screen);
+	/* A terminal that cannot address the cursor (TERM=dumb) would get a
+	 * stream of garbage: refuse it like an unknown one. */
+	cup = tigetstr("cup");
+	if (!cup || cup == (const char *)-1) {
+		endwin();
+		delscreen(screen);
+		return NULL;
+	}
 	cbreak();
 	noecho();
 	nonl();
