@@ -29,10 +29,11 @@ cat >"$TMP/run.sh" <<EOS
 #!/bin/bash
 stty sane
 "$MEMTOP" -e faults -d 0.3 -- "$MEMTOP_WORKLOAD" --mode refault --threads 2 \
-	--hot 32 --pages 512 --interval-ms 2 --duration 0 --quiet
+	--hot 32 --pages 512 --interval-ms 2 --duration 0 --quiet \
+	--report "$TMP/\$\$.report"
 echo "EXIT=\$?"
 stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'
-pgrep -f -- "--hot 32 --pages 512" >/dev/null && echo WORKLOAD-ALIVE || echo WORKLOAD-GONE
+pgrep -f -- "$TMP/\$\$.report" >/dev/null && echo WORKLOAD-ALIVE || echo WORKLOAD-GONE
 sleep 60
 EOS
 chmod +x "$TMP/run.sh"
