@@ -45,11 +45,21 @@ log_now_ns(void)
 int
 log_open(const char *path)
 {
-	int fd;
+	char first[96];
+	int fd, len, ret;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
+	/* A file that opens but takes no writes (/proc/version, a full
+	 * disk) would drop every line unseen: the first line proves it. */
+	len = snprintf(first, sizeof(first), "0.000 [memtop/%d] memtop %s: "
+		       "log opened\n", (int)getpid(), MEMTOP_VERSION);
+	if (write(fd, first, (size_t)len) != len) {
+		ret = errno ? -errno : -EIO;
+		close(fd);
+		return ret;
+	}
 	log_close();
 	log_state.fd = fd;
 	clock_gettime(CLOCK_MONOTONIC, &log_state.start);
