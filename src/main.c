@@ -462,7 +462,8 @@ main_run(struct main_state *st)
 	if (st->opt.batch && st->opt.mode == MODE_COMMAND &&
 	    child_status >= 0 && status == 0)
 		status = child_status;
-	if (st->out && fclose(st->out) != 0) {
+	/* After a write error batch_run has said so: one line. */
+	if (st->out && fclose(st->out) != 0 && status == 0) {
 		fprintf(stderr, "memtop: -o %s: %s\n", st->opt.output_path,
 			strerror(errno));
 		status = 1;

@@ -103,8 +103,11 @@ batch_frame(struct batch *b, struct frame *f)
 			/* A reader that went away (`| head`) is an end,
 			 * not a failure; SIGPIPE is ignored by main. */
 			if (ret != -EPIPE) {
-				fprintf(stderr, "memtop: write error: %s\n",
-					strerror(-ret));
+				const char *path = b->io->opt->output_path;
+
+				fprintf(stderr, "memtop: %s%s: %s\n",
+					path ? "-o " : "standard output",
+					path ? path : "", strerror(-ret));
 				b->status = 1;
 			}
 			b->writing = false;
