@@ -59,12 +59,15 @@ framebuild_refresh_nodes(struct aggr *a, struct page_entry *top, size_t n)
 		for (size_t j = 0; j < k; j++) {
 			struct page_entry *e = pagetab_find(a->pages,
 				top[idx[j]].pid, top[idx[j]].page);
-			int16_t node = nodes[j] >= 0 ? nodes[j] :
-						       PAGE_NODE_UNKNOWN;
 
-			top[idx[j]].node = node;
+			/* No answer this instant (a refault dropped the
+			 * page, the process unmapped it): a known node
+			 * stays, as for revalidation in aggr.c. */
+			if (nodes[j] < 0)
+				continue;
+			top[idx[j]].node = nodes[j];
 			if (e)
-				e->node = node;
+				e->node = nodes[j];
 		}
 	}
 	free(done);

@@ -36,15 +36,18 @@ struct shared_refault_opts {
 	long hot;
 	long rounds;
 	long interval_ms;
+	const char *print_hot;	/* file for the page addresses, or NULL */
 };
 
 static int
 shared_refault_usage(FILE *out, int status)
 {
 	fputs("Usage: numa-shared-refault --node N --cpu C [--hot PAGES] "
-	      "[--rounds R] [--interval-ms MS]\n"
+	      "[--rounds R] [--interval-ms MS] [--print-hot FILE]\n"
 	      "Refaults PAGES shared pages bound to node N from CPU C, R "
-	      "rounds (defaults 32, 40, 20).\n", out);
+	      "rounds (defaults 32, 40, 20);\n"
+	      "--print-hot writes their addresses (0x%lx, one a line) to "
+	      "FILE first.\n", out);
 	return status;
 }
 
@@ -75,6 +78,7 @@ shared_refault_parse(int argc, char **argv, struct shared_refault_opts *o)
 		{ "hot", required_argument, NULL, 'H' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "interval-ms", required_argument, NULL, 'i' },
+		{ "print-hot", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -104,6 +108,9 @@ shared_refault_parse(int argc, char **argv, struct shared_refault_opts *o)
 		case 'i':
 			ret = shared_refault_long("interval-ms", optarg, 0,
 						  60000, &o->interval_ms);
+			break;
+		case 'p':
+			o->print_hot = optarg;
 			break;
 		case 'h':
 			exit(shared_refault_usage(stdout, 0));
@@ -156,6 +163,16 @@ main(int argc, char **argv)
 		1ul << (o.node % (8 * (long)sizeof(long)));
 	if (mbind(region, len, MPOL_BIND, mask, 1024, 0) < 0)
 		return shared_refault_fail("mbind");
+	if (o.print_hot) {
+		FILE *f = fopen(o.print_hot, "w");
+
+		if (!f)
+			return shared_refault_fail(o.print_hot);
+		for (long p = 0; p < o.hot; p++)
+			fprintf(f, "%p\n", (void *)(region + p * page_size));
+		if (fclose(f) != 0)
+			return shared_refault_fail(o.print_hot);
+	}
 	pause.tv_sec = o.interval_ms / 1000;
 	pause.tv_nsec = (o.interval_ms % 1000) * 1000000L;
 	for (long r = 0; r < o.rounds; r++) {

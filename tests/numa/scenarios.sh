@@ -21,6 +21,12 @@ run_memtop() {
 	return $rc
 }
 
+# The workload's hot page addresses, as "HOT 0x..." lines.
+print_hot() {
+	sed 's/^/HOT /' /tmp/hot.txt
+	rm -f /tmp/hot.txt
+}
+
 scenario_topology() {
 	for n in /sys/devices/system/node/node[0-9]*; do
 		echo "${n##*/} cpus=$(cat $n/cpulist)" \
@@ -49,7 +55,11 @@ scenario_local() {
 # MADV_DONTNEED, so the later refaults land on node 0 and turn local.
 scenario_migrate() {
 	run_memtop $MEMTOP_ARGS --migrate-hot 64 -- numa-shared-refault \
-		--node 1 --cpu 0 --hot 32 --rounds 120 --interval-ms 20
+		--node 1 --cpu 0 --hot 32 --rounds 120 --interval-ms 20 \
+		--print-hot /tmp/hot.txt
+	local rc=$?
+	print_hot
+	return $rc
 }
 
 # Private memory touched once (access mode): the hot pages are moved
@@ -60,5 +70,8 @@ scenario_migrate_private() {
 	run_memtop $MEMTOP_ARGS -k 4000 -s total --migrate-hot 64 -- \
 		memtop-workload \
 		--node 1 --cpu-node 0 --mode access --hot 32 --pages 512 \
-		--threads 1 --duration 3 --quiet
+		--threads 1 --duration 3 --quiet --print-hot /tmp/hot.txt
+	local rc=$?
+	print_hot
+	return $rc
 }
