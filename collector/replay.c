@@ -344,7 +344,8 @@ replay_advance(struct replay *r, uint64_t t)
 	unsigned empty = 0;
 	int ret;
 
-	while (t >= r->frame_end && !r->quit) {
+	/* frame_end saturates at UINT64_MAX: the rest is the final frame. */
+	while (t >= r->frame_end && r->frame_end != UINT64_MAX && !r->quit) {
 		if (++empty > REPLAY_MAX_EMPTY) {
 			/* One frame spans the rest of the silence. */
 			uint64_t k = (t - r->t0) / r->interval_ns;

@@ -106,6 +106,31 @@ PY
 "$MEMTOP" -i "$TMP/numa4s.data" -b --json -s total -k 100000 -d 0.5 >"$TMP/numa4s.jsonl"
 python3 "$CHECK" frames "$TMP/numa4.jsonl" "$TMP/numa4s.jsonl" >/dev/null &&
 	ok "numa4 swapped: same frames" || fail "numa4 swapped: frames differ"
+# Hostile timestamps: a jump of 11 days and the largest time there is end
+# in a bounded number of frames, every sample still counted.
+python3 - "$TMP/numa4.data" "$TMP/jump.data" <<'PY' || fail "jump: cannot patch"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+pos, end = 104, 104 + struct.unpack_from("<Q", b, 48)[0]
+samples = []
+while pos < end:
+    typ, size = struct.unpack_from("<I", b, pos)[0], struct.unpack_from("<H", b, pos + 6)[0]
+    if typ == 9:
+        samples.append(pos)
+    pos += size
+t = struct.unpack_from("<Q", b, samples[100] + 32)[0]
+struct.pack_into("<Q", b, samples[100] + 32, t + 10**15)
+struct.pack_into("<Q", b, samples[-1] + 32, 2**64 - 1)
+open(sys.argv[2], "wb").write(b)
+PY
+timeout 60 "$MEMTOP" -i "$TMP/jump.data" -b --json -k 1 -d 0.5 >"$TMP/jump.jsonl"
+status=$?
+frames=$(wc -l <"$TMP/jump.jsonl")
+[ $status -eq 0 ] && [ "$frames" -lt 400 ] &&
+	[ "$(python3 "$FRAMETOOL" get "$TMP/jump.jsonl" 'f["cumulative"]["samples"]')" = 50000 ] &&
+	ok "jump: exit 0, $frames frames, 50000 samples" ||
+	fail "jump: exit $status, $frames frames"
+
 # -n stops a replay early, with exactly that many frames.
 n=$("$MEMTOP" -i "$TMP/numa4.data" -b --json -n 3 -d 0.5 | wc -l)
 [ "$n" -eq 3 ] && ok "-n 3: 3 frames" || fail "-n 3: $n frames"
