@@ -14,6 +14,67 @@
 
 #define CHANNEL_MIN_PAGES 2
 
+/*
+ * The dummy event of a per-thread channel: task/comm records only, woken
+ * on every record.  It stays enabled while sampling is paused, so threads
+ * created meanwhile are still seen.  Its sample_type matches the first
+ * event's so the sample_id_all trailers read the same way.  0, or -errno
+ * (the caller then lets the first event carry task records).
+ */
+static int
+channel_open_task(struct channel *ch, const struct channel_params *p)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct event_spec ev = { .role = ROLE_AUX, .leader = -1 };
+	struct open_params op = {
+		.pid = p->tid,
+		.cpu = -1,
+		.group_fd = -1,
+		.period = 1,
+		.enable_on_exec = p->enable_on_exec,
+		.want_task = true,
+		.watermark_bytes = 1,
+	};
+	int fd, ret;
+
+	snprintf(ev.name, sizeof(ev.name), "dummy");
+	ev.attr.type = PERF_TYPE_SOFTWARE;
+	ev.attr.config = PERF_COUNT_SW_DUMMY;
+	ev.attr.sample_type = ch->src->events[0].attr.sample_type &
+			      ~(uint64_t)PERF_SAMPLE_RAW;
+	ev.attr.exclude_kernel = 1;
+	ev.attr.exclude_hv = 1;
+	fd = source_open_event(&ev, &op);
+	if (fd < 0)
+		return fd;
+	ch->task_map_len = 2 * page;
+	ch->task_map = mmap(NULL, ch->task_map_len, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, fd, 0);
+	if (ch->task_map == MAP_FAILED) {
+		ret = -errno;
+		goto out_close;
+	}
+	ret = ring_init(&ch->task_ring, ch->task_map, ch->task_map_len, page);
+	if (ret < 0)
+		goto out_unmap;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &ch->task_id) < 0 ||
+	    (!p->enable_on_exec && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)) {
+		ret = -errno;
+		goto out_ring;
+	}
+	ch->task_fd = fd;
+	return 0;
+
+out_ring:
+	ring_fini(&ch->task_ring);
+out_unmap:
+	munmap(ch->task_map, ch->task_map_len);
+out_close:
+	ch->task_map = NULL;
+	close(fd);
+	return ret;
+}
+
 static int
 channel_map(struct channel *ch, unsigned want_pages, char *err,
 	    size_t errlen)
@@ -81,6 +142,11 @@ channel_open(struct channel **out, const struct source *src,
 	ch->src = src;
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		ch->fds[i] = -1;
+	ch->task_fd = -1;
+	/* Inherited per-CPU channels keep task records in their ring: they
+	 * only name child processes there. */
+	if (p->cpu < 0)
+		channel_open_task(ch, p);
 
 	for (size_t i = 0; i < src->n_events; i++) {
 		const struct event_spec *ev = &src->events[i];
@@ -91,7 +157,7 @@ channel_open(struct channel **out, const struct source *src,
 			.group_fd = ev->leader >= 0 ? ch->fds[ev->leader] : -1,
 			.period = p->period,
 			.enable_on_exec = p->enable_on_exec,
-			.want_task = (i == 0),
+			.want_task = (i == 0 && ch->task_fd < 0),
 			.watermark_bytes =
 				(uint32_t)(p->ring_pages * page / 4),
 		};
@@ -152,6 +218,11 @@ channel_close(struct channel *ch)
 	ring_fini(&ch->ring);
 	if (ch->map)
 		munmap(ch->map, ch->map_len);
+	ring_fini(&ch->task_ring);
+	if (ch->task_map)
+		munmap(ch->task_map, ch->task_map_len);
+	if (ch->task_fd >= 0)
+		close(ch->task_fd);
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		if (ch->fds[i] >= 0)
 			close(ch->fds[i]);

@@ -28,6 +28,18 @@ struct channel {
 	size_t map_len;
 	unsigned ring_pages;	/* data pages actually mapped */
 	struct ring ring;
+	/*
+	 * Per-thread channels: a dummy event on the same thread with its own
+	 * one-page ring and a 1-byte watermark carries the FORK, COMM and
+	 * EXIT records, so a new thread wakes the collector at once (the
+	 * sample ring only wakes at its watermark).  task_fd -1 when the
+	 * kernel refused it; the first event then carries them.
+	 */
+	int task_fd;
+	uint64_t task_id;
+	void *task_map;
+	size_t task_map_len;
+	struct ring task_ring;
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
 };

@@ -102,9 +102,12 @@ chanset_add(struct chanset *cs, pid_t pid, pid_t tid, int cpu,
 	if (ch->ring_pages < cs->ring_pages)
 		cs->ring_pages = ch->ring_pages;
 	ev.data.ptr = ch;
-	if (epoll_ctl(cs->epfd, EPOLL_CTL_ADD, channel_poll_fd(ch), &ev) < 0) {
+	if (epoll_ctl(cs->epfd, EPOLL_CTL_ADD, channel_poll_fd(ch), &ev) < 0 ||
+	    (ch->task_fd >= 0 &&
+	     epoll_ctl(cs->epfd, EPOLL_CTL_ADD, ch->task_fd, &ev) < 0)) {
 		ret = -errno;
 		snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
+		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_poll_fd(ch), NULL);
 		channel_close(ch);
 		return ret;
 	}
@@ -136,6 +139,8 @@ chanset_remove(struct chanset *cs, struct channel *ch)
 		if (cs->chans[i] != ch)
 			continue;
 		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_poll_fd(ch), NULL);
+		if (ch->task_fd >= 0)
+			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, ch->task_fd, NULL);
 		channel_close(ch);
 		cs->chans[i] = cs->chans[--cs->n_chans];
 		cs->stats.closed++;

@@ -509,6 +509,10 @@ collector_drain(struct collector *c, struct channel *ch)
 	struct collector_drain d = { .c = c, .ch = ch };
 	struct ring_stats st = { 0 };
 
+	/* Task records first: a FORK opens the new thread's channel before
+	 * more of the parent's samples are read. */
+	if (ch->task_map)
+		ring_drain(&ch->task_ring, collector_on_record, &d, &st);
 	ring_drain(&ch->ring, collector_on_record, &d, &st);
 	if (st.bad_size) {
 		/* A skipped stretch of ring held records we cannot count

@@ -40,5 +40,9 @@ recorder_record(struct perfdata_writer *w, const struct channel *ch,
 {
 	for (size_t i = 0; i < ch->n_fds; i++)
 		perfdata_writer_add_id(w, i, ch->ids[i]);
+	/* The task ring's dummy event shares the first event's sample_type,
+	 * so its records read as that event's. */
+	if (ch->task_fd >= 0)
+		perfdata_writer_add_id(w, 0, ch->task_id);
 	perfdata_writer_write(w, hdr);
 }
