@@ -238,6 +238,8 @@ channel_poll_fd(const struct channel *ch)
 int
 channel_set_period(struct channel *ch, uint64_t period)
 {
+	if (period == 0)
+		return channel_enable(ch, false);
 	for (size_t i = 0; i < ch->n_fds; i++)
 		if (ioctl(ch->fds[i], PERF_EVENT_IOC_PERIOD, &period) < 0)
 			return -errno;

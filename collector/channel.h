@@ -66,7 +66,8 @@ void channel_close(struct channel *ch);
 
 /* The fd to poll: the ring owner. */
 int channel_poll_fd(const struct channel *ch);
-/* Applies a new period to every event (PERF_EVENT_IOC_PERIOD). 0/-errno */
+/* Applies a new period to every event (PERF_EVENT_IOC_PERIOD); period 0
+ * disables the events instead.  0 or -errno. */
 int channel_set_period(struct channel *ch, uint64_t period);
 /* PERF_EVENT_IOC_ENABLE / DISABLE on every event.  0 or -errno. */
 int channel_enable(struct channel *ch, bool on);

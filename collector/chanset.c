@@ -172,8 +172,9 @@ chanset_set_period(struct chanset *cs, uint64_t period)
 {
 	int first_err = 0;
 
+	/* Period 0 stops sampling; the period in force stays for later. */
 	if (period == 0)
-		return -EINVAL;
+		return chanset_enable(cs, false, CHANSET_ALL);
 	for (size_t i = 0; i < cs->n_chans; i++) {
 		int ret = channel_set_period(cs->chans[i], period);
 

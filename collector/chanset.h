@@ -66,7 +66,8 @@ int chanset_watch_fd(struct chanset *cs, int fd, void *tag);
 int chanset_wait(struct chanset *cs, struct epoll_event *evs, int max,
 		 int timeout_ms);
 
-/* Every channel, existing and future. */
+/* Every channel, existing and future.  0 disables every channel (like
+ * chanset_enable(cs, false, CHANSET_ALL)) and keeps the period. */
 int chanset_set_period(struct chanset *cs, uint64_t period);
 /* Only the period future channels get. */
 void chanset_set_default_period(struct chanset *cs, uint64_t period);
