@@ -856,7 +856,7 @@ collector_main(void *arg)
 	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 	for (;;) {
-		bool final;
+		bool final, cmds_ready;
 		int n, timeout = collector_ms_until(now, next_frame < next_rescan ?
 						    next_frame : next_rescan);
 
@@ -867,11 +867,12 @@ collector_main(void *arg)
 			c->quit = true;
 			n = 0;
 		}
+		cmds_ready = false;
 		for (int i = 0; i < n; i++) {
 			struct channel *ch;
 
 			if (evs[i].data.ptr == &c->cmd_tag) {
-				collector_commands(c);
+				cmds_ready = true;
 				continue;
 			}
 			ch = evs[i].data.ptr;
@@ -881,6 +882,11 @@ collector_main(void *arg)
 			if (evs[i].events & (EPOLLHUP | EPOLLERR))
 				ch->hup = true;
 		}
+		/* Only after every event: a command (reset, a period change
+		 * leaving inherit mode) may close channels that later events
+		 * of the same batch point to. */
+		if (cmds_ready)
+			collector_commands(c);
 		now = collector_now();
 		/* A ring below its watermark wakes nobody, and FORK records
 		 * never count towards it: sweep every ring each poll period,
