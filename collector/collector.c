@@ -697,12 +697,19 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 		log_msg("command %d: %s", (int)cmd->type, strerror(-ret));
 }
 
+/*
+ * Applies the commands queued now, not those pushed meanwhile: a UI that
+ * keeps pushing must not keep the collector from draining and publishing.
+ * The queue's eventfd stays readable while commands remain, so the rest
+ * wait for the next pass of the loop.
+ */
 static void
 collector_commands(struct collector *c)
 {
+	size_t n = queue_len(c->cfg.cmds);
 	struct cmd cmd;
 
-	while (queue_pop(c->cfg.cmds, &cmd) == 0)
+	while (n-- > 0 && queue_pop(c->cfg.cmds, &cmd) == 0)
 		collector_apply(c, &cmd);
 }
 
