@@ -1,9 +1,10 @@
 #include "config.h"
 
 /*
- * Fuzz target for the perf.data reader: open the input as a file image,
- * build the topology its features describe, read every record, decode
- * samples with the event's layout, and look up physical addresses.  Any
+ * Fuzz target for the perf.data reader and the replay: open the input as
+ * a file image, build the topology its features describe, read every
+ * record, decode samples with the event's layout, look up physical
+ * addresses; then replay it (batch) and check every frame.  Any
  * input must end in an error or the end of the data, without a crash, a
  * hang or an oversized allocation (ASan and the fuzzer's -rss_limit_mb
  * catch those); invariants that must hold for any input are checked with
@@ -19,13 +20,18 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmd.h"
+#include "frame.h"
 #include "perfdata_read.h"
+#include "queue.h"
 #include "record.h"
+#include "replay.h"
 #include "topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -63,6 +69,64 @@ fuzz_record(const struct perfdata_reader *r, const struct perfdata_record *rec)
 		__builtin_trap();
 }
 
+/*
+ * The same input through the replay thread (batch: every frame kept):
+ * it must end with a final frame, within a number of frames the input
+ * bounds (each sample may close at most REPLAY_MAX_EMPTY + 2 frames), and
+ * every frame must pass frame_check().
+ */
+static void
+fuzz_replay(const uint8_t *data, size_t size)
+{
+	struct replay_config cfg = { 0 };
+	struct perfdata_reader *r = NULL;
+	struct replay *rp = NULL;
+	struct topo *t = NULL;
+	uint64_t frames = 0, bound = 110 * (size / 8 + 2);
+	char err[256];
+	bool final = false;
+
+	cfg.frames = queue_new(256, sizeof(struct frame *));
+	cfg.cmds = queue_new(4, sizeof(struct cmd));
+	if (!cfg.frames || !cfg.cmds ||
+	    perfdata_reader_open_mem(&r, data, size, err, sizeof(err)) < 0)
+		goto out;
+	t = perfdata_info_topo(perfdata_reader_info(r), err, sizeof(err));
+	if (!t)
+		goto out;
+	cfg.reader = r;
+	cfg.topo = t;
+	cfg.path = "fuzz";
+	cfg.interval_s = 0.5;
+	cfg.top_k = 4;
+	cfg.max_pages = 4096;
+	cfg.batch = true;
+	if (replay_new(&rp, &cfg, err, sizeof(err)) < 0 ||
+	    replay_start(rp) < 0)
+		goto out;
+	while (!final) {
+		struct pollfd pfd = { .fd = queue_fd(cfg.frames),
+				      .events = POLLIN };
+		struct frame *f;
+		char why[256];
+
+		if (queue_pop(cfg.frames, &f) < 0) {
+			poll(&pfd, 1, 1000);
+			continue;
+		}
+		final = f->final;
+		if (frame_check(f, why, sizeof(why)) != 0 || ++frames > bound)
+			__builtin_trap();
+		frame_free(f);
+	}
+out:
+	replay_free(rp);
+	perfdata_reader_free(r);
+	topo_free(t);
+	queue_free(cfg.frames);
+	queue_free(cfg.cmds);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -89,6 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret < 0 && (err[0] == '\0' || strchr(err, '\n')))
 		__builtin_trap();
 	perfdata_reader_free(r);
+	fuzz_replay(data, size);
 	return 0;
 }
 
