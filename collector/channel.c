@@ -47,7 +47,7 @@ channel_open_task(struct channel *ch, const struct channel_params *p)
 	fd = source_open_event(&ev, &op);
 	if (fd < 0)
 		return fd;
-	ch->task_map_len = 2 * page;
+	ch->task_map_len = CHANNEL_TASK_MAP_PAGES * page;
 	ch->task_map = mmap(NULL, ch->task_map_len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED, fd, 0);
 	if (ch->task_map == MAP_FAILED) {

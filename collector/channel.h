@@ -37,12 +37,16 @@ struct channel {
 	 */
 	int task_fd;
 	uint64_t task_id;
-	void *task_map;
+	void *task_map;		/* CHANNEL_TASK_MAP_PAGES pages */
 	size_t task_map_len;
 	struct ring task_ring;
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
 };
+
+/* The task ring's mapping: the header page and one data page.  Locked
+ * memory like the sample ring (rlimits.h). */
+#define CHANNEL_TASK_MAP_PAGES 2
 
 struct channel_params {
 	pid_t pid;

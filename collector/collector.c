@@ -286,7 +286,8 @@ collector_size_rings(struct collector *c, pid_t pid)
 	if (n <= 0)
 		return;
 	n += (int)chanset_count(c->cs);
-	pages = rlimits_ring_pages(want, (unsigned)n, budget);
+	pages = rlimits_ring_pages(want, (unsigned)n, budget,
+				   CHANNEL_TASK_MAP_PAGES);
 	if (pages < want) {
 		chanset_set_ring_pages(c->cs, pages);
 		log_msg("rings of %u pages instead of %u: %u threads and "

@@ -66,7 +66,8 @@ rlimits_ring_budget(void)
 }
 
 unsigned
-rlimits_ring_pages(unsigned want, unsigned threads, unsigned long budget_pages)
+rlimits_ring_pages(unsigned want, unsigned threads, unsigned long budget_pages,
+		   unsigned extra_pages)
 {
 	unsigned long each;
 	unsigned pages = RLIMITS_MIN_RING_PAGES;
@@ -76,8 +77,8 @@ rlimits_ring_pages(unsigned want, unsigned threads, unsigned long budget_pages)
 	if (threads == 0)
 		threads = 1;
 	each = budget_pages / (2ul * threads);
-	/* Largest power of two with 1 + pages <= each, within bounds. */
-	while (pages * 2 <= want && 1ul + pages * 2 <= each)
+	/* Largest power of two with 1 + pages + extra <= each, in bounds. */
+	while (pages * 2 <= want && 1ul + pages * 2 + extra_pages <= each)
 		pages *= 2;
 	return pages;
 }

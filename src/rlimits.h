@@ -26,10 +26,12 @@ unsigned long rlimits_ring_budget(void);
 
 /*
  * Data pages per ring (a power of two in [2, want]) so that twice
- * `threads` rings of 1 + pages pages fit budget_pages (0 = no limit: want).
- * Twice, so that threads born later still find room.  Pure.
+ * `threads` channels fit budget_pages (0 = no limit: want), a channel
+ * locking 1 + pages pages for its ring plus extra_pages (other rings of
+ * the same thread).  Twice, so that threads born later still find room.
+ * Pure.
  */
 unsigned rlimits_ring_pages(unsigned want, unsigned threads,
-			    unsigned long budget_pages);
+			    unsigned long budget_pages, unsigned extra_pages);
 
 #endif

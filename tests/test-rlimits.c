@@ -42,25 +42,34 @@ static void
 test_ring_pages(void)
 {
 	/* No limit, or nothing to shrink. */
-	check_eq_u64(rlimits_ring_pages(64, 1000, 0), 64);
-	check_eq_u64(rlimits_ring_pages(2, 1000, 10), 2);
+	check_eq_u64(rlimits_ring_pages(64, 1000, 0, 2), 64);
+	check_eq_u64(rlimits_ring_pages(2, 1000, 10, 2), 2);
 	/* Plenty: full size. */
-	check_eq_u64(rlimits_ring_pages(64, 1, 1u << 20), 64);
+	check_eq_u64(rlimits_ring_pages(64, 1, 1u << 20, 2), 64);
 	/* 2 CPUs x 516 KiB + 64 KiB = 274 pages. */
-	check_eq_u64(rlimits_ring_pages(64, 1, 274), 64);
-	check_eq_u64(rlimits_ring_pages(64, 2, 274), 64);
-	check_eq_u64(rlimits_ring_pages(64, 3, 274), 32);
-	check_eq_u64(rlimits_ring_pages(64, 65, 274), 2);
+	check_eq_u64(rlimits_ring_pages(64, 1, 274, 0), 64);
+	check_eq_u64(rlimits_ring_pages(64, 2, 274, 0), 64);
+	check_eq_u64(rlimits_ring_pages(64, 3, 274, 0), 32);
+	check_eq_u64(rlimits_ring_pages(64, 65, 274, 0), 2);
+	/* A 2-page task ring per thread leaves less for the sample ring. */
+	check_eq_u64(rlimits_ring_pages(64, 2, 274, 2), 64);
+	check_eq_u64(rlimits_ring_pages(64, 3, 274, 2), 32);
+	check_eq_u64(rlimits_ring_pages(64, 8, 274, 2), 8);
+	check_eq_u64(rlimits_ring_pages(64, 9, 274, 2), 8);
+	check_eq_u64(rlimits_ring_pages(64, 10, 274, 2), 8);
+	check_eq_u64(rlimits_ring_pages(64, 15, 274, 2), 4);
 	/* Too many threads: still the minimum; the kernel says EPERM. */
-	check_eq_u64(rlimits_ring_pages(64, 300, 274), 2);
-	check_eq_u64(rlimits_ring_pages(64, 0, 274), 64);
+	check_eq_u64(rlimits_ring_pages(64, 300, 274, 2), 2);
+	check_eq_u64(rlimits_ring_pages(64, 0, 274, 2), 64);
 	/* Every result is a power of two that fits twice per thread. */
 	for (unsigned t = 1; t < 200; t++) {
-		unsigned p = rlimits_ring_pages(128, t, 4096);
+		for (unsigned x = 0; x <= 4; x += 2) {
+			unsigned p = rlimits_ring_pages(128, t, 4096, x);
 
-		check((p & (p - 1)) == 0 && p >= 2 && p <= 128);
-		check(p == 2 || 2ul * t * (1 + p) <= 4096);
-		check(p == 128 || 2ul * t * (1 + 2 * p) > 4096);
+			check((p & (p - 1)) == 0 && p >= 2 && p <= 128);
+			check(p == 2 || 2ul * t * (1 + p + x) <= 4096);
+			check(p == 128 || 2ul * t * (1 + 2 * p + x) > 4096);
+		}
 	}
 }
 
