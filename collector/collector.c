@@ -26,6 +26,8 @@
 #include "frame.h"
 #include "framebuild.h"
 #include "granularity.h"
+#include "ingest.h"
+#include "lathist.h"
 #include "log.h"
 #include "migrate.h"
 #include "nodemap.h"
@@ -65,6 +67,9 @@ struct collector {
 	struct collector_config cfg;
 	struct chanset *cs;
 	struct aggr aggr;
+	struct ingest ingest;		/* the per-sample path into aggr */
+	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
+	struct lathist *lat;
 	struct nodemap *nodemap;
 	struct physnode *physnode;	/* NULL: no memory-block map */
 	struct migrate *migrate;	/* candidates of the last frame */
@@ -97,7 +102,6 @@ struct collector {
 struct collector_drain {
 	struct collector *c;
 	struct channel *ch;
-	struct record_layout layout;
 };
 
 static double
@@ -139,6 +143,26 @@ collector_add_target(struct collector *c, pid_t pid, bool launched)
 	return t;
 }
 
+/*
+ * MEMTOP_RING_PAGES=N (a power of two, at least 2: a channel maps no
+ * smaller ring) replaces the ring size, so tests and benchmarks can force
+ * losses and check that each is counted.
+ */
+static unsigned
+collector_ring_pages(unsigned pages)
+{
+	const char *env = getenv("MEMTOP_RING_PAGES");
+	unsigned long v;
+	char *end;
+
+	if (!env || !*env)
+		return pages;
+	v = strtoul(env, &end, 10);
+	if (*end || v < 2 || v > (1ul << 20) || (v & (v - 1)))
+		return pages;
+	return (unsigned)v;
+}
+
 int
 collector_new(struct collector **out, const struct collector_config *cfg,
 	      char *err, size_t errlen)
@@ -172,7 +196,20 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		ret = -ENOMEM;
 		goto out_oom;
 	}
-	ret = chanset_new(&c->cs, cfg->src, cfg->ring_pages, cfg->period);
+	ingest_init(&c->ingest, &c->aggr);
+	if (getenv("MEMTOP_DEBUG_LATENCY")) {
+		c->lat = lathist_new(getenv("MEMTOP_DEBUG_LATENCY"));
+		if (!c->lat) {
+			ret = -errno;
+			snprintf(err, errlen, "MEMTOP_DEBUG_LATENCY %s: %s",
+				 getenv("MEMTOP_DEBUG_LATENCY"),
+				 strerror(errno));
+			goto out_free;
+		}
+		c->ingest.lat = c->lat;
+	}
+	ret = chanset_new(&c->cs, cfg->src,
+			  collector_ring_pages(cfg->ring_pages), cfg->period);
 	if (ret < 0) {
 		snprintf(err, errlen, "epoll: %s", strerror(-ret));
 		goto out_free;
@@ -204,6 +241,7 @@ collector_free(struct collector *c)
 	nodemap_free(c->nodemap);
 	physnode_free(c->physnode);
 	migrate_free(c->migrate);
+	lathist_free(c->lat);
 	free(c->targets);
 	free(c);
 }
@@ -436,37 +474,16 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
 	struct collector_drain *d = ctx;
 	struct collector *c = d->c;
-	const struct event_spec *ev;
-	struct record_sample rs;
 	struct record_task task;
-	struct sample s;
-	uint64_t id, n;
-	int ret;
+	uint64_t n;
 
 	if (c->cfg.recorder)
 		recorder_record(c->cfg.recorder, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		ev = d->ch->src->n_events == 1 ? &d->ch->src->events[0] : NULL;
-		if (!ev && record_identifier(hdr, &id) == 0)
-			ev = channel_event_by_id(d->ch, id);
-		if (!ev) {
+		if (ingest_sample(&c->ingest, d->ch, hdr,
+				  chanset_period(c->cs)) == -EINVAL)
 			c->bad_records++;
-			aggr_count_lost(&c->aggr, 1);
-			break;
-		}
-		source_layout(ev, &d->layout);
-		if (record_parse_sample(&d->layout, hdr, &rs) < 0) {
-			c->bad_records++;
-			aggr_count_lost(&c->aggr, 1);
-			break;
-		}
-		ret = source_decode(d->ch->src, ev, &rs,
-				    chanset_period(c->cs), &s);
-		if (ret > 0)
-			aggr_add(&c->aggr, &s);
-		else if (ret == 0)
-			aggr_count_unattributed(&c->aggr, 1);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -776,7 +793,8 @@ collector_emit(struct collector *c, double now, bool final)
 	struct frame_target *ft;
 	struct frame_meta m = { 0 };
 	struct frame *f;
-	int status = -1;
+	uint64_t seq;
+	int status = -1, ret;
 
 	ft = calloc(c->n_targets ? c->n_targets : 1, sizeof(*ft));
 	if (!ft)
@@ -833,7 +851,11 @@ collector_emit(struct collector *c, double now, bool final)
 	aggr_revalidate_budget(&c->aggr, (uint64_t)(c->cfg.interval_s * 1e9 *
 						    COLLECTOR_REVAL_SHARE));
 	c->interval_start = now;
-	return collector_publish(c, f);
+	seq = f->seq;
+	ret = collector_publish(c, f);
+	if (c->lat)
+		lathist_publish(c->lat, seq, collector_now_ns());
+	return ret;
 }
 
 static int

@@ -110,6 +110,7 @@ struct workload {
 	int sig_fd;		/* signalfd: TERM, INT, HUP, USR1 */
 	int done_fd;		/* eventfd: +1 per finished worker */
 	int exit_signal;	/* signal that ended the run, 0 if none */
+	double run_s;		/* workers' start to their join, seconds */
 };
 
 /* workload_cli.c */

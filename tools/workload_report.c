@@ -13,7 +13,12 @@
  *            "owner":i,"tid":t}, ...],
  *    "workers":[{"index":i,"tid":t,"late":false,"started":true,
  *                "rounds":n,"touched_pages":m}, ...],
- *    "faults":sum of hot faults, "touched_pages":sum, "rusage_minflt":n}
+ *    "faults":sum of hot faults, "touched_pages":sum, "rusage_minflt":n,
+ *    "touches":t, "run_s":s, "touches_per_s":t/s}
+ * touches counts every touch the workers made (refault and access: each
+ * read or write of a hot page; touch: each region page), run_s the time
+ * from the workers' start to their join: the generator's throughput,
+ * which tells how much a sampler slows it down.
  * hot[] is in hot page order j = 0..hot-1; "tid" is 0 for a worker that
  * never started. */
 
@@ -130,7 +135,7 @@ static void workload_report_workers(const struct workload *wl, FILE *f)
 int workload_report_write(const struct workload *wl, const char *path)
 {
 	const struct workload_opts *opts = wl->opts;
-	unsigned long long rounds = 0, faults = 0, touched = 0;
+	unsigned long long rounds = 0, faults = 0, touched = 0, touches = 0;
 	struct rusage ru;
 	unsigned long j;
 	unsigned int i;
@@ -141,8 +146,12 @@ int workload_report_write(const struct workload *wl, const char *path)
 		rounds += wl->workers[i].rounds;
 		touched += wl->workers[i].touched_pages;
 	}
-	for (j = 0; j < opts->hot; j++)
+	for (j = 0; j < opts->hot; j++) {
 		faults += wl->hot[j].faults;
+		touches += wl->hot[j].reads + wl->hot[j].writes;
+	}
+	if (opts->mode == WORKLOAD_MODE_TOUCH)
+		touches = touched;
 	if (getrusage(RUSAGE_SELF, &ru) < 0)
 		memset(&ru, 0, sizeof(ru));
 
@@ -161,7 +170,10 @@ int workload_report_write(const struct workload *wl, const char *path)
 	workload_report_hot(wl, f);
 	workload_report_workers(wl, f);
 	fprintf(f, "\"faults\":%llu,\"touched_pages\":%llu,"
-		"\"rusage_minflt\":%ld}\n", faults, touched, ru.ru_minflt);
+		"\"rusage_minflt\":%ld,\"touches\":%llu,\"run_s\":%.6f,"
+		"\"touches_per_s\":%.0f}\n", faults, touched, ru.ru_minflt,
+		touches, wl->run_s,
+		wl->run_s > 0 ? (double)touches / wl->run_s : 0.0);
 	ret = workload_report_close(f);
 	if (ret < 0)
 		return workload_report_fail("cannot write --report", path,

@@ -492,6 +492,7 @@ int workload_run(struct workload *wl)
 			finished += (unsigned int)count;
 	}
 	workload_stop_and_join(wl);
+	wl->run_s = workload_now() - start;
 	for (i = 0; ret == 0 && i < wl->nr_workers; i++) {
 		if (wl->workers[i].error < 0) {
 			ret = wl->workers[i].error;

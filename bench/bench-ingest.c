@@ -1,0 +1,551 @@
+/*
+ * Ingest benchmark: what one core of the collector does per sample.
+ *
+ *   decode + aggregate   a Zipf(0.99) stream over 64 Ki, 1 Mi and 10 Mi
+ *                        distinct pages (4 pids, 16 threads, 8 CPUs on two
+ *                        fake nodes, fixed seed), written as kernel-format
+ *                        records into a 256 KiB ring (the default ring
+ *                        size) in three layouts: the faults tracepoint
+ *                        (RAW), the software page-fault event (ADDR) and
+ *                        a PEBS-like pair of load/store events (ADDR,
+ *                        PERIOD, WEIGHT_STRUCT, DATA_SRC).  Each ring-full
+ *                        is drained through ring_drain -> ingest (record
+ *                        parse, source decode, aggr_add) and timed; writing
+ *                        the records is not.  No move_pages.
+ *   memory, stalls       every page inserted once into an empty table:
+ *                        page-table bytes per tracked page (average and
+ *                        worst while it grows), the process's resident
+ *                        growth per page, and the slowest aggr_flush of a
+ *                        256-sample batch (min of two identical runs, so
+ *                        preemption on a shared VM does not count).
+ *
+ * --quick (what `meson test --benchmark` runs) divides sizes and stream
+ * by 100; targets apply to the full run and are printed, not enforced.
+ * --pages N --layout L --samples N run one case (bench/callgrind.sh).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "benchlib.h"
+#include "channel.h"
+#include "ingest.h"
+#include "pagetab.h"
+#include "source.h"
+#include "topo.h"
+
+#define BENCH_STREAM		(16u << 20)
+#define BENCH_RING_PAGES	64	/* main.c's default ring */
+#define BENCH_PIDS		4
+#define BENCH_THREADS		4	/* per pid */
+#define BENCH_CPUS		8
+#define BENCH_IPS		512
+/* Above any pid_max (at most 2^22): no process has them, so the naming
+ * side table gives up on them at once instead of reading /proc. */
+#define BENCH_PID0		4000000
+#define BENCH_PAGE0		0x7f0000000ull
+#define BENCH_SEED		0x6d656d746f70ull
+#define BENCH_TIME0		1000000000000ull
+
+enum bench_layout {
+	BENCH_FAULTS_TP,
+	BENCH_FAULTS_SW,
+	BENCH_PEBS,
+	BENCH_N_LAYOUTS,
+};
+
+static const char *const bench_layout_names[BENCH_N_LAYOUTS] = {
+	"faults-tp", "faults-sw", "pebs",
+};
+
+/* Record sizes: header + body, as the kernel writes them. */
+#define BENCH_TP_SIZE	88	/* id ip pid/tid time cpu/res raw(4+36) */
+#define BENCH_SW_SIZE	56	/* id ip pid/tid time addr cpu/res */
+#define BENCH_PEBS_SIZE	72	/* id ip pid/tid addr cpu/res period
+				 * weight data_src */
+#define BENCH_ID_LOADS	101
+#define BENCH_ID_STORES	102
+/* exceptions:page_fault_user RAW: common header (8), address, ip,
+ * error_code, as in its tracefs format file. */
+#define BENCH_TP_ADDR	8
+#define BENCH_TP_IP	16
+#define BENCH_TP_ERROR	24
+
+struct bench_case {
+	enum bench_layout layout;
+	struct source src;
+	struct channel ch;		/* only src and ids are used */
+	struct benchlib_ring br;
+	const struct topo *topo;
+};
+
+struct bench_stream {
+	uint32_t *page;			/* page index per sample */
+	size_t len;
+	uint32_t *perm;			/* rank -> page index */
+	size_t pages;
+};
+
+static void
+bench_page_key(size_t p, int32_t *pid, uint64_t *page)
+{
+	*pid = BENCH_PID0 + 8 * (int32_t)(p % BENCH_PIDS);
+	*page = BENCH_PAGE0 + p / BENCH_PIDS;
+}
+
+static void
+bench_source(struct bench_case *bc)
+{
+	struct source *src = &bc->src;
+	struct event_spec *ev = &src->events[0];
+	const uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+				PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
+
+	memset(src, 0, sizeof(*src));
+	memset(&bc->ch, 0, sizeof(bc->ch));
+	src->n_events = 1;
+	src->default_period = 1;
+	ev->leader = -1;
+	ev->tp_addr_off = ev->tp_ip_off = ev->tp_error_off = -1;
+	switch (bc->layout) {
+	case BENCH_FAULTS_TP:
+		snprintf(src->name, sizeof(src->name), "faults");
+		ev->attr.sample_type = common | PERF_SAMPLE_TIME |
+				       PERF_SAMPLE_RAW;
+		ev->role = ROLE_FAULT_TP;
+		ev->tp_addr_off = BENCH_TP_ADDR;
+		ev->tp_ip_off = BENCH_TP_IP;
+		ev->tp_error_off = BENCH_TP_ERROR;
+		src->has_kinds = true;
+		break;
+	case BENCH_FAULTS_SW:
+		snprintf(src->name, sizeof(src->name), "faults");
+		ev->attr.sample_type = common | PERF_SAMPLE_TIME |
+				       PERF_SAMPLE_ADDR;
+		ev->role = ROLE_FAULT;
+		break;
+	case BENCH_PEBS:
+	default:
+		snprintf(src->name, sizeof(src->name), "pebs");
+		src->n_events = 2;
+		src->has_kinds = true;
+		src->period_in_sample = true;
+		src->default_period = 10007;
+		ev->attr.sample_type = common | PERF_SAMPLE_ADDR |
+				       PERF_SAMPLE_PERIOD |
+				       PERF_SAMPLE_WEIGHT_STRUCT |
+				       PERF_SAMPLE_DATA_SRC;
+		ev->role = ROLE_LOAD;
+		src->events[1] = *ev;
+		src->events[1].role = ROLE_STORE;
+		bc->ch.ids[0] = BENCH_ID_LOADS;
+		bc->ch.ids[1] = BENCH_ID_STORES;
+		break;
+	}
+	bc->ch.src = src;
+	bc->ch.n_fds = src->n_events;
+	bc->ch.tid = BENCH_PID0;
+	bc->ch.cpu = -1;
+}
+
+static size_t
+bench_put_u64(unsigned char *rec, size_t at, uint64_t v)
+{
+	memcpy(rec + at, &v, sizeof(v));
+	return at + sizeof(v);
+}
+
+static size_t
+bench_put_u32x2(unsigned char *rec, size_t at, uint32_t a, uint32_t b)
+{
+	memcpy(rec + at, &a, sizeof(a));
+	memcpy(rec + at + 4, &b, sizeof(b));
+	return at + 8;
+}
+
+/*
+ * Record i of the stream.  Everything but the page comes from a hash of
+ * i: thread, CPU, cache line, code address, 30 % stores.
+ */
+static size_t
+bench_record(const struct bench_case *bc, const struct bench_stream *st,
+	     size_t i, unsigned char *rec)
+{
+	struct benchlib_rng r = { BENCH_SEED ^ (uint64_t)i };
+	uint64_t h = benchlib_rand(&r), page, addr, ip;
+	struct perf_event_header hdr = { .type = PERF_RECORD_SAMPLE };
+	uint32_t tid, cpu = (uint32_t)(h % BENCH_CPUS);
+	bool store = (h >> 8) % 10 < 3;
+	int32_t pid;
+	size_t at = sizeof(hdr);
+
+	bench_page_key(st->page[i], &pid, &page);
+	tid = (uint32_t)pid + (uint32_t)((h >> 16) % BENCH_THREADS);
+	addr = page << 12 | ((h >> 24) & 0xfc0) | ((h >> 40) & 0x38);
+	ip = 0x400000 + ((h >> 48) % BENCH_IPS) * 16;
+	switch (bc->layout) {
+	case BENCH_FAULTS_TP: {
+		unsigned char raw[40] = { 0 };
+		uint32_t raw_size = 36;	/* 4 + 36: 8-aligned */
+		uint64_t err = store ? 0x6 : 0x4;
+
+		memcpy(raw + BENCH_TP_ADDR, &addr, 8);
+		memcpy(raw + BENCH_TP_IP, &ip, 8);
+		memcpy(raw + BENCH_TP_ERROR, &err, 8);
+		at = bench_put_u64(rec, at, 0);
+		at = bench_put_u64(rec, at, 0xffffffff81000000ull);
+		at = bench_put_u32x2(rec, at, (uint32_t)pid, tid);
+		at = bench_put_u64(rec, at, BENCH_TIME0 + i * 50);
+		at = bench_put_u32x2(rec, at, cpu, 0);
+		memcpy(rec + at, &raw_size, 4);
+		memcpy(rec + at + 4, raw, raw_size);
+		at += 4 + raw_size;
+		break;
+	}
+	case BENCH_FAULTS_SW:
+		at = bench_put_u64(rec, at, 0);
+		at = bench_put_u64(rec, at, ip);
+		at = bench_put_u32x2(rec, at, (uint32_t)pid, tid);
+		at = bench_put_u64(rec, at, BENCH_TIME0 + i * 50);
+		at = bench_put_u64(rec, at, addr);
+		at = bench_put_u32x2(rec, at, cpu, 0);
+		break;
+	case BENCH_PEBS:
+	default:
+		at = bench_put_u64(rec, at, store ? BENCH_ID_STORES :
+						    BENCH_ID_LOADS);
+		at = bench_put_u64(rec, at, ip);
+		at = bench_put_u32x2(rec, at, (uint32_t)pid, tid);
+		at = bench_put_u64(rec, at, addr);
+		at = bench_put_u32x2(rec, at, cpu, 0);
+		at = bench_put_u64(rec, at, 10007);
+		at = bench_put_u64(rec, at, store ? 0 : 30 + (h >> 56));
+		at = bench_put_u64(rec, at, store ? 0x5080144 : 0x68100142);
+		break;
+	}
+	hdr.size = (uint16_t)at;
+	memcpy(rec, &hdr, sizeof(hdr));
+	return at;
+}
+
+struct bench_drain {
+	struct ingest in;
+	const struct channel *ch;
+};
+
+/* As collector_on_record for SAMPLE records, the only ones here. */
+static int
+bench_on_record(const struct perf_event_header *hdr, void *ctx)
+{
+	struct bench_drain *d = ctx;
+
+	ingest_sample(&d->in, d->ch, hdr, 1);
+	return 0;
+}
+
+/*
+ * One pass of the stream through the ring into a.  Returns the seconds
+ * spent draining (ring_drain and the final aggr_flush), the only part
+ * timed; *cpu_ns gets the thread CPU time of the same parts.
+ */
+static double
+bench_pass(struct bench_case *bc, const struct bench_stream *st,
+	   struct aggr *a, uint64_t *cpu_ns, uint64_t *bad)
+{
+	struct bench_drain d = { .ch = &bc->ch };
+	unsigned char rec[256];
+	double secs = 0, t0;
+	uint64_t c0;
+	size_t i = 0;
+
+	ingest_init(&d.in, a);
+	*cpu_ns = 0;
+	while (i < st->len) {
+		size_t size;
+
+		/* Play the kernel: fill the ring, publish. */
+		while (i < st->len) {
+			size = bench_record(bc, st, i, rec);
+			if (benchlib_ring_room(&bc->br) < size)
+				break;
+			benchlib_ring_put(&bc->br, rec, size);
+			i++;
+		}
+		benchlib_ring_publish(&bc->br);
+		t0 = benchlib_now();
+		c0 = benchlib_thread_cpu_ns();
+		ring_drain(&bc->br.ring, bench_on_record, &d, NULL);
+		if (i == st->len)
+			aggr_flush(a);
+		*cpu_ns += benchlib_thread_cpu_ns() - c0;
+		secs += benchlib_now() - t0;
+	}
+	*bad = d.in.stats.bad + d.in.stats.unattributed;
+	return secs;
+}
+
+static int
+bench_stream_make(struct bench_stream *st, size_t pages, size_t len)
+{
+	struct benchlib_rng rng = { BENCH_SEED ^ pages };
+	struct benchlib_zipf z;
+
+	st->pages = pages;
+	st->len = len;
+	st->perm = benchlib_permutation(pages, &rng);
+	st->page = malloc(len * sizeof(*st->page));
+	if (!st->perm || !st->page)
+		return -1;
+	benchlib_zipf_init(&z, 0.99, pages);
+	for (size_t i = 0; i < len; i++)
+		st->page[i] = st->perm[benchlib_zipf_draw(&z, &rng)];
+	return 0;
+}
+
+static void
+bench_stream_free(struct bench_stream *st)
+{
+	free(st->perm);
+	free(st->page);
+	memset(st, 0, sizeof(*st));
+}
+
+/* Decode + aggregate of one layout at one size: from an empty table,
+ * then again with every page of the stream held. */
+static int
+bench_ingest(struct bench_case *bc, const struct bench_stream *st,
+	     double target)
+{
+	struct aggr a;
+	uint64_t cpu_cold, cpu_warm, bad = 0, bad2 = 0, counted;
+	double cold, warm;
+	int rc = -1;
+
+	if (aggr_init(&a, bc->topo, NULL, 12, 0) < 0)
+		return -1;
+	cold = bench_pass(bc, st, &a, &cpu_cold, &bad);
+	aggr_next_interval(&a);
+	warm = bench_pass(bc, st, &a, &cpu_warm, &bad2);
+	counted = a.interval.samples + a.interval.untracked;
+	printf("  %-9s %8zu pages: %6.1f M samples/s (%5.1f ns, cpu %5.1f ns)"
+	       " steady, %6.1f M/s from empty", bench_layout_names[bc->layout],
+	       st->pages, st->len / warm / 1e6, warm * 1e9 / st->len,
+	       (double)cpu_warm / st->len, st->len / cold / 1e6);
+	if (target > 0)
+		printf("  target >= %.0f", target);
+	printf("\n");
+	if (bad || bad2 || counted != st->len)
+		fprintf(stderr, "bench-ingest: %" PRIu64 " samples counted of "
+			"%zu, %" PRIu64 " refused\n", counted, st->len,
+			bad + bad2);
+	else
+		rc = 0;
+	aggr_fini(&a);
+	return rc;
+}
+
+struct bench_fill {
+	float *batch_us;		/* per aggr_flush */
+	size_t n_batches;
+	double avg_bytes;		/* page table bytes / page, averaged */
+	double worst_bytes;
+	double rss_per_page;
+	size_t count;
+	double secs;
+};
+
+/*
+ * Inserts every page once (batches of AGGR_BATCH samples through
+ * aggr_add/aggr_flush), timing each flush.  Page-table bytes per page
+ * are sampled after every batch once 1/16 of the pages are in (below
+ * that the table's minimum size dominates).
+ */
+static int
+bench_fill(const struct topo *topo, const struct bench_stream *st,
+	   struct bench_fill *bf)
+{
+	struct aggr a;
+	uint64_t rss0, sum_n = 0;
+	double sum = 0, t_all;
+	size_t from = st->pages / 16;
+
+	bf->n_batches = (st->pages + AGGR_BATCH - 1) / AGGR_BATCH;
+	bf->worst_bytes = 0;
+	rss0 = benchlib_rss_bytes();
+	if (aggr_init(&a, topo, NULL, 12, 0) < 0)
+		return -1;
+	t_all = benchlib_now();
+	for (size_t b = 0; b < bf->n_batches; b++) {
+		size_t end = (b + 1) * AGGR_BATCH;
+		double t0, bytes;
+
+		if (end > st->pages)
+			end = st->pages;
+		t0 = benchlib_now();
+		for (size_t i = b * AGGR_BATCH; i < end; i++) {
+			struct sample s = { .kind = SAMPLE_LOAD, .period = 1,
+					    .cpu = (int32_t)(i % BENCH_CPUS),
+					    .ip = 0x400000 };
+			uint64_t page;
+
+			bench_page_key(st->perm[i], &s.pid, &page);
+			s.tid = s.pid;
+			s.addr = page << 12;
+			aggr_add(&a, &s);
+		}
+		aggr_flush(&a);
+		bf->batch_us[b] = (float)((benchlib_now() - t0) * 1e6);
+		if (end < from)
+			continue;
+		bytes = (double)pagetab_bytes(a.pages) /
+			(double)pagetab_count(a.pages);
+		sum += bytes;
+		sum_n++;
+		if (bytes > bf->worst_bytes)
+			bf->worst_bytes = bytes;
+	}
+	bf->secs = benchlib_now() - t_all;
+	bf->avg_bytes = sum_n ? sum / (double)sum_n : 0;
+	bf->count = pagetab_count(a.pages);
+	bf->rss_per_page = (double)(benchlib_rss_bytes() - rss0) /
+			   (double)(bf->count ? bf->count : 1);
+	aggr_fini(&a);
+	return bf->count == st->pages ? 0 : -1;
+}
+
+static int
+bench_memory(const struct topo *topo, const struct bench_stream *st)
+{
+	struct bench_fill f1 = { 0 }, f2 = { 0 };
+	double worst = 0, raw = 0;
+	size_t worst_at = 0;
+	int rc = -1;
+
+	f1.batch_us = malloc((st->pages / AGGR_BATCH + 1) * sizeof(float));
+	f2.batch_us = malloc((st->pages / AGGR_BATCH + 1) * sizeof(float));
+	if (!f1.batch_us || !f2.batch_us)
+		goto out;
+	if (bench_fill(topo, st, &f1) < 0 || bench_fill(topo, st, &f2) < 0)
+		goto out;
+	for (size_t b = 0; b < f1.n_batches; b++) {
+		double us = f1.batch_us[b] < f2.batch_us[b] ?
+			    f1.batch_us[b] : f2.batch_us[b];
+
+		if (us > worst) {
+			worst = us;
+			worst_at = b;
+		}
+		if (f1.batch_us[b] > raw)
+			raw = f1.batch_us[b];
+	}
+	printf("  memory    %8zu pages: page table %5.1f B/page average, "
+	       "%5.1f worst while growing (target <= 32, <= 48);"
+	       " process RSS +%.1f B/page\n", st->pages, f1.avg_bytes,
+	       f1.worst_bytes, f1.rss_per_page);
+	printf("  growth    %8zu pages: slowest %d-sample batch %.2f ms "
+	       "(at page %zu; raw %.2f ms), target <= 10 ms; fill %.1f M "
+	       "pages/s\n", st->pages, AGGR_BATCH, worst / 1e3,
+	       worst_at * AGGR_BATCH, raw / 1e3, st->pages / f2.secs / 1e6);
+	rc = 0;
+out:
+	free(f1.batch_us);
+	free(f2.batch_us);
+	return rc;
+}
+
+static int
+bench_layout_parse(const char *s, int *out)
+{
+	if (strcmp(s, "all") == 0) {
+		*out = -1;
+		return 0;
+	}
+	for (int i = 0; i < BENCH_N_LAYOUTS; i++)
+		if (strcmp(s, bench_layout_names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int cpu_node[BENCH_CPUS] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	struct { size_t pages; double target; } sizes[] = {
+		{ 64u << 10, 50 }, { 1u << 20, 20 }, { 10u << 20, 10 },
+	};
+	size_t n_sizes = 3, divisor = 1, len = BENCH_STREAM, one_pages = 0;
+	bool memory = true;
+	int layout = -1, rc = 0;
+	struct topo *topo;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			divisor = 100;
+		} else if (strcmp(argv[i], "--pages") == 0 && i + 1 < argc) {
+			one_pages = strtoull(argv[++i], NULL, 0);
+		} else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc) {
+			len = strtoull(argv[++i], NULL, 0);
+		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
+			   bench_layout_parse(argv[i + 1], &layout) == 0) {
+			i++;
+		} else if (strcmp(argv[i], "--no-memory") == 0) {
+			memory = false;
+		} else {
+			fprintf(stderr, "usage: %s [--quick] [--pages N] "
+				"[--samples N] [--layout faults-tp|faults-sw|"
+				"pebs|all] [--no-memory]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (one_pages) {
+		sizes[0].pages = one_pages;
+		sizes[0].target = 0;
+		n_sizes = 1;
+	}
+	len /= divisor;
+	topo = topo_new_fake(BENCH_CPUS, cpu_node);
+	if (!topo || len == 0)
+		return 1;
+	printf("memtop ingest benchmark%s\n", divisor > 1 ?
+	       " (--quick: sizes / 100; targets apply to the full run)" : "");
+	benchlib_print_machine();
+	printf("stream: %zu samples, Zipf(0.99), %d pids x %d threads, %d "
+	       "CPUs on 2 nodes, %d KiB ring, no move_pages\n", len,
+	       BENCH_PIDS, BENCH_THREADS, BENCH_CPUS, BENCH_RING_PAGES * 4);
+	for (size_t k = 0; k < n_sizes && rc == 0; k++) {
+		struct bench_stream st = { 0 };
+		size_t pages = sizes[k].pages / divisor;
+
+		if (bench_stream_make(&st, pages, len) < 0) {
+			perror("bench-ingest");
+			rc = 1;
+			break;
+		}
+		printf("\n== %zu distinct pages ==\n", pages);
+		for (int l = 0; l < BENCH_N_LAYOUTS && rc == 0; l++) {
+			struct bench_case bc = { .layout = l, .topo = topo };
+
+			if (layout >= 0 && l != layout)
+				continue;
+			bench_source(&bc);
+			if (benchlib_ring_init(&bc.br, BENCH_RING_PAGES) < 0 ||
+			    bench_ingest(&bc, &st, sizes[k].target) < 0)
+				rc = 1;
+			benchlib_ring_fini(&bc.br);
+		}
+		if (rc == 0 && memory && bench_memory(topo, &st) < 0) {
+			fprintf(stderr, "bench-ingest: fill failed\n");
+			rc = 1;
+		}
+		bench_stream_free(&st);
+	}
+	topo_free(topo);
+	return rc;
+}

@@ -1,0 +1,52 @@
+#!/bin/bash
+# Instruction counts of decode + aggregate per sample: bench-ingest under
+# valgrind --tool=callgrind, counting only inside ring_drain (parse,
+# decode, aggregation, side tables; not the benchmark writing records).
+# Instructions do not depend on the machine's load, so this is the
+# noise-free figure printed beside bench-ingest's wall-clock rates.
+#
+#   bench/callgrind.sh [--quick] [BUILDDIR]     (default BUILDDIR: build)
+#
+# Full: 2 M samples at 64 Ki and 1 Mi pages; --quick: 100 K at 64 Ki.
+# Exits 77 when valgrind is missing.
+set -u
+quick=0
+if [ "${1:-}" = "--quick" ]; then
+	quick=1
+	shift
+fi
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build}
+bench=$build/bench/bench-ingest
+command -v valgrind >/dev/null || { echo "SKIP: valgrind not installed"; exit 77; }
+[ -x "$bench" ] || { echo "callgrind.sh: $bench not built" >&2; exit 1; }
+out=$(mktemp -d "${TMPDIR:-/tmp}/memtop-callgrind.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+if [ $quick -eq 1 ]; then
+	samples=100000 sizes="65536"
+else
+	samples=2000000 sizes="65536 1048576"
+fi
+echo "memtop callgrind: instructions per sample inside ring_drain" \
+	"($samples samples, two passes: from empty and steady)"
+status=0
+for pages in $sizes; do
+	for layout in faults-tp faults-sw pebs; do
+		f=$out/cg.$layout.$pages
+		if ! valgrind --tool=callgrind --callgrind-out-file="$f" \
+			--toggle-collect=ring_drain "$bench" --pages "$pages" \
+			--samples "$samples" --layout "$layout" --no-memory \
+			>"$f.log" 2>&1; then
+			echo "callgrind.sh: bench-ingest failed:" >&2
+			tail -5 "$f.log" >&2
+			status=1
+			continue
+		fi
+		ir=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$f")
+		# Two passes over the stream: instructions / (2 x samples).
+		awk -v ir="$ir" -v n="$samples" -v l="$layout" -v p="$pages" \
+			'BEGIN { printf "  %-9s %8d pages: %6.0f instructions/sample\n", l, p, ir / (2 * n) }'
+	done
+done
+exit $status
