@@ -149,7 +149,9 @@ migrate_snapshot(struct migrate *m, const struct frame *f,
 			.remote = p->remote,
 		};
 	}
-	qsort(c, n, sizeof(*c), migrate_cand_cmp);
+	/* qsort must not be handed NULL, even for 0 elements (UBSan). */
+	if (n)
+		qsort(c, n, sizeof(*c), migrate_cand_cmp);
 	free(m->cand);
 	m->cand = c;
 	m->n_cand = n;
