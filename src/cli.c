@@ -100,6 +100,11 @@ static const char *const cli_mode_names[] = {
 
 #define CLI_N_MODES (sizeof(cli_mode_names) / sizeof(cli_mode_names[0]))
 
+/*
+ * The message quotes what the user typed: a control character in it (a
+ * newline, an escape sequence) would break the one-line message or the
+ * terminal, so each becomes '?'.
+ */
 static int __attribute__((format(printf, 3, 4)))
 cli_error(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -109,6 +114,9 @@ cli_error(char *err, size_t errlen, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
+		for (char *p = err; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
 	}
 	return 2;
 }
