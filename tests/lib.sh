@@ -17,6 +17,17 @@ lib_cleanup() {
 }
 trap lib_cleanup EXIT
 
+# The valgrind test setup (tests/meson.build) sets MEMTOP_WRAPPER: memtop
+# then runs under it, through a script where "$MEMTOP" is expected.
+if [ -n "${MEMTOP_WRAPPER:-}" ]; then
+	printf '#!/bin/bash\nexec %s %q "$@"\n' "$MEMTOP_WRAPPER" "$MEMTOP" \
+		>"$TMP/memtop-wrapped"
+	chmod 755 "$TMP/memtop-wrapped"
+	# Tests may run it as another user (setpriv).
+	chmod o+x "$TMP"
+	MEMTOP=$TMP/memtop-wrapped
+fi
+
 failures=0
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
