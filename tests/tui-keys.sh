@@ -53,6 +53,17 @@ wait_screen "period 4 " 5 || fail "second + did not double again"
 TM send-keys -
 wait_screen "period 2 " 5 || fail "- did not halve the period"
 
+# m asks first; another key cancels; m m sends the migration, whose
+# result arrives with a later frame.
+TM send-keys m
+wait_screen "move page 0x[0-9a-f]+ of pid [0-9]+ .*m again" 5 || fail "m did not ask for confirmation"
+TM send-keys x
+wait_screen "migration cancelled" 5 || fail "another key did not cancel the migration"
+TM send-keys m
+TM send-keys m
+wait_screen "migration requested" 5 || fail "m m did not request the migration"
+wait_screen "migrated: [0-9]+ moved" 5 || fail "no migration result shown"
+
 TM send-keys q
 wait_screen "EXIT=" 10 || fail "memtop did not quit on q"
 grep -q "EXIT=0" "$TMP/screen" || fail "memtop exit status: $(grep EXIT= "$TMP/screen")"

@@ -32,6 +32,12 @@ static const struct keys_binding keys_bindings[] = {
 	  "replay (-i): play half as fast" },
 	{ { 'E' }, "E", KEYS_REPLAY_END,
 	  "replay (-i): play the rest at full speed, to the end" },
+	{ { 'm' }, "m", KEYS_MIGRATE_PAGE,
+	  "move the selected page to the node whose CPUs touch it most "
+	  "(press m again to confirm)" },
+	{ { 'M' }, "M", KEYS_MIGRATE_HOT,
+	  "move every remote-heavy page of the last frame to its busiest "
+	  "node (press M again to confirm)" },
 	{ { 'n' }, "n", KEYS_VIEW_NUMA,
 	  "NUMA view: nodes, history, node x node matrix", "NUMA" },
 	{ { 'c' }, "c", KEYS_VIEW_CPU, "CPU view: samples per CPU", "CPU" },

@@ -33,6 +33,8 @@ enum keys_action {
 	KEYS_REPLAY_FASTER,	/* replay (-i) only */
 	KEYS_REPLAY_SLOWER,
 	KEYS_REPLAY_END,
+	KEYS_MIGRATE_PAGE,	/* press twice: the second press confirms */
+	KEYS_MIGRATE_HOT,
 };
 
 #define KEYS_PER_BINDING 4

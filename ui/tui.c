@@ -71,6 +71,17 @@ tui_adopt_frame(struct tui *t, struct frame *f)
 	if (t->sort_sent >= 0 && ((int)f->sort == t->sort_sent || stale))
 		t->sort_sent = -1;
 	tui_input_follow(t);
+	if (f->migrations.moved || f->migrations.busy ||
+	    f->migrations.denied || f->migrations.failed ||
+	    f->migrations.skipped)
+		snprintf(t->status, sizeof(t->status),
+			 "migrated: %llu moved, %llu busy, %llu denied, "
+			 "%llu failed, %llu skipped (no busier node)",
+			 (unsigned long long)f->migrations.moved,
+			 (unsigned long long)f->migrations.busy,
+			 (unsigned long long)f->migrations.denied,
+			 (unsigned long long)f->migrations.failed,
+			 (unsigned long long)f->migrations.skipped);
 }
 
 /* Takes every pending frame, shows the newest, frees the rest unseen. */

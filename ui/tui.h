@@ -95,6 +95,8 @@ struct tui {
 	bool sel_valid;
 	int32_t sel_pid;
 	uint64_t sel_addr;
+	/* A migration key pressed once, waiting for the same key again. */
+	int confirm;		/* enum keys_action, KEYS_NONE when none */
 
 	/* Scroll offset of the NUMA, CPU and help views. */
 	size_t scroll;

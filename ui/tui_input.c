@@ -298,6 +298,49 @@ tui_input_replay(struct tui *t, enum keys_action action)
 			 "to the end at full speed");
 }
 
+/*
+ * m / M: the first press says what would move, the second sends it.
+ * Nothing moves without the user asking twice.
+ */
+static void
+tui_input_migrate(struct tui *t, enum keys_action action)
+{
+	const struct frame *f = t->cur;
+	struct cmd cmd = { .type = CMD_MIGRATE };
+
+	if (!f || (action == KEYS_MIGRATE_PAGE && t->sel >= f->n_pages)) {
+		snprintf(t->status, sizeof(t->status), "no page selected");
+		return;
+	}
+	if (t->confirm != (int)action) {
+		t->confirm = (int)action;
+		if (action == KEYS_MIGRATE_PAGE)
+			snprintf(t->status, sizeof(t->status),
+				 "move page 0x%llx of pid %d to the node whose "
+				 "CPUs touch it most? m again = yes, any other "
+				 "key = no",
+				 (unsigned long long)f->pages[t->sel].addr,
+				 (int)f->pages[t->sel].pid);
+		else
+			snprintf(t->status, sizeof(t->status),
+				 "move every remote-heavy page of this frame to "
+				 "its busiest node? M again = yes, any other "
+				 "key = no");
+		return;
+	}
+	t->confirm = KEYS_NONE;
+	if (action == KEYS_MIGRATE_PAGE) {
+		cmd.pid = f->pages[t->sel].pid;
+		cmd.addr = f->pages[t->sel].addr;
+		cmd.value = 1;
+	}
+	if (queue_push(t->io->cmds, &cmd) == -EAGAIN)
+		snprintf(t->status, sizeof(t->status), "command queue full");
+	else
+		snprintf(t->status, sizeof(t->status),
+			 "migration requested: results in the next frame");
+}
+
 int
 tui_input_key(struct tui *t, int ch)
 {
@@ -307,8 +350,17 @@ tui_input_key(struct tui *t, int ch)
 		return tui_input_prompt_key(t, ch);
 	t->status[0] = '\0';
 	action = keys_lookup(ch);
+	if (t->confirm != KEYS_NONE && (int)action != t->confirm) {
+		t->confirm = KEYS_NONE;
+		snprintf(t->status, sizeof(t->status), "migration cancelled");
+		return TUI_DIRTY;
+	}
 	switch (action) {
 	case KEYS_NONE:
+		break;
+	case KEYS_MIGRATE_PAGE:
+	case KEYS_MIGRATE_HOT:
+		tui_input_migrate(t, action);
 		break;
 	case KEYS_PERIOD_UP:
 	case KEYS_PERIOD_DOWN:
