@@ -33,6 +33,7 @@ frame_free(struct frame *f)
 	for (size_t i = 0; i < f->n_pages; i++) {
 		free(f->pages[i].region);
 		free(f->pages[i].symbol);
+		free(f->pages[i].levels);
 		for (size_t k = 0; k < f->pages[i].n_sites; k++)
 			free(f->pages[i].sites[k].symbol);
 		free(f->pages[i].sites);

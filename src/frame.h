@@ -57,7 +57,14 @@ struct frame_page {
 	 * (64 bytes at 4 KiB), for the first FRAME_LINES_PAGES pages; NULL
 	 * when not kept (see linetab.h). */
 	uint32_t *lines;
+	/* Where this page's accesses were served since reset, by data_src
+	 * level class (FRAME_LEVELS counters, index = enum datasrc_level,
+	 * names from datasrc_level_name()); NULL when the source gives no
+	 * data_src or the page has none. */
+	uint64_t *levels;
 };
+
+#define FRAME_LEVELS		14	/* DATASRC_LVL__COUNT */
 
 #define FRAME_SITES		4
 #define FRAME_LINES		64
@@ -183,6 +190,10 @@ struct frame {
 	/* memtop's own cost: CPU time of the collector thread during this
 	 * interval (draining, decoding, aggregating, frame building). */
 	uint64_t collector_cpu_ns;
+
+	/* This interval's samples by data_src level class, all pages
+	 * (all zero for sources without data_src). */
+	uint64_t levels[FRAME_LEVELS];
 
 	int exit_status;	/* launched command's exit status, -1 if none/unknown */
 	char *error;		/* fatal collector error (frame is final); NULL if none */

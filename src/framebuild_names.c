@@ -8,6 +8,7 @@
 #include "codetab.h"
 #include "frame.h"
 #include "framebuild_names.h"
+#include "levtab.h"
 #include "linetab.h"
 #include "names.h"
 #include "pagetab.h"
@@ -242,6 +243,22 @@ framebuild_names_code(struct frame *f, struct sides *s,
 	u64map_clear(&c.index, NULL);
 }
 
+_Static_assert(FRAME_LEVELS == DATASRC_LVL__COUNT,
+	       "frame.h's FRAME_LEVELS must match enum datasrc_level");
+
+static void
+framebuild_names_levels(struct frame_page *p, const struct sides *s,
+			unsigned shift)
+{
+	uint64_t n[FRAME_LEVELS];
+
+	if (!levtab_page(s->levels, p->pid, p->addr >> shift, n))
+		return;
+	p->levels = malloc(sizeof(n));
+	if (p->levels)
+		memcpy(p->levels, n, sizeof(n));
+}
+
 void
 framebuild_names(struct frame *f, struct aggr *a)
 {
@@ -270,7 +287,9 @@ framebuild_names(struct frame *f, struct aggr *a)
 				   framebuild_names_hot(p), &p->region,
 				   &p->symbol);
 		framebuild_names_sites(p, s, shift);
+		framebuild_names_levels(p, s, shift);
 	}
+	levtab_interval(s->levels, f->levels);
 	/* The pages shown first keep (or get) line counters from now on. */
 	linetab_want(s->lines, keys, n_keys);
 	/* Without names the code view has no functions to sum ips into. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "codetab.h"
+#include "levtab.h"
 #include "linetab.h"
 #include "names.h"
 #include "sides.h"
@@ -31,7 +32,8 @@ sides_new(unsigned page_shift, size_t max_pages)
 	s->sites = sitetab_new(sides_site_pages(max_pages));
 	s->lines = linetab_new(page_shift);
 	s->code = codetab_new();
-	if (!s->names || !s->sites || !s->lines || !s->code) {
+	s->levels = levtab_new(max_pages);
+	if (!s->names || !s->sites || !s->lines || !s->code || !s->levels) {
 		sides_free(s);
 		return NULL;
 	}
@@ -47,6 +49,7 @@ sides_free(struct sides *s)
 	sitetab_free(s->sites);
 	linetab_free(s->lines);
 	codetab_free(s->code);
+	levtab_free(s->levels);
 	free(s);
 }
 
@@ -67,6 +70,7 @@ sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 	sitetab_add(s->sites, smp->pid, page, smp->ip);
 	linetab_add(s->lines, smp->pid, smp->addr);
 	codetab_add(s->code, smp->pid, smp->ip);
+	levtab_add(s->levels, smp->pid, page, smp->data_src);
 }
 
 void
@@ -86,8 +90,10 @@ sides_flush_end(struct sides *s)
 void
 sides_next_interval(struct sides *s)
 {
-	if (s)
-		codetab_next_interval(s->code);
+	if (!s)
+		return;
+	codetab_next_interval(s->code);
+	levtab_next_interval(s->levels);
 }
 
 void
@@ -98,6 +104,7 @@ sides_reset(struct sides *s)
 	sitetab_reset(s->sites);
 	linetab_reset(s->lines, s->page_shift);
 	codetab_reset(s->code);
+	levtab_reset(s->levels);
 }
 
 int
@@ -108,6 +115,8 @@ sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 
 	if (!s || new_shift == s->page_shift)
 		return 0;
+	/* Level mixes are not kept per line: start over at the new size. */
+	levtab_reset(s->levels);
 	if (new_shift > s->page_shift) {
 		folded = sitetab_new(sides_site_pages(max_pages));
 		if (folded) {

@@ -31,6 +31,7 @@ struct sides {
 	struct sitetab *sites;
 	struct linetab *lines;
 	struct codetab *code;
+	struct levtab *levels;		/* data_src level mix per page */
 	unsigned page_shift;
 };
 

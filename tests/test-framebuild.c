@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "datasrc.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "pagetab.h"
@@ -137,10 +138,40 @@ main(void)
 	check(strstr(why, "cpus") != NULL);
 	frame_free(f);
 
+	/* data_src level mixes: per page since reset, per frame this
+	 * interval; samples without data_src add nothing. */
+	aggr_next_interval(&a);
+	{
+		/* LOAD, mem_lvl L1|HIT; LOAD, mem_lvl_num RAM + remote. */
+		const uint64_t l1 = 0x2 | ((uint64_t)(0x8 | 0x2) << 5);
+		const uint64_t rram = 0x2 | ((uint64_t)0xd << 33) |
+				      (1ull << 37);
+		struct sample s1 = { .addr = C, .pid = 200, .tid = 200,
+				     .cpu = 0, .kind = SAMPLE_LOAD,
+				     .period = 1, .data_src = l1 };
+		struct sample s2 = s1;
+
+		s2.data_src = rram;
+		aggr_add(&a, &s1);
+		aggr_add(&a, &s1);
+		aggr_add(&a, &s2);
+	}
+	f = build(&a, 3, false);
+	check(f->pages[0].levels != NULL);
+	if (f->pages[0].levels) {
+		check_eq_u64(f->pages[0].levels[DATASRC_LVL_L1], 2);
+		check_eq_u64(f->pages[0].levels[DATASRC_LVL_REMOTE_RAM], 1);
+	}
+	check_eq_u64(f->levels[DATASRC_LVL_L1], 2);
+	check_eq_u64(f->levels[DATASRC_LVL_REMOTE_RAM], 1);
+	for (size_t i = 1; i < f->n_pages; i++)
+		check(f->pages[i].levels == NULL);
+	frame_free(f);
+
 	/* Reset forgets pages and cumulative counts. */
 	aggr_next_interval(&a);
 	aggr_reset(&a);
-	f = build(&a, 3, false);
+	f = build(&a, 4, false);
 	check_eq_u64(f->tracked_pages, 0);
 	check_eq_u64(f->cumulative.samples, 0);
 	check_eq_u64(f->n_pages, 0);

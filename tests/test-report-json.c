@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "datasrc.h"
 #include "frame.h"
 #include "queue.h"
 #include "report.h"
@@ -410,7 +411,7 @@ test_exact(void)
 		"\"denied\":0,\"failed\":0,\"skipped\":0},"
 		"\"node_resolution\":{\"queried\":0,\"resolved\":0,"
 		"\"revalidated\":0,\"changed\":0,\"phys\":0,"
-		"\"query_us\":0},\"collector_cpu_us\":0,"
+		"\"query_us\":0},\"collector_cpu_us\":0,\"levels\":{},"
 		"\"granularity\":0,\"code_sites\":[],\"code_unknown\":0,"
 		"\"code_untracked\":0,\"sites_evicted\":0}\n");
 	free(s);
@@ -427,7 +428,7 @@ test_key_order(void)
 		"paused", "sort", "tracked_pages", "skipped", "source_note",
 		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
 		"imbalance", "migrations", "node_resolution",
-		"collector_cpu_us", "granularity", "code_sites",
+		"collector_cpu_us", "levels", "granularity", "code_sites",
 		"code_unknown", "code_untracked", "sites_evicted",
 		"exit_status", "error",
 	};
@@ -864,6 +865,24 @@ test_batch(int sigfd)
 	}
 }
 
+/* data_src level mixes: only non-zero classes, perf's names. */
+static void
+test_levels(void)
+{
+	struct frame *f = make_frame(1);
+	char *s;
+
+	f->pages[0].levels = calloc(FRAME_LEVELS, sizeof(uint64_t));
+	f->pages[0].levels[DATASRC_LVL_L1] = 2;
+	f->pages[0].levels[DATASRC_LVL_REMOTE_RAM] = 1;
+	f->levels[DATASRC_LVL_L3] = 5;
+	s = render(f, true, 0);
+	check(s && strstr(s, "\"levels\":{\"L1\":2,\"remote RAM\":1}"));
+	check(s && strstr(s, "\"collector_cpu_us\":0,\"levels\":{\"L3\":5}"));
+	free(s);
+	frame_free(f);
+}
+
 int
 main(void)
 {
@@ -872,6 +891,7 @@ main(void)
 
 	test_exact();
 	test_key_order();
+	test_levels();
 	test_escapes();
 	test_nulls_and_numbers();
 	test_two_nodes();

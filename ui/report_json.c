@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "datasrc.h"
 #include "frame.h"
 #include "report.h"
 #include "sortkey.h"
@@ -258,6 +259,24 @@ report_json_targets(struct report_json *jw, const struct frame *f)
 }
 
 /* Code sites, and line heat for the pages that carry it (memtop(1)). */
+/* "levels": {"L1": n, ...}: non-zero data_src level classes only. */
+static void
+report_json_levels(struct report_json *jw, const uint64_t *levels)
+{
+	bool first = true;
+
+	report_json_key(jw, "levels", false);
+	report_json_putc(jw, '{');
+	for (int i = 0; i < FRAME_LEVELS; i++) {
+		if (!levels[i])
+			continue;
+		report_json_u64(jw, datasrc_level_name((enum datasrc_level)i),
+				levels[i], first);
+		first = false;
+	}
+	report_json_putc(jw, '}');
+}
+
 static void
 report_json_page_names(struct report_json *jw, const struct frame_page *p)
 {
@@ -275,6 +294,8 @@ report_json_page_names(struct report_json *jw, const struct frame_page *p)
 	}
 	report_json_putc(jw, ']');
 	report_json_u64(jw, "sites_other", p->sites_other, false);
+	if (p->levels)
+		report_json_levels(jw, p->levels);
 	if (!p->lines)
 		return;
 	report_json_key(jw, "lines", false);
@@ -308,6 +329,7 @@ report_json_code_sites(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "code_untracked", f->code_untracked, false);
 	report_json_u64(jw, "sites_evicted", f->sites_evicted, false);
 }
+
 
 static void
 report_json_page(struct report_json *jw, const struct frame_page *p)
@@ -536,6 +558,7 @@ report_json_write(FILE *out, const struct frame *f)
 	}
 	report_json_u64(&jw, "collector_cpu_us", f->collector_cpu_ns / 1000,
 			false);
+	report_json_levels(&jw, f->levels);
 	report_json_code_sites(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
