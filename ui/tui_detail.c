@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "datasrc.h"
 #include "frame.h"
 #include "tui.h"
 
@@ -102,6 +103,20 @@ tui_detail_view(const struct tui *t, int y0, int rows)
 	else
 		tui_draw_text(y++, 0, 0, "%-*s%14s  (not given by %s)", lab,
 			      "latency", "-", f->source);
+	if (p->levels) {
+		char mix[256];
+		size_t off = 0;
+
+		for (int i = 0; i < FRAME_LEVELS && off < sizeof(mix); i++)
+			if (p->levels[i])
+				off += (size_t)snprintf(mix + off,
+					sizeof(mix) - off, "%s%s %" PRIu64,
+					off ? ", " : "",
+					datasrc_level_name(
+						(enum datasrc_level)i),
+					p->levels[i]);
+		tui_draw_text(y++, 0, 0, "%-*s  %s", lab, "served from", mix);
+	}
 	y++;
 	tui_code_page(t, p, y, end);
 }
