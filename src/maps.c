@@ -301,6 +301,7 @@ maps_carry_labels(struct maps_region *r, size_t n,
 		    old[j].kind == MAPS_THREAD_STACK) {
 			r[i].kind = MAPS_THREAD_STACK;
 			r[i].tid = old[j].tid;
+			r[i].stack_end = old[j].stack_end;
 		}
 	}
 }
@@ -450,6 +451,33 @@ maps_parse_syscall_sp(const char *text, uint64_t *sp)
 	return 0;
 }
 
+/* The soft RLIMIT_STACK of pid in bytes, 0 when unlimited or unknown. */
+static uint64_t
+maps_stack_limit(int32_t pid)
+{
+	char path[64], line[256];
+	uint64_t limit = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Max stack size", 14) == 0) {
+			const char *v = line + 14;
+
+			while (*v == ' ')
+				v++;
+			if (*v >= '0' && *v <= '9')
+				limit = strtoull(v, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return limit;
+}
+
 void
 maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp)
 {
@@ -467,6 +495,16 @@ maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp)
 		return;
 	r->kind = MAPS_THREAD_STACK;
 	r->tid = tid;
+	r->stack_end = r->end;
+	/* glibc puts a PROT_NONE guard page right below a thread stack and
+	 * sizes the stack by RLIMIT_STACK. */
+	if (i > 0 && m->regions[i - 1].end == r->start &&
+	    m->regions[i - 1].prot == 0) {
+		uint64_t limit = maps_stack_limit(m->pid);
+
+		if (limit && r->start + limit > sp && r->start + limit < r->end)
+			r->stack_end = r->start + limit;
+	}
 	m->generation++;
 }
 
@@ -597,6 +635,8 @@ maps_region_name(const struct maps_region *r, uint64_t addr, char *buf,
 	case MAPS_STACK:
 		return snprintf(buf, len, "[stack]");
 	case MAPS_THREAD_STACK:
+		if (r->stack_end && addr >= r->stack_end)
+			break;
 		return snprintf(buf, len, "[stack:%" PRId32 "]", r->tid);
 	case MAPS_HUGETLB:
 		return snprintf(buf, len, "[anon:hugetlb]");

@@ -52,6 +52,12 @@ struct maps_region {
 	bool deleted;		/* the file was deleted after mapping */
 	enum maps_kind kind;
 	int32_t tid;		/* MAPS_THREAD_STACK: the thread */
+	/* MAPS_THREAD_STACK: one past the stack's last byte.  The kernel
+	 * merges an anonymous mapping made right above a thread stack into
+	 * the stack's VMA; when a guard page marks the stack's bottom, the
+	 * stack is [start, start + the target's RLIMIT_STACK) and the rest
+	 * of the region is plain [anon]. */
+	uint64_t stack_end;
 	/* MAPS_FILE, MAPS_BSS: the file's path in the target's mount
 	 * namespace, without " (deleted)"; MAPS_NAMED: the bracketed name;
 	 * NULL otherwise. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -243,10 +244,42 @@ mtest_live(void)
 	maps_free(m);
 }
 
+/*
+ * An anonymous mapping made right above a thread stack merges into the
+ * stack's VMA: only [start, start + RLIMIT_STACK) above the guard page is
+ * the stack, the rest is [anon].  Uses this process's own limit.
+ */
+static void
+mtest_merged_stack(void)
+{
+	static const char text[] =
+		"7f0000000000-7f0000001000 ---p 00000000 00:00 0 \n"
+		"7f0000001000-7f0000901000 rw-p 00000000 00:00 0 \n";
+	struct maps *m = maps_new(getpid());
+	const uint64_t start = 0x7f0000001000, end = 0x7f0000901000;
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_STACK, &rl);
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= end - start) {
+		printf("note: RLIMIT_STACK %llu: merged-stack case not run\n",
+		       (unsigned long long)rl.rlim_cur);
+		maps_free(m);
+		return;
+	}
+	check_eq_i64(maps_load_text(m, text, sizeof(text) - 1), 1);
+	maps_note_thread_sp(m, 77, start + rl.rlim_cur - 0x1000);
+	check_eq_str(mtest_name(m, start + rl.rlim_cur - 0x1000), "[stack:77]");
+	check_eq_str(mtest_name(m, start), "[stack:77]");
+	check_eq_str(mtest_name(m, start + rl.rlim_cur), "[anon]");
+	check_eq_str(mtest_name(m, end - 0x1000), "[anon]");
+	maps_free(m);
+}
+
 int
 main(void)
 {
 	mtest_basic();
+	mtest_merged_stack();
 	mtest_odd();
 	mtest_syscall_sp();
 	mtest_live();
