@@ -17,11 +17,15 @@
  *                        worst while it grows), the process's resident
  *                        growth per page, and the slowest aggr_flush of a
  *                        256-sample batch (min of two identical runs, so
- *                        preemption on a shared VM does not count).
+ *                        preemption on a shared VM does not count); with
+ *                        one node (this VM) and two (entries then carry
+ *                        the local/remote split).
  *
  * --quick (what `meson test --benchmark` runs) divides sizes and stream
  * by 100; targets apply to the full run and are printed, not enforced.
- * --pages N --layout L --samples N run one case (bench/callgrind.sh).
+ * --pages N --layout L --samples N run one case (bench/callgrind.sh);
+ * --no-sides leaves out the naming side tables (code sites, line heat,
+ * code view), to tell their cost from the page table's.
  */
 #include "config.h"
 
@@ -36,6 +40,7 @@
 #include "channel.h"
 #include "ingest.h"
 #include "pagetab.h"
+#include "sides.h"
 #include "source.h"
 #include "topo.h"
 
@@ -78,6 +83,7 @@ static const char *const bench_layout_names[BENCH_N_LAYOUTS] = {
 
 struct bench_case {
 	enum bench_layout layout;
+	bool no_sides;			/* --no-sides */
 	struct source src;
 	struct channel ch;		/* only src and ids are used */
 	struct benchlib_ring br;
@@ -328,6 +334,10 @@ bench_ingest(struct bench_case *bc, const struct bench_stream *st,
 
 	if (aggr_init(&a, bc->topo, NULL, 12, 0) < 0)
 		return -1;
+	if (bc->no_sides) {
+		sides_free(a.sides);
+		a.sides = NULL;
+	}
 	cold = bench_pass(bc, st, &a, &cpu_cold, &bad);
 	aggr_next_interval(&a);
 	warm = bench_pass(bc, st, &a, &cpu_warm, &bad2);
@@ -362,8 +372,9 @@ struct bench_fill {
 /*
  * Inserts every page once (batches of AGGR_BATCH samples through
  * aggr_add/aggr_flush), timing each flush.  Page-table bytes per page
- * are sampled after every batch once 1/16 of the pages are in (below
- * that the table's minimum size dominates).
+ * are sampled after every batch from 64 Ki pages on (half the pages for
+ * smaller runs): below that the table's fixed part, about 0.4 MB,
+ * dominates.
  */
 static int
 bench_fill(const struct topo *topo, const struct bench_stream *st,
@@ -372,7 +383,7 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 	struct aggr a;
 	uint64_t rss0, sum_n = 0;
 	double sum = 0, t_all;
-	size_t from = st->pages / 16;
+	size_t from = st->pages > 131072 ? 65536 : st->pages / 2;
 
 	bf->n_batches = (st->pages + AGGR_BATCH - 1) / AGGR_BATCH;
 	bf->worst_bytes = 0;
@@ -419,7 +430,8 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 }
 
 static int
-bench_memory(const struct topo *topo, const struct bench_stream *st)
+bench_memory(const struct topo *topo, const struct bench_stream *st,
+	     const char *label)
 {
 	struct bench_fill f1 = { 0 }, f2 = { 0 };
 	double worst = 0, raw = 0;
@@ -443,13 +455,13 @@ bench_memory(const struct topo *topo, const struct bench_stream *st)
 		if (f1.batch_us[b] > raw)
 			raw = f1.batch_us[b];
 	}
-	printf("  memory    %8zu pages: page table %5.1f B/page average, "
-	       "%5.1f worst while growing (target <= 32, <= 48);"
-	       " process RSS +%.1f B/page\n", st->pages, f1.avg_bytes,
+	printf("  memory    %8zu pages, %s: page table %5.1f B/page average,"
+	       " %5.1f worst while growing (target <= 32, <= 48); process RSS"
+	       " +%.1f B/page\n", st->pages, label, f1.avg_bytes,
 	       f1.worst_bytes, f1.rss_per_page);
-	printf("  growth    %8zu pages: slowest %d-sample batch %.2f ms "
+	printf("  growth    %8zu pages, %s: slowest %d-sample batch %.2f ms "
 	       "(at page %zu; raw %.2f ms), target <= 10 ms; fill %.1f M "
-	       "pages/s\n", st->pages, AGGR_BATCH, worst / 1e3,
+	       "pages/s\n", st->pages, label, AGGR_BATCH, worst / 1e3,
 	       worst_at * AGGR_BATCH, raw / 1e3, st->pages / f2.secs / 1e6);
 	rc = 0;
 out:
@@ -477,13 +489,14 @@ int
 main(int argc, char **argv)
 {
 	static const int cpu_node[BENCH_CPUS] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+	static const int cpu_node1[BENCH_CPUS] = { 0 };
 	struct { size_t pages; double target; } sizes[] = {
 		{ 64u << 10, 50 }, { 1u << 20, 20 }, { 10u << 20, 10 },
 	};
 	size_t n_sizes = 3, divisor = 1, len = BENCH_STREAM, one_pages = 0;
-	bool memory = true;
+	bool memory = true, no_sides = false;
 	int layout = -1, rc = 0;
-	struct topo *topo;
+	struct topo *topo, *topo1;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -497,10 +510,13 @@ main(int argc, char **argv)
 			i++;
 		} else if (strcmp(argv[i], "--no-memory") == 0) {
 			memory = false;
+		} else if (strcmp(argv[i], "--no-sides") == 0) {
+			no_sides = true;
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--pages N] "
 				"[--samples N] [--layout faults-tp|faults-sw|"
-				"pebs|all] [--no-memory]\n", argv[0]);
+				"pebs|all] [--no-memory] [--no-sides]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -511,7 +527,8 @@ main(int argc, char **argv)
 	}
 	len /= divisor;
 	topo = topo_new_fake(BENCH_CPUS, cpu_node);
-	if (!topo || len == 0)
+	topo1 = topo_new_fake(BENCH_CPUS, cpu_node1);
+	if (!topo || !topo1 || len == 0)
 		return 1;
 	printf("memtop ingest benchmark%s\n", divisor > 1 ?
 	       " (--quick: sizes / 100; targets apply to the full run)" : "");
@@ -530,7 +547,8 @@ main(int argc, char **argv)
 		}
 		printf("\n== %zu distinct pages ==\n", pages);
 		for (int l = 0; l < BENCH_N_LAYOUTS && rc == 0; l++) {
-			struct bench_case bc = { .layout = l, .topo = topo };
+			struct bench_case bc = { .layout = l, .topo = topo,
+						 .no_sides = no_sides };
 
 			if (layout >= 0 && l != layout)
 				continue;
@@ -540,12 +558,15 @@ main(int argc, char **argv)
 				rc = 1;
 			benchlib_ring_fini(&bc.br);
 		}
-		if (rc == 0 && memory && bench_memory(topo, &st) < 0) {
+		if (rc == 0 && memory &&
+		    (bench_memory(topo1, &st, "1 node") < 0 ||
+		     bench_memory(topo, &st, "2 nodes") < 0)) {
 			fprintf(stderr, "bench-ingest: fill failed\n");
 			rc = 1;
 		}
 		bench_stream_free(&st);
 	}
 	topo_free(topo);
+	topo_free(topo1);
 	return rc;
 }

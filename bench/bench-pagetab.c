@@ -236,11 +236,8 @@ bench_run_stream(struct pagetab *t, const struct bench_sample *stream,
 			failed++;
 			continue;
 		}
-		if (stream[i].is_store)
-			e->stores++;
-		else
-			e->loads++;
-		e->total++;
+		pagetab_count1(t, e, stream[i].is_store ? SAMPLE_STORE :
+							  SAMPLE_LOAD);
 	}
 	return failed;
 }
@@ -310,7 +307,7 @@ bench_max(const float *us, size_t n)
 
 static double
 bench_topk_ms(const struct pagetab *t, enum sort_key key,
-	      struct page_entry *out, size_t *got)
+	      struct page_info *out, size_t *got)
 {
 	double best = 0;
 
@@ -328,7 +325,7 @@ bench_topk_ms(const struct pagetab *t, enum sort_key key,
 
 static int
 bench_size(const struct bench_size *sz, size_t stream_len,
-	   struct bench_sample *stream, struct page_entry *topk_out)
+	   struct bench_sample *stream, struct page_info *topk_out)
 {
 	struct bench_rng rng = { BENCH_SEED ^ sz->pages };
 	struct pagetab *t = NULL;
@@ -396,7 +393,7 @@ bench_size(const struct bench_size *sz, size_t stream_len,
 	printf("  topk k=%d                %8.2f ms by samples, %.2f ms by total"
 	       "  target <= 10 ms at 1 Mi pages\n", BENCH_TOPK, ms_samples,
 	       ms_total);
-	if (got && topk_out[0].total < topk_out[got - 1].total)
+	if (got && topk_out[0].c.total < topk_out[got - 1].c.total)
 		failed++;
 	if (failed) {
 		fprintf(stderr, "bench-pagetab: %zu lookups failed\n", failed);
@@ -421,7 +418,7 @@ main(int argc, char **argv)
 	};
 	size_t divisor = 1, stream_len;
 	struct bench_sample *stream;
-	struct page_entry *topk_out;
+	struct page_info *topk_out;
 	double timer_ns;
 	int rc = 0;
 

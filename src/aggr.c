@@ -16,6 +16,25 @@
 #include "threadtab.h"
 #include "topo.h"
 
+/* The per-sample lookups of CPU -> node index and node -> index. */
+static int
+aggr_init_index(struct aggr *a)
+{
+	a->max_node = 0;
+	for (int i = 0; i < a->n_nodes; i++)
+		if (topo_node_id(a->topo, i) > a->max_node)
+			a->max_node = topo_node_id(a->topo, i);
+	a->cpu_node_idx = calloc((size_t)a->n_cpus + 1, sizeof(int16_t));
+	a->node_idx = calloc((size_t)a->max_node + 1, sizeof(int16_t));
+	if (!a->cpu_node_idx || !a->node_idx)
+		return -ENOMEM;
+	for (int c = 0; c < a->n_cpus; c++)
+		a->cpu_node_idx[c] = (int16_t)topo_cpu_node_index(a->topo, c);
+	for (int n = 0; n <= a->max_node; n++)
+		a->node_idx[n] = (int16_t)topo_node_index(a->topo, n);
+	return 0;
+}
+
 int
 aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	  unsigned page_shift, size_t max_pages)
@@ -39,7 +58,9 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 		a->cpuvote = cpuvote_new(max_pages);
 	if (!a->pages || !a->threads || !a->cpu_samples || !a->node_mem ||
 	    !a->matrix || !a->matrix_unknown ||
-	    (a->n_nodes > 2 && !a->cpuvote)) {
+	    (a->n_nodes > 2 && !a->cpuvote) || aggr_init_index(a) < 0 ||
+	    (a->n_nodes > 1 &&
+	     pagetab_set_ext(a->pages, PAGETAB_EXT_LOCALITY) < 0)) {
 		aggr_fini(a);
 		return -ENOMEM;
 	}
@@ -57,6 +78,9 @@ aggr_fini(struct aggr *a)
 	free(a->node_mem);
 	free(a->matrix);
 	free(a->matrix_unknown);
+	free(a->cpu_node_idx);
+	free(a->node_idx);
+	a->cpu_node_idx = a->node_idx = NULL;
 	cpuvote_free(a->cpuvote);
 	a->cpuvote = NULL;
 	sides_free(a->sides);
@@ -151,38 +175,40 @@ aggr_resolve(struct aggr *a, const bool *want)
 	}
 }
 
+static inline int
+aggr_node_index(const struct aggr *a, int node)
+{
+	return node >= 0 && node <= a->max_node ? a->node_idx[node] : -1;
+}
+
 static void
 aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 {
-	int ci = -1, nj = -1;
+	int ci = -1, nj;
 	size_t nn = (size_t)a->n_nodes;
+	unsigned kind = s->kind;
 
 	a->interval.samples++;
-	switch (s->kind) {
+	switch (kind) {
 	case SAMPLE_LOAD:
 		a->interval.loads++;
-		e->loads++;
 		break;
 	case SAMPLE_STORE:
 		a->interval.stores++;
-		e->stores++;
 		break;
 	default:
 		a->interval.other++;
-		e->other++;
+		kind = SAMPLE_OTHER;
 		break;
 	}
-	e->total++;
-	if (s->weight) {
-		e->weight_sum += s->weight;
-		e->weight_n++;
-	}
+	pagetab_count1(a->pages, e, kind);
+	if (s->weight)
+		pagetab_add_weight(a->pages, e, s->weight);
 	if (s->cpu >= 0 && s->cpu < a->n_cpus)
-		ci = topo_cpu_node_index(a->topo, s->cpu);
-	if (e->node >= 0)
-		nj = topo_node_index(a->topo, e->node);
+		ci = a->cpu_node_idx[s->cpu];
+	nj = aggr_node_index(a, e->node);
 	if (a->cpuvote && ci >= 0 &&
-	    cpuvote_add(a->cpuvote, s->pid, e->page, ci) < 0)
+	    cpuvote_add(a->cpuvote, s->pid, pagetab_entry_page(e), ci) < 0)
 		a->vote_untracked++;
 
 	if (nj >= 0)
@@ -195,39 +221,56 @@ aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 		a->cpu_samples[s->cpu]++;
 		if (nj >= 0) {
 			a->matrix[(size_t)ci * nn + (size_t)nj]++;
-			if (ci == nj)
-				e->local++;
-			else
-				e->remote++;
+			pagetab_add_locality(a->pages, e, ci == nj);
 		} else {
 			a->matrix_unknown[ci]++;
 		}
 	}
 	threadtab_add(a->threads, s->pid, s->tid, 1);
-	sides_account(a->sides, s, e->page);
+	sides_account(a->sides, s, pagetab_entry_page(e));
 }
 
+/*
+ * A batch: every page looked up (inserted when new) in one pass with the
+ * slots of later samples prefetched, then move_pages for the pages that
+ * need it, then each sample accounted through the entry found in the
+ * first pass (nothing is inserted in between, so the pointers hold).
+ */
 void
 aggr_flush(struct aggr *a)
 {
-	unsigned shift = pagetab_page_shift(a->pages);
-	bool tracked[AGGR_BATCH], want[AGGR_BATCH];
-	bool any_query = false;
+	size_t n = a->n_batch;
+	int32_t pids[AGGR_BATCH];
+	uint64_t addrs[AGGR_BATCH];
+	struct page_entry *ents[AGGR_BATCH];
+	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
+	bool any_query = false, any_weight = false;
 
-	for (size_t i = 0; i < a->n_batch; i++) {
+	if (n == 0) {
+		sides_flush_end(a->sides);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pids[i] = a->batch[i].pid;
+		addrs[i] = a->batch[i].addr;
+		any_weight |= a->batch[i].weight != 0;
+	}
+	/* The first sample with a latency brings the weight extension; if
+	 * that fails for want of memory, latencies are not shown. */
+	if (any_weight && !(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT))
+		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
+	pagetab_get_many(a->pages, pids, addrs, n, ents, inserted);
+	for (size_t i = 0; i < n; i++) {
 		const struct sample *s = &a->batch[i];
-		bool inserted;
-		struct page_entry *e = pagetab_get(a->pages, s->pid, s->addr,
-						   &inserted);
+		struct page_entry *e = ents[i];
 
-		tracked[i] = e != NULL;
-		if (e && inserted)
-			sides_new_page(a->sides, s->pid, s->addr);
 		want[i] = false;
 		if (!e) {
 			a->interval.untracked++;
 			continue;
 		}
+		if (inserted[i])
+			sides_new_page(a->sides, s->pid, s->addr);
 		/* The node at sample time, from the memory-block map: no
 		 * syscall, and current even for a page that moved since. */
 		if (s->phys_addr && a->physnode) {
@@ -248,16 +291,9 @@ aggr_flush(struct aggr *a)
 	}
 	if (any_query)
 		aggr_resolve(a, want);
-	for (size_t i = 0; i < a->n_batch; i++) {
-		const struct sample *s = &a->batch[i];
-		struct page_entry *e;
-
-		if (!tracked[i])
-			continue;
-		e = pagetab_find(a->pages, s->pid, s->addr >> shift);
-		if (e)
-			aggr_account(a, s, e);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (ents[i])
+			aggr_account(a, &a->batch[i], ents[i]);
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
 }

@@ -43,6 +43,11 @@ struct aggr {
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
 	int n_cpus;
 	int n_nodes;
+	/* Copies of the topology's answers, read per sample: the node index
+	 * of each CPU (-1 none) and of each node number up to max_node. */
+	int16_t *cpu_node_idx;		/* n_cpus */
+	int16_t *node_idx;		/* max_node + 1 */
+	int max_node;
 
 	/* This interval. */
 	struct counts interval;
@@ -89,10 +94,27 @@ int aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	      unsigned page_shift, size_t max_pages);
 void aggr_fini(struct aggr *a);		/* NULL-safe, idempotent */
 
-/* Queues one attributed sample (addr != 0, pid/tid known). */
-void aggr_add(struct aggr *a, const struct sample *s);
 /* Accounts every queued sample. */
 void aggr_flush(struct aggr *a);
+/* Queues one attributed sample (addr != 0, pid/tid known). */
+void aggr_add(struct aggr *a, const struct sample *s);
+
+/*
+ * The same without a copy: fill the slot aggr_slot() returns, then
+ * aggr_commit() queues it (or do nothing, and the slot is reused).
+ */
+static inline struct sample *
+aggr_slot(struct aggr *a)
+{
+	return &a->batch[a->n_batch];
+}
+
+static inline void
+aggr_commit(struct aggr *a)
+{
+	if (++a->n_batch == AGGR_BATCH)
+		aggr_flush(a);
+}
 
 /* Maps samples' PHYS_ADDR to nodes from now on (p outlives the aggr). */
 void aggr_set_physnode(struct aggr *a, const struct physnode *p);

@@ -27,7 +27,7 @@ framebuild_strdup(const char *s, bool *oom)
 
 /* Re-reads the node of every selected page: pages migrate, refault. */
 static void
-framebuild_refresh_nodes(struct aggr *a, struct page_entry *top, size_t n)
+framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 {
 	unsigned shift = pagetab_page_shift(a->pages);
 	uint64_t addrs[NODEMAP_BATCH];
@@ -77,7 +77,8 @@ static bool
 framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 {
 	unsigned shift = pagetab_page_shift(a->pages);
-	struct page_entry *top;
+	bool locality = pagetab_ext(a->pages) & PAGETAB_EXT_LOCALITY;
+	struct page_info *top;
 	size_t n;
 
 	if (m->top_k == 0)
@@ -93,24 +94,27 @@ framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 		return false;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct page_entry *e = &top[i];
+		const struct page_info *e = &top[i];
 		struct frame_page *p = &f->pages[i];
 
 		p->pid = e->pid;
 		p->addr = e->page << shift;
 		p->size = 1u << shift;
-		p->loads = e->loads;
-		p->stores = e->stores;
-		p->other = e->other;
-		p->samples = e->loads + e->stores + e->other;
-		p->total = e->total;
+		p->loads = e->c.loads;
+		p->stores = e->c.stores;
+		p->other = e->c.other;
+		p->samples = e->c.loads + e->c.stores + e->c.other;
+		p->total = e->c.total;
 		p->share = f->totals.samples ?
 			   (double)p->samples / (double)f->totals.samples : 0;
 		p->node = e->node >= 0 ? e->node : FRAME_NODE_UNKNOWN;
-		p->latency = e->weight_n ?
-			     (double)e->weight_sum / e->weight_n : -1.0;
-		p->local = e->local;
-		p->remote = e->remote;
+		p->latency = e->c.weight_n ?
+			     (double)e->c.weight_sum / e->c.weight_n : -1.0;
+		/* One node keeps no local/remote split (aggr.c): a sample
+		 * of a page whose node is known is local there. */
+		p->local = locality ? e->c.local :
+			   e->node >= 0 ? p->samples : 0;
+		p->remote = e->c.remote;
 	}
 	f->n_pages = n;
 	free(top);

@@ -63,8 +63,8 @@ granularity_valid(unsigned shift)
 
 struct granularity_fold {
 	struct pagetab *dst;
+	const struct pagetab *src;
 	unsigned old_shift;
-	uint32_t old_epoch;
 };
 
 static int
@@ -72,23 +72,19 @@ granularity_fold_one(struct page_entry *e, void *ctx)
 {
 	struct granularity_fold *g = ctx;
 	bool inserted = false;
-	struct page_entry *d = pagetab_get(g->dst, e->pid,
-					   e->page << g->old_shift, &inserted);
+	struct page_counts c;
+	struct page_entry *d = pagetab_get(g->dst, pagetab_entry_pid(e),
+					   pagetab_entry_page(e) << g->old_shift,
+					   &inserted);
 
 	/* The coarser table never needs more entries than the old one, so
 	 * only ENOMEM fails here; that page's history is then gone. */
 	if (!d)
 		return 0;
-	if (e->epoch == g->old_epoch) {
-		d->loads += e->loads;
-		d->stores += e->stores;
-		d->other += e->other;
-		d->local += e->local;
-		d->remote += e->remote;
-	}
-	d->total += e->total;
-	d->weight_sum += e->weight_sum;
-	d->weight_n += e->weight_n;
+	/* Interval counts read as 0 when old, so only this interval's add
+	 * up into the new table's (current) interval. */
+	pagetab_read(g->src, e, &c);
+	pagetab_add_counts(g->dst, d, &c);
 	if (inserted)
 		d->node = e->node;
 	else if (d->node != e->node)
@@ -111,11 +107,13 @@ granularity_apply(struct aggr *a, unsigned shift, size_t max_pages)
 		return 0;
 	aggr_flush(a);
 	t = pagetab_new(shift, max_pages);
-	if (!t)
+	if (!t || pagetab_set_ext(t, pagetab_ext(a->pages)) < 0) {
+		pagetab_free(t);
 		return -ENOMEM;
+	}
 	if (shift > old) {
 		g.dst = t;
-		g.old_epoch = pagetab_epoch(a->pages);
+		g.src = a->pages;
 		pagetab_foreach(a->pages, granularity_fold_one, &g);
 	}
 	pagetab_free(a->pages);

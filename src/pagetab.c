@@ -3,41 +3,31 @@
  * entries stored inline.  Collector thread only; the UI never reads this
  * table, it gets frames.
  *
- * A slot is empty when its epoch is 0.  The table's epoch starts at 1 and
- * skips 0 when it wraps, so a live entry never has epoch 0.  The slot
- * arrays come straight from mmap, whose zero pages are empty slots: a new
- * array costs no up-front clearing, only a page fault per 4 KiB on first
- * touch.  Transparent huge pages are not requested: zeroing a 2 MiB page
- * in one fault is a millisecond-scale stall on a VM, and measured warm
- * lookups gained little.
+ * Layout.  The table is PAGETAB_SUBS subtables; the top bits of a key's
+ * hash pick the subtable, the low 32 bits its home slot (range-reduced by
+ * a multiply, so a capacity need not be a power of two).  A slot is one
+ * struct page_entry (24 bytes) followed by the extensions the table has
+ * (stride = 24, 32 or 40 bytes); key 0 marks an empty slot.
  *
- * Growth is incremental.  When an insert would pass the load limit, a
- * twice larger array becomes `slots` and the previous one becomes
- * `old_slots`.  Every later insert moves the next PAGETAB_MIGRATE_SLOTS
- * slots of the old array, in index order, into the new one, so no insert
- * rehashes more than a handful of entries.  Until the old array is drained:
- *   - old slots below `old_pos` hold stale copies that stay in place, so
- *     the probe chains of the old entries not yet moved remain intact;
- *   - a key lives in exactly one place: `slots`, or `old_slots` at an
- *     index >= old_pos;
- *   - lookups try `slots` first and `old_slots` second; a key found in the
- *     old array is therefore one not yet moved;
- *   - new keys always go to `slots`.
- * One old array holds at most 0.7 * C entries for C old slots, and the new
- * array's limit is 1.4 * C, so moving >= 2 slots per insert always drains
- * the old array before the next growth is due.
+ * Growth.  A subtable whose load would pass 7/8 is rebuilt into an array
+ * 6/5 as large.  Only that subtable moves, so one insert never rehashes
+ * more than 1/PAGETAB_SUBS of the table (at 10 Mi pages about 10 K
+ * entries, a few hundred microseconds), and memory follows the page count
+ * closely: between 24 / (7/8) = 27.4 and 24 * 6/5 / (7/8) = 32.9 bytes a
+ * page at the base stride, with no moment where an old and a new copy of
+ * the whole table coexist.  (A single array that doubles needs 2-3 times
+ * the live data while it grows.)  Arrays of PAGETAB_MMAP_BYTES and more
+ * come straight from mmap, rounded up to whole pages that the capacity
+ * then fills, so freeing one returns it to the system at once.
  *
- * The old array is also unmapped piecemeal, so that tearing down a
- * gigabyte at the end never stalls one insert.  An old key not yet moved
- * sits at s >= old_pos, and its probe chain [home, s] lies in one run of
- * occupied slots.  Unless the chain wraps past the array's end, that run
- * starts at or after the start of the run holding old_pos, so every slot
- * below that start is dead: [old_keep, old_released) is unmapped, in
- * pieces, up to it.  Wrapping chains end before the first empty slot,
- * which is why the pieces start after it (at old_keep).  A lookup whose
- * home lies in (first empty, old_released) is known absent from the old
- * array and does not touch it; every other probe stays in mapped slots,
- * since it ends at the latest at the first empty slot.
+ * Counts.  kinds[] are u16 and total u32.  A count that reaches its
+ * field's maximum leaves it there and continues, exactly, in a side map
+ * keyed like the table (a handful of pages ever get there: 65535 samples
+ * on one page in one interval).  Interval counts are valid for the
+ * interval `epoch` (16 bits); so that an entry idle for exactly 2^16
+ * intervals cannot look current, every interval zeroes the interval
+ * counts of one subtable in turn, which visits each one every
+ * PAGETAB_SUBS intervals, long before the epoch wraps.
  */
 #include "config.h"
 
@@ -45,83 +35,238 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "pagetab.h"
 
-#define PAGETAB_MIN_SLOTS	256
-#define PAGETAB_MIGRATE_SLOTS	8
-/* Load limit: count <= slots * 7 / 10. */
+#define PAGETAB_SUB_BITS	10
+#define PAGETAB_SUBS		(1u << PAGETAB_SUB_BITS)
+#define PAGETAB_SUB_MIN		16	/* slots of a subtable's first array */
+/* Load limit count <= cap * 7 / 8; growth to cap * 6 / 5. */
 #define PAGETAB_LOAD_NUM	7
-#define PAGETAB_LOAD_DEN	10
-/* Old arrays go back in pieces of this size; reset drops the pages of
- * arrays at least this large instead of writing zeroes. */
-#define PAGETAB_RELEASE_BYTES	(1u << 20)
-#define PAGETAB_RELEASE_SLOTS	(PAGETAB_RELEASE_BYTES / \
-				 sizeof(struct page_entry))
+#define PAGETAB_LOAD_DEN	8
+#define PAGETAB_GROW_NUM	6
+#define PAGETAB_GROW_DEN	5
+#define PAGETAB_MMAP_BYTES	(64u << 10)
+#define PAGETAB_BASE		((unsigned)sizeof(struct page_entry))
+#define PAGETAB_LOC_BYTES	8	/* u32 local, u32 remote */
+#define PAGETAB_WEIGHT_BYTES	8	/* u32 sum, u32 n */
+
+struct pagetab_sub {
+	unsigned char *slots;	/* cap * stride bytes; NULL when cap 0 */
+	uint32_t cap;
+	uint32_t count;
+	uint32_t grow_at;	/* count that makes the next insert grow */
+	uint32_t mapped;	/* bytes when from mmap, 0 from calloc */
+};
+
+/* Counts past their field, for the entry with this key. */
+struct pagetab_ovf {
+	uint64_t key;		/* 0 = free */
+	uint64_t kinds[3];	/* valid where the entry's kinds[] is SAT */
+	uint64_t total;		/* valid where the entry's total is SAT */
+	uint64_t weight_sum;	/* ... where the weight extension's is */
+	uint64_t weight_n;
+};
 
 struct pagetab {
-	struct page_entry *slots;
-	size_t mask;		/* number of slots - 1; a power of two - 1 */
-	struct page_entry *old_slots;	/* NULL unless migrating */
-	size_t old_mask;
-	size_t old_pos;		/* old slots below this have been moved */
-	size_t old_first_empty;	/* first empty old slot */
-	size_t old_keep;	/* old slots from here to old_released */
-	size_t old_released;	/* are unmapped */
-	size_t count;		/* distinct keys, old and new arrays together */
-	size_t grow_at;		/* count that triggers the next growth */
+	struct pagetab_sub subs[PAGETAB_SUBS];
+	size_t count;
 	size_t max_pages;	/* 0 = unlimited */
 	unsigned page_shift;
-	uint32_t epoch;		/* never 0 */
+	unsigned ext;		/* PAGETAB_EXT_* */
+	unsigned stride;	/* bytes a slot */
+	unsigned loc_off;	/* byte offsets in a slot; 0 = absent */
+	unsigned weight_off;
+	uint32_t epoch;
+	uint64_t gen;		/* bumped whenever entries move */
+	struct pagetab_ovf *ovf;	/* power-of-two array, load <= 1/2 */
+	size_t ovf_cap;
+	size_t ovf_count;
+};
+
+/* The weight extension; both saturate into the side map like total. */
+struct pagetab_weight {
+	uint32_t sum;
+	uint32_t n;
 };
 
 /*
- * The pid is spread over all 64 bits by the golden-ratio multiplier before
- * the splitmix64 finaliser, a bijection whose every output bit depends on
- * every input bit; consecutive pages therefore land on unrelated slots and
- * the low bits can index the array directly.
+ * splitmix64's finaliser: a bijection whose every output bit depends on
+ * every key bit, so consecutive pages land in unrelated subtables and
+ * slots.
  */
 static inline uint64_t
-pagetab_hash(int32_t pid, uint64_t page)
+pagetab_hash(uint64_t key)
 {
-	uint64_t x = page + (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull;
-
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
+	key ^= key >> 30;
+	key *= 0xbf58476d1ce4e5b9ull;
+	key ^= key >> 27;
+	key *= 0x94d049bb133111ebull;
+	key ^= key >> 31;
+	return key;
 }
 
-static size_t
-pagetab_array_bytes(size_t mask)
+/* 0 when (pid, page) cannot be tracked. */
+static inline uint64_t
+pagetab_key(int32_t pid, uint64_t page)
 {
-	return (mask + 1) * sizeof(struct page_entry);
+	if (pid < 0 || pid > PAGETAB_MAX_PID || page > PAGETAB_PAGE_MASK)
+		return 0;
+	return (uint64_t)(pid + 1) << PAGETAB_PAGE_BITS | page;
 }
 
-static struct page_entry *
-pagetab_array_map(size_t mask)
+static inline struct pagetab_sub *
+pagetab_sub_of(const struct pagetab *t, uint64_t hash)
 {
-	size_t bytes = pagetab_array_bytes(mask);
-	void *p;
+	return (struct pagetab_sub *)&t->subs[hash >> (64 - PAGETAB_SUB_BITS)];
+}
 
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+static inline size_t
+pagetab_home(uint32_t cap, uint64_t hash)
+{
+	return (size_t)(((uint64_t)(uint32_t)hash * cap) >> 32);
+}
+
+static inline struct page_entry *
+pagetab_at(unsigned char *slots, unsigned stride, size_t i)
+{
+	return (struct page_entry *)(slots + i * stride);
+}
+
+/*
+ * Slot holding key in an array, or the empty slot that ends its probe
+ * chain.  Terminates because every array keeps empty slots.
+ */
+static inline struct page_entry *
+pagetab_probe(unsigned char *slots, uint32_t cap, unsigned stride,
+	      uint64_t hash, uint64_t key)
+{
+	size_t i = pagetab_home(cap, hash);
+
+	for (;;) {
+		struct page_entry *e = pagetab_at(slots, stride, i);
+
+		if (e->key == key || e->key == 0)
+			return e;
+		if (++i == cap)
+			i = 0;
+	}
 }
 
 static void
-pagetab_array_unmap(struct page_entry *slots, size_t mask)
+pagetab_layout(unsigned ext, unsigned *stride, unsigned *loc_off,
+	       unsigned *weight_off)
 {
-	if (slots)
-		munmap(slots, pagetab_array_bytes(mask));
+	*stride = PAGETAB_BASE;
+	*loc_off = *weight_off = 0;
+	if (ext & PAGETAB_EXT_LOCALITY) {
+		*loc_off = *stride;
+		*stride += PAGETAB_LOC_BYTES;
+	}
+	if (ext & PAGETAB_EXT_WEIGHT) {
+		*weight_off = *stride;
+		*stride += PAGETAB_WEIGHT_BYTES;
+	}
+}
+
+/* A zeroed array of at least want slots; *cap, *mapped describe it. */
+static unsigned char *
+pagetab_array_new(size_t want, unsigned stride, uint32_t *cap,
+		  uint32_t *mapped)
+{
+	size_t bytes = want * stride, page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (want > UINT32_MAX / 2 || bytes / stride != want)
+		return NULL;
+	if (bytes < PAGETAB_MMAP_BYTES) {
+		p = calloc(want, stride);
+		*cap = (uint32_t)want;
+		*mapped = 0;
+		return p;
+	}
+	bytes = (bytes + page - 1) / page * page;
+	if (bytes > UINT32_MAX)
+		return NULL;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*cap = (uint32_t)(bytes / stride);
+	*mapped = (uint32_t)bytes;
+	return p;
+}
+
+static void
+pagetab_array_free(unsigned char *slots, uint32_t mapped)
+{
+	if (mapped)
+		munmap(slots, mapped);
+	else
+		free(slots);
 }
 
 static size_t
-pagetab_grow_limit(size_t mask)
+pagetab_sub_bytes(const struct pagetab *t, const struct pagetab_sub *s)
 {
-	return (mask + 1) / PAGETAB_LOAD_DEN * PAGETAB_LOAD_NUM;
+	return s->mapped ? s->mapped : (size_t)s->cap * t->stride;
+}
+
+/*
+ * Copies every entry of s into a new array of want slots laid out by
+ * (stride, loc_off, weight_off): the extensions that both layouts have
+ * move along, new ones start zeroed.  The new array is returned in *out;
+ * s is not changed.
+ */
+static int
+pagetab_sub_copy(const struct pagetab *t, const struct pagetab_sub *s,
+		 size_t want, unsigned stride, unsigned loc_off,
+		 unsigned weight_off, struct pagetab_sub *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->slots = pagetab_array_new(want, stride, &out->cap, &out->mapped);
+	if (!out->slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < s->cap; i++) {
+		struct page_entry *e = pagetab_at(s->slots, t->stride, i), *d;
+
+		if (e->key == 0)
+			continue;
+		d = pagetab_probe(out->slots, out->cap, stride,
+				  pagetab_hash(e->key), e->key);
+		memcpy(d, e, PAGETAB_BASE);
+		if (loc_off && t->loc_off)
+			memcpy((unsigned char *)d + loc_off,
+			       (unsigned char *)e + t->loc_off,
+			       PAGETAB_LOC_BYTES);
+		if (weight_off && t->weight_off)
+			memcpy((unsigned char *)d + weight_off,
+			       (unsigned char *)e + t->weight_off,
+			       PAGETAB_WEIGHT_BYTES);
+	}
+	out->count = s->count;
+	out->grow_at = (uint32_t)((uint64_t)out->cap * PAGETAB_LOAD_NUM /
+				  PAGETAB_LOAD_DEN);
+	return 0;
+}
+
+/* 0 or -ENOMEM (s unchanged). */
+static int
+pagetab_sub_grow(struct pagetab *t, struct pagetab_sub *s)
+{
+	size_t want = s->cap ? (size_t)s->cap * PAGETAB_GROW_NUM /
+			       PAGETAB_GROW_DEN + 1 : PAGETAB_SUB_MIN;
+	struct pagetab_sub n;
+
+	if (pagetab_sub_copy(t, s, want, t->stride, t->loc_off,
+			     t->weight_off, &n) < 0)
+		return -ENOMEM;
+	if (s->slots)
+		pagetab_array_free(s->slots, s->mapped);
+	*s = n;
+	t->gen++;
+	return 0;
 }
 
 struct pagetab *
@@ -134,23 +279,30 @@ pagetab_new(unsigned page_shift, size_t max_pages)
 		return NULL;
 	}
 	t = calloc(1, sizeof(*t));
-	if (!t)
-		goto out_err;
-	t->mask = PAGETAB_MIN_SLOTS - 1;
-	t->slots = pagetab_array_map(t->mask);
-	if (!t->slots)
-		goto out_free;
-	t->grow_at = pagetab_grow_limit(t->mask);
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	t->max_pages = max_pages;
 	t->page_shift = page_shift;
 	t->epoch = 1;
+	pagetab_layout(0, &t->stride, &t->loc_off, &t->weight_off);
 	return t;
+}
 
-out_free:
-	free(t);
-out_err:
-	errno = ENOMEM;
-	return NULL;
+static void
+pagetab_free_arrays(struct pagetab *t)
+{
+	for (unsigned i = 0; i < PAGETAB_SUBS; i++) {
+		struct pagetab_sub *s = &t->subs[i];
+
+		if (s->slots)
+			pagetab_array_free(s->slots, s->mapped);
+		memset(s, 0, sizeof(*s));
+	}
+	free(t->ovf);
+	t->ovf = NULL;
+	t->ovf_cap = t->ovf_count = 0;
 }
 
 void
@@ -158,8 +310,7 @@ pagetab_free(struct pagetab *t)
 {
 	if (!t)
 		return;
-	pagetab_array_unmap(t->old_slots, t->old_mask);
-	pagetab_array_unmap(t->slots, t->mask);
+	pagetab_free_arrays(t);
 	free(t);
 }
 
@@ -169,133 +320,116 @@ pagetab_page_shift(const struct pagetab *t)
 	return t->page_shift;
 }
 
-/*
- * Slot holding (pid, page) in `slots`, or the empty slot that ends its
- * probe chain.  Terminates because every array keeps empty slots.
- */
-static inline struct page_entry *
-pagetab_probe(struct page_entry *slots, size_t mask, uint64_t hash,
-	      int32_t pid, uint64_t page)
+int
+pagetab_set_ext(struct pagetab *t, unsigned ext)
 {
-	size_t i = hash & mask;
+	unsigned want = t->ext | (ext & (PAGETAB_EXT_LOCALITY |
+					 PAGETAB_EXT_WEIGHT));
+	unsigned stride, loc_off, weight_off;
+	struct pagetab_sub *n;
 
-	for (;;) {
-		struct page_entry *e = &slots[i];
+	if (want == t->ext)
+		return 0;
+	pagetab_layout(want, &stride, &loc_off, &weight_off);
+	/* All or nothing: every new array first, then the switch. */
+	n = calloc(PAGETAB_SUBS, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (unsigned i = 0; i < PAGETAB_SUBS; i++) {
+		const struct pagetab_sub *s = &t->subs[i];
 
-		if (e->epoch == 0 || (e->page == page && e->pid == pid))
-			return e;
-		i = (i + 1) & mask;
+		if (s->cap && pagetab_sub_copy(t, s, s->cap, stride, loc_off,
+					       weight_off, &n[i]) < 0) {
+			while (i-- > 0)
+				if (n[i].slots)
+					pagetab_array_free(n[i].slots,
+							   n[i].mapped);
+			free(n);
+			return -ENOMEM;
+		}
 	}
+	for (unsigned i = 0; i < PAGETAB_SUBS; i++) {
+		struct pagetab_sub *s = &t->subs[i];
+
+		if (s->slots)
+			pagetab_array_free(s->slots, s->mapped);
+		*s = n[i];
+	}
+	free(n);
+	t->ext = want;
+	t->stride = stride;
+	t->loc_off = loc_off;
+	t->weight_off = weight_off;
+	t->gen++;
+	return 0;
+}
+
+unsigned
+pagetab_ext(const struct pagetab *t)
+{
+	return t->ext;
+}
+
+/* Zeroes the interval counts of e (kinds and the locality extension). */
+static inline void
+pagetab_clear_interval(const struct pagetab *t, struct page_entry *e)
+{
+	e->kinds[0] = e->kinds[1] = e->kinds[2] = 0;
+	if (t->loc_off)
+		memset((unsigned char *)e + t->loc_off, 0, PAGETAB_LOC_BYTES);
 }
 
 static inline struct page_entry *
-pagetab_lookup(const struct pagetab *t, uint64_t hash, int32_t pid,
-	       uint64_t page, struct page_entry **empty)
+pagetab_find_hashed(const struct pagetab *t, uint64_t key, uint64_t hash)
 {
+	const struct pagetab_sub *s = pagetab_sub_of(t, hash);
 	struct page_entry *e;
 
-	e = pagetab_probe(t->slots, t->mask, hash, pid, page);
-	if (e->epoch != 0)
-		return e;
-	*empty = e;
-	if (t->old_slots) {
-		size_t home = hash & t->old_mask;
-		struct page_entry *o;
+	if (!s->cap)
+		return NULL;
+	e = pagetab_probe(s->slots, s->cap, t->stride, hash, key);
+	return e->key == key ? e : NULL;
+}
 
-		if (t->old_released > t->old_keep &&
-		    home > t->old_first_empty && home < t->old_released)
+static inline __attribute__((always_inline)) struct page_entry *
+pagetab_get_hashed(struct pagetab *t, uint64_t key, uint64_t hash,
+		   bool *inserted)
+{
+	struct pagetab_sub *s = pagetab_sub_of(t, hash);
+	uint16_t epoch = (uint16_t)t->epoch;
+	struct page_entry *e = NULL;
+
+	*inserted = false;
+	if (s->cap) {
+		e = pagetab_probe(s->slots, s->cap, t->stride, hash, key);
+		if (e->key == key) {
+			if (e->epoch != epoch) {
+				e->epoch = epoch;
+				pagetab_clear_interval(t, e);
+			}
+			return e;
+		}
+	}
+	if (t->max_pages && t->count >= t->max_pages)
+		return NULL;
+	if (s->count >= s->grow_at) {
+		/* Without a larger array, keep filling this one up to 15/16;
+		 * past that probes get long and the insert is refused. */
+		if (pagetab_sub_grow(t, s) != 0 &&
+		    (!s->cap || s->count >= s->cap - s->cap / 16)) {
+			errno = ENOMEM;
 			return NULL;
-		o = pagetab_probe(t->old_slots, t->old_mask, hash, pid, page);
-		if (o->epoch != 0)
-			return o;
+		}
+		e = pagetab_probe(s->slots, s->cap, t->stride, hash, key);
 	}
-	return NULL;
-}
-
-/* Moves a key known to be absent from `slots` into it. */
-static void
-pagetab_place(struct page_entry *slots, size_t mask,
-	      const struct page_entry *src)
-{
-	size_t i = pagetab_hash(src->pid, src->page) & mask;
-
-	while (slots[i].epoch != 0)
-		i = (i + 1) & mask;
-	slots[i] = *src;
-}
-
-/* Unmaps whole pieces of the old array that no lookup can reach. */
-static void
-pagetab_release(struct pagetab *t)
-{
-	size_t run, upto;
-
-	if (t->old_pos < t->old_released + PAGETAB_RELEASE_SLOTS)
-		return;
-	/* Slots below old_released may be gone; stopping there only makes
-	 * the run look shorter, which releases less. */
-	for (run = t->old_pos; run > t->old_released &&
-	     t->old_slots[run - 1].epoch != 0; run--)
-		;
-	upto = run - run % PAGETAB_RELEASE_SLOTS;
-	if (upto <= t->old_released)
-		return;
-	/* On failure the pages just stay until the final unmap. */
-	if (munmap(t->old_slots + t->old_released,
-		   (upto - t->old_released) * sizeof(struct page_entry)) == 0)
-		t->old_released = upto;
-}
-
-static void
-pagetab_migrate(struct pagetab *t, size_t n_slots)
-{
-	size_t end = t->old_pos + n_slots;
-
-	if (end > t->old_mask + 1 || end < t->old_pos)
-		end = t->old_mask + 1;
-	for (size_t i = t->old_pos; i < end; i++)
-		if (t->old_slots[i].epoch != 0)
-			pagetab_place(t->slots, t->mask, &t->old_slots[i]);
-	t->old_pos = end;
-	if (end == t->old_mask + 1) {
-		pagetab_array_unmap(t->old_slots, t->old_mask);
-		t->old_slots = NULL;
-		t->old_mask = 0;
-		t->old_pos = 0;
-	} else {
-		pagetab_release(t);
-	}
-}
-
-/* 0 or -ENOMEM; on failure the table is unchanged. */
-static int
-pagetab_grow(struct pagetab *t)
-{
-	size_t new_mask = t->mask * 2 + 1;
-	struct page_entry *new_slots;
-
-	if (new_mask < t->mask ||
-	    pagetab_array_bytes(new_mask) / 2 != pagetab_array_bytes(t->mask))
-		return -ENOMEM;
-	/* Cannot happen at the migration rate above; kept as a safety net. */
-	if (t->old_slots)
-		pagetab_migrate(t, SIZE_MAX);
-	new_slots = pagetab_array_map(new_mask);
-	if (!new_slots)
-		return -ENOMEM;
-	t->old_slots = t->slots;
-	t->old_mask = t->mask;
-	t->old_pos = 0;
-	t->old_first_empty = 0;
-	while (t->old_slots[t->old_first_empty].epoch != 0)
-		t->old_first_empty++;
-	t->old_keep = t->old_first_empty + PAGETAB_RELEASE_SLOTS -
-		      t->old_first_empty % PAGETAB_RELEASE_SLOTS;
-	t->old_released = t->old_keep;
-	t->slots = new_slots;
-	t->mask = new_mask;
-	t->grow_at = pagetab_grow_limit(new_mask);
-	return 0;
+	memset(e, 0, t->stride);
+	e->key = key;
+	e->node = PAGE_NODE_UNQUERIED;
+	e->epoch = epoch;
+	s->count++;
+	t->count++;
+	*inserted = true;
+	return e;
 }
 
 static void
@@ -308,80 +442,325 @@ pagetab_debug_check(const struct pagetab *t)
 struct page_entry *
 pagetab_get(struct pagetab *t, int32_t pid, uint64_t addr, bool *inserted)
 {
-	uint64_t page = addr >> t->page_shift;
-	uint64_t hash = pagetab_hash(pid, page);
-	struct page_entry *empty = NULL;
+	uint64_t key = pagetab_key(pid, addr >> t->page_shift);
 	struct page_entry *e;
+	bool ins;
 
-	e = pagetab_lookup(t, hash, pid, page, &empty);
-	if (e) {
-		if (e->epoch != t->epoch) {
-			e->epoch = t->epoch;
-			e->loads = 0;
-			e->stores = 0;
-			e->other = 0;
-			e->local = 0;
-			e->remote = 0;
-		}
-		if (inserted)
-			*inserted = false;
-		return e;
-	}
-
-	if (t->max_pages && t->count >= t->max_pages)
-		return NULL;
-	if (t->count >= t->grow_at) {
-		/* Without a larger array, keep filling this one up to 15/16;
-		 * past that probes get long and the insert is refused. */
-		if (pagetab_grow(t) != 0 &&
-		    t->count >= t->mask - t->mask / 16) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		/* Growth, or moving entries before it, may fill `empty`. */
-		empty = pagetab_probe(t->slots, t->mask, hash, pid, page);
-	}
-
-	e = empty;
-	memset(e, 0, sizeof(*e));
-	e->page = page;
-	e->pid = pid;
-	e->node = PAGE_NODE_UNQUERIED;
-	e->epoch = t->epoch;
-	t->count++;
-	/* Moving entries never relocates the one just placed in `slots`. */
-	if (t->old_slots)
-		pagetab_migrate(t, PAGETAB_MIGRATE_SLOTS);
-	pagetab_debug_check(t);
 	if (inserted)
-		*inserted = true;
+		*inserted = false;
+	if (key == 0)
+		return NULL;
+	e = pagetab_get_hashed(t, key, pagetab_hash(key), &ins);
+	if (inserted)
+		*inserted = ins;
+	if (ins)
+		pagetab_debug_check(t);
 	return e;
+}
+
+/* Brings the slot a key will probe first into the cache. */
+static inline void
+pagetab_prefetch(const struct pagetab *t, uint64_t hash)
+{
+	const struct pagetab_sub *s = pagetab_sub_of(t, hash);
+	const unsigned char *p;
+
+	if (!s->cap)
+		return;
+	p = s->slots + pagetab_home(s->cap, hash) * t->stride;
+	__builtin_prefetch(p, 1);
+	/* A slot may straddle two cache lines. */
+	__builtin_prefetch(p + t->stride - 1, 1);
+}
+
+void
+pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
+		 size_t n, struct page_entry **out, bool *inserted)
+{
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY], gen[PAGETAB_MANY];
+
+	if (n > PAGETAB_MANY) {
+		size_t last = (n - 1) % PAGETAB_MANY + 1;
+		uint64_t gen0;
+
+		/* In pieces; each piece fixes its own pointers, and those of
+		 * the earlier pieces are found again if a later one moved
+		 * entries (rare: callers batch PAGETAB_MANY at most). */
+		pagetab_get_many(t, pid, addr, PAGETAB_MANY, out, inserted);
+		gen0 = t->gen;
+		for (size_t i = PAGETAB_MANY; i < n; i += PAGETAB_MANY)
+			pagetab_get_many(t, pid + i, addr + i,
+					 n - i < PAGETAB_MANY ? n - i :
+					 PAGETAB_MANY, out + i,
+					 inserted ? inserted + i : NULL);
+		for (size_t i = 0; gen0 != t->gen && i < n - last; i++)
+			if (out[i])
+				out[i] = pagetab_find(t, pid[i],
+						      addr[i] >> t->page_shift);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = pagetab_key(pid[i], addr[i] >> t->page_shift);
+		hashes[i] = pagetab_hash(keys[i]);
+		if (i < PAGETAB_PREFETCH)
+			pagetab_prefetch(t, hashes[i]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool ins = false;
+
+		if (i + PAGETAB_PREFETCH < n)
+			pagetab_prefetch(t, hashes[i + PAGETAB_PREFETCH]);
+		out[i] = keys[i] ? pagetab_get_hashed(t, keys[i], hashes[i],
+						      &ins) : NULL;
+		gen[i] = t->gen;
+		if (inserted)
+			inserted[i] = ins;
+	}
+	/* A subtable that grew after key i was served moved its entry. */
+	for (size_t i = 0; i < n; i++)
+		if (out[i] && gen[i] != t->gen)
+			out[i] = pagetab_find_hashed(t, keys[i], hashes[i]);
+	pagetab_debug_check(t);
 }
 
 struct page_entry *
 pagetab_find(struct pagetab *t, int32_t pid, uint64_t page)
 {
-	struct page_entry *empty;
+	uint64_t key = pagetab_key(pid, page);
 
-	return pagetab_lookup(t, pagetab_hash(pid, page), pid, page, &empty);
+	return key ? pagetab_find_hashed(t, key, pagetab_hash(key)) : NULL;
+}
+
+/* The side map of counts past their field. */
+static struct pagetab_ovf *
+pagetab_ovf_find(const struct pagetab *t, uint64_t key)
+{
+	size_t i;
+
+	if (!t->ovf_cap)
+		return NULL;
+	for (i = pagetab_hash(key) & (t->ovf_cap - 1); t->ovf[i].key;
+	     i = (i + 1) & (t->ovf_cap - 1))
+		if (t->ovf[i].key == key)
+			return &t->ovf[i];
+	return NULL;
+}
+
+static struct pagetab_ovf *
+pagetab_ovf_take(struct pagetab *t, uint64_t key)
+{
+	struct pagetab_ovf *o = pagetab_ovf_find(t, key);
+	size_t i;
+
+	if (o)
+		return o;
+	if ((t->ovf_count + 1) * 2 > t->ovf_cap) {
+		size_t cap = t->ovf_cap ? t->ovf_cap * 2 : 16;
+		struct pagetab_ovf *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			return NULL;
+		for (size_t j = 0; j < t->ovf_cap; j++) {
+			if (!t->ovf[j].key)
+				continue;
+			for (i = pagetab_hash(t->ovf[j].key) & (cap - 1);
+			     n[i].key; i = (i + 1) & (cap - 1))
+				;
+			n[i] = t->ovf[j];
+		}
+		free(t->ovf);
+		t->ovf = n;
+		t->ovf_cap = cap;
+	}
+	for (i = pagetab_hash(key) & (t->ovf_cap - 1); t->ovf[i].key;
+	     i = (i + 1) & (t->ovf_cap - 1))
+		;
+	o = &t->ovf[i];
+	memset(o, 0, sizeof(*o));
+	o->key = key;
+	t->ovf_count++;
+	return o;
+}
+
+/*
+ * Adds n to a count whose field holds `field` (saturating at sat): below
+ * sat the field is the count, at sat *wide is.  Returns the new field.
+ * Without memory for the side map the field stops one short of sat, the
+ * only case where a count falls behind.
+ */
+static uint64_t
+pagetab_add_wide(struct pagetab *t, uint64_t key, uint64_t field,
+		 uint64_t sat, size_t member, uint64_t n)
+{
+	struct pagetab_ovf *o = field == sat ? pagetab_ovf_find(t, key) :
+					       NULL;
+	uint64_t v = o ? *(uint64_t *)((unsigned char *)o + member) + n :
+			 field + n;
+
+	if (v < sat)
+		return v;
+	o = pagetab_ovf_take(t, key);
+	if (!o)
+		return sat - 1;
+	*(uint64_t *)((unsigned char *)o + member) = v;
+	return sat;
+}
+
+static void
+pagetab_add_kind(struct pagetab *t, struct page_entry *e, unsigned kind,
+		 uint64_t n)
+{
+	if (n)
+		e->kinds[kind] = (uint16_t)pagetab_add_wide(t, e->key,
+			e->kinds[kind], PAGETAB_KIND_SAT,
+			offsetof(struct pagetab_ovf, kinds) +
+			kind * sizeof(uint64_t), n);
+}
+
+static void
+pagetab_add_total(struct pagetab *t, struct page_entry *e, uint64_t n)
+{
+	if (n)
+		e->total = (uint32_t)pagetab_add_wide(t, e->key, e->total,
+			PAGETAB_TOTAL_SAT,
+			offsetof(struct pagetab_ovf, total), n);
+}
+
+void
+pagetab_count_slow(struct pagetab *t, struct page_entry *e, unsigned kind,
+		   uint64_t n)
+{
+	if (kind > SAMPLE_OTHER)
+		kind = SAMPLE_OTHER;
+	pagetab_add_kind(t, e, kind, n);
+	pagetab_add_total(t, e, n);
+}
+
+static inline uint32_t
+pagetab_sat_add32(uint32_t a, uint64_t b)
+{
+	return b >= (uint64_t)(UINT32_MAX - a) ? UINT32_MAX : a + (uint32_t)b;
+}
+
+static void
+pagetab_add_locality_n(struct pagetab *t, struct page_entry *e,
+		       uint64_t local, uint64_t remote)
+{
+	uint32_t lr[2];
+
+	if (!t->loc_off)
+		return;
+	memcpy(lr, (unsigned char *)e + t->loc_off, sizeof(lr));
+	lr[0] = pagetab_sat_add32(lr[0], local);
+	lr[1] = pagetab_sat_add32(lr[1], remote);
+	memcpy((unsigned char *)e + t->loc_off, lr, sizeof(lr));
+}
+
+void
+pagetab_add_locality(struct pagetab *t, struct page_entry *e, bool local)
+{
+	pagetab_add_locality_n(t, e, local, !local);
+}
+
+static void
+pagetab_add_weight_n(struct pagetab *t, struct page_entry *e, uint64_t sum,
+		     uint64_t n)
+{
+	struct pagetab_weight *w;
+
+	if (!t->weight_off)
+		return;
+	w = (struct pagetab_weight *)((unsigned char *)e + t->weight_off);
+	if (sum)
+		w->sum = (uint32_t)pagetab_add_wide(t, e->key, w->sum,
+			PAGETAB_TOTAL_SAT,
+			offsetof(struct pagetab_ovf, weight_sum), sum);
+	if (n)
+		w->n = (uint32_t)pagetab_add_wide(t, e->key, w->n,
+			PAGETAB_TOTAL_SAT,
+			offsetof(struct pagetab_ovf, weight_n), n);
+}
+
+void
+pagetab_add_weight(struct pagetab *t, struct page_entry *e, uint64_t weight)
+{
+	pagetab_add_weight_n(t, e, weight, 1);
+}
+
+void
+pagetab_add_counts(struct pagetab *t, struct page_entry *e,
+		   const struct page_counts *c)
+{
+	pagetab_add_kind(t, e, SAMPLE_LOAD, c->loads);
+	pagetab_add_kind(t, e, SAMPLE_STORE, c->stores);
+	pagetab_add_kind(t, e, SAMPLE_OTHER, c->other);
+	pagetab_add_total(t, e, c->total);
+	pagetab_add_locality_n(t, e, c->local, c->remote);
+	pagetab_add_weight_n(t, e, c->weight_sum, c->weight_n);
+}
+
+void
+pagetab_read(const struct pagetab *t, const struct page_entry *e,
+	     struct page_counts *out)
+{
+	bool current = e->epoch == (uint16_t)t->epoch;
+	const struct pagetab_weight *w = t->weight_off ? (const void *)
+		((const unsigned char *)e + t->weight_off) : NULL;
+	const struct pagetab_ovf *o = NULL;
+	uint64_t kinds[3];
+
+	memset(out, 0, sizeof(*out));
+	if (e->total == PAGETAB_TOTAL_SAT ||
+	    (current && (e->kinds[0] == PAGETAB_KIND_SAT ||
+			 e->kinds[1] == PAGETAB_KIND_SAT ||
+			 e->kinds[2] == PAGETAB_KIND_SAT)) ||
+	    (w && (w->sum == PAGETAB_TOTAL_SAT ||
+		   w->n == PAGETAB_TOTAL_SAT)))
+		o = pagetab_ovf_find(t, e->key);
+	for (int k = 0; k < 3; k++) {
+		kinds[k] = current ? e->kinds[k] : 0;
+		if (kinds[k] == PAGETAB_KIND_SAT && o)
+			kinds[k] = o->kinds[k];
+	}
+	out->loads = kinds[SAMPLE_LOAD];
+	out->stores = kinds[SAMPLE_STORE];
+	out->other = kinds[SAMPLE_OTHER];
+	out->total = e->total == PAGETAB_TOTAL_SAT && o ? o->total : e->total;
+	if (t->loc_off && current) {
+		uint32_t lr[2];
+
+		memcpy(lr, (const unsigned char *)e + t->loc_off, sizeof(lr));
+		out->local = lr[0];
+		out->remote = lr[1];
+	}
+	if (w) {
+		out->weight_sum = w->sum == PAGETAB_TOTAL_SAT && o ?
+				  o->weight_sum : w->sum;
+		out->weight_n = w->n == PAGETAB_TOTAL_SAT && o ?
+				o->weight_n : w->n;
+	}
 }
 
 uint64_t
 pagetab_interval_samples(const struct pagetab *t, const struct page_entry *e)
 {
-	if (e->epoch != t->epoch)
-		return 0;
-	return (uint64_t)e->loads + e->stores + e->other;
+	struct page_counts c;
+
+	pagetab_read(t, e, &c);
+	return c.loads + c.stores + c.other;
 }
 
 void
 pagetab_next_interval(struct pagetab *t)
 {
-	/* 0 marks empty slots; at one interval per ms the wrap is 49 days
-	 * away, and an entry idle for exactly 2^32-1 intervals would then
-	 * read as current. */
-	if (++t->epoch == 0)
-		t->epoch = 1;
+	struct pagetab_sub *s;
+
+	t->epoch++;
+	/* No entry belongs to the new interval yet: zero one subtable's
+	 * interval counts, so that none survives the 16-bit wrap. */
+	s = &t->subs[t->epoch % PAGETAB_SUBS];
+	for (uint32_t i = 0; i < s->cap; i++)
+		pagetab_clear_interval(t, pagetab_at(s->slots, t->stride, i));
 }
 
 uint32_t
@@ -393,18 +772,9 @@ pagetab_epoch(const struct pagetab *t)
 void
 pagetab_reset(struct pagetab *t)
 {
-	size_t bytes = pagetab_array_bytes(t->mask);
-
-	pagetab_array_unmap(t->old_slots, t->old_mask);
-	t->old_slots = NULL;
-	t->old_mask = 0;
-	t->old_pos = 0;
-	/* Dropping the pages of a private anonymous mapping refills them with
-	 * zeroes on the next touch, far cheaper than writing gigabytes. */
-	if (bytes < PAGETAB_RELEASE_BYTES ||
-	    madvise(t->slots, bytes, MADV_DONTNEED) != 0)
-		memset(t->slots, 0, bytes);
+	pagetab_free_arrays(t);
 	t->count = 0;
+	t->gen++;
 }
 
 size_t
@@ -416,41 +786,47 @@ pagetab_count(const struct pagetab *t)
 size_t
 pagetab_capacity(const struct pagetab *t)
 {
-	return t->mask + 1;
+	size_t cap = 0;
+
+	for (unsigned i = 0; i < PAGETAB_SUBS; i++)
+		cap += t->subs[i].cap;
+	return cap;
 }
 
 size_t
 pagetab_bytes(const struct pagetab *t)
 {
-	size_t bytes = sizeof(*t) + pagetab_array_bytes(t->mask);
+	size_t bytes = sizeof(*t) + t->ovf_cap * sizeof(*t->ovf);
 
-	if (t->old_slots)
-		bytes += pagetab_array_bytes(t->old_mask) -
-			 (t->old_released - t->old_keep) *
-			 sizeof(struct page_entry);
+	for (unsigned i = 0; i < PAGETAB_SUBS; i++)
+		bytes += pagetab_sub_bytes(t, &t->subs[i]);
 	return bytes;
 }
 
-/*
- * Interval keys are masked rather than branched on: in a topk scan about
- * half the slots are empty or stale, a coin flip for a branch predictor.
- */
-static inline uint64_t
-pagetab_key(const struct page_entry *e, enum sort_key key, uint32_t epoch)
+static void
+pagetab_info(const struct pagetab *t, const struct page_entry *e,
+	     struct page_info *p)
 {
-	uint64_t current = -(uint64_t)(e->epoch == epoch);
+	p->pid = pagetab_entry_pid(e);
+	p->page = pagetab_entry_page(e);
+	p->node = e->node;
+	pagetab_read(t, e, &p->c);
+}
 
+static inline uint64_t
+pagetab_info_key(const struct page_info *p, enum sort_key key)
+{
 	switch (key) {
 	case SORT_SAMPLES:
-		return ((uint64_t)e->loads + e->stores + e->other) & current;
+		return p->c.loads + p->c.stores + p->c.other;
 	case SORT_TOTAL:
-		return e->total;
+		return p->c.total;
 	case SORT_LOADS:
-		return e->loads & current;
+		return p->c.loads;
 	case SORT_STORES:
-		return e->stores & current;
+		return p->c.stores;
 	case SORT_LATENCY:
-		return e->weight_n ? e->weight_sum / e->weight_n : 0;
+		return p->c.weight_n ? p->c.weight_sum / p->c.weight_n : 0;
 	default:
 		return 0;
 	}
@@ -458,8 +834,8 @@ pagetab_key(const struct page_entry *e, enum sort_key key, uint32_t epoch)
 
 /* a ranks below b: smaller key, or equal key and larger (pid, page). */
 static inline bool
-pagetab_worse(const struct page_entry *a, uint64_t ka,
-	      const struct page_entry *b, uint64_t kb)
+pagetab_worse(const struct page_info *a, uint64_t ka,
+	      const struct page_info *b, uint64_t kb)
 {
 	if (ka != kb)
 		return ka < kb;
@@ -468,17 +844,13 @@ pagetab_worse(const struct page_entry *a, uint64_t ka,
 	return a->page > b->page;
 }
 
-/*
- * heap[0..n) is a min-heap under pagetab_worse: heap[0] is the entry that
- * drops out first.  Keys are recomputed from the copies, whose interval
- * counters are already zeroed when stale.
- */
+/* heap[0..n) is a min-heap under pagetab_worse: heap[0] drops out first. */
 static void
-pagetab_heap_down(struct page_entry *heap, size_t n, size_t i,
-		  enum sort_key key, uint32_t epoch)
+pagetab_heap_down(struct page_info *heap, size_t n, size_t i,
+		  enum sort_key key)
 {
-	struct page_entry moving = heap[i];
-	uint64_t km = pagetab_key(&moving, key, epoch);
+	struct page_info moving = heap[i];
+	uint64_t km = pagetab_info_key(&moving, key);
 
 	for (;;) {
 		size_t c = 2 * i + 1;
@@ -486,9 +858,9 @@ pagetab_heap_down(struct page_entry *heap, size_t n, size_t i,
 
 		if (c >= n)
 			break;
-		kc = pagetab_key(&heap[c], key, epoch);
+		kc = pagetab_info_key(&heap[c], key);
 		if (c + 1 < n) {
-			uint64_t kr = pagetab_key(&heap[c + 1], key, epoch);
+			uint64_t kr = pagetab_info_key(&heap[c + 1], key);
 
 			if (pagetab_worse(&heap[c + 1], kr, &heap[c], kc)) {
 				c++;
@@ -504,17 +876,16 @@ pagetab_heap_down(struct page_entry *heap, size_t n, size_t i,
 }
 
 static void
-pagetab_heap_up(struct page_entry *heap, size_t i, enum sort_key key,
-		uint32_t epoch)
+pagetab_heap_up(struct page_info *heap, size_t i, enum sort_key key)
 {
-	struct page_entry moving = heap[i];
-	uint64_t km = pagetab_key(&moving, key, epoch);
+	struct page_info moving = heap[i];
+	uint64_t km = pagetab_info_key(&moving, key);
 
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
 
 		if (!pagetab_worse(&moving, km, &heap[p],
-				   pagetab_key(&heap[p], key, epoch)))
+				   pagetab_info_key(&heap[p], key)))
 			break;
 		heap[i] = heap[p];
 		i = p;
@@ -523,109 +894,140 @@ pagetab_heap_up(struct page_entry *heap, size_t i, enum sort_key key,
 }
 
 struct pagetab_topk_state {
-	struct page_entry *heap;
+	const struct pagetab *t;
+	struct page_info *heap;
 	size_t n;
 	size_t k;
 	/* Keys below this cannot enter: 1 until the heap is full (zero keys
 	 * never take part), then the key of heap[0]. */
 	uint64_t min_key;
 	enum sort_key key;
-	uint32_t epoch;
 };
 
-/* e, whose key ke is >= min_key, enters unless it loses a tie to heap[0]. */
+/* p, whose key kp is >= min_key, enters unless it loses a tie. */
 static void
-pagetab_topk_offer(struct pagetab_topk_state *s, const struct page_entry *e,
-		   uint64_t ke)
+pagetab_topk_offer(struct pagetab_topk_state *s, const struct page_info *p,
+		   uint64_t kp)
 {
-	struct page_entry *dst;
-
 	if (s->n == s->k) {
-		if (!pagetab_worse(&s->heap[0], s->min_key, e, ke))
+		if (!pagetab_worse(&s->heap[0], s->min_key, p, kp))
 			return;
-		dst = &s->heap[0];
+		s->heap[0] = *p;
+		pagetab_heap_down(s->heap, s->n, 0, s->key);
 	} else {
-		dst = &s->heap[s->n];
-	}
-	*dst = *e;
-	if (dst->epoch != s->epoch) {
-		dst->loads = 0;
-		dst->stores = 0;
-		dst->other = 0;
-		dst->local = 0;
-		dst->remote = 0;
-	}
-	if (s->n == s->k) {
-		pagetab_heap_down(s->heap, s->n, 0, s->key, s->epoch);
-	} else {
-		s->n++;
-		pagetab_heap_up(s->heap, s->n - 1, s->key, s->epoch);
+		s->heap[s->n++] = *p;
+		pagetab_heap_up(s->heap, s->n - 1, s->key);
 	}
 	if (s->n == s->k)
-		s->min_key = pagetab_key(&s->heap[0], s->key, s->epoch);
+		s->min_key = pagetab_info_key(&s->heap[0], s->key);
+}
+
+/* Rare: a count past its field, or an entry that enters the heap. */
+static void
+pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e)
+{
+	struct page_info p;
+	uint64_t kp;
+
+	pagetab_info(s->t, e, &p);
+	kp = pagetab_info_key(&p, s->key);
+	if (kp && kp >= s->min_key)
+		pagetab_topk_offer(s, &p, kp);
 }
 
 /*
- * The scan is bound by memory bandwidth only if rejecting an entry costs
- * a few instructions, so it is inlined once per constant key: the switch
- * in pagetab_key folds away and most entries end at one well-predicted
- * compare.  Empty slots need no test of their own: they are all zeroes
- * and epoch 0 is never current, so every key of an empty slot is 0.
+ * The key of a slot from its fields alone, or UINT64_MAX when a field is
+ * saturated (the full count lives in the side map).  Interval keys are
+ * masked rather than branched on: about half the slots are stale or
+ * empty, a coin flip for a branch predictor; empty slots are all zeroes,
+ * so every key of theirs is 0.
  */
-static inline __attribute__((always_inline)) void
-pagetab_topk_scan(struct pagetab_topk_state *s,
-		  const struct page_entry *slots, size_t from, size_t to,
-		  enum sort_key key)
+static inline __attribute__((always_inline)) uint64_t
+pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
+		 enum sort_key key, uint16_t epoch)
 {
-	for (size_t i = from; i < to; i++) {
-		const struct page_entry *e = &slots[i];
-		uint64_t ke = pagetab_key(e, key, s->epoch);
+	uint64_t current = -(uint64_t)(e->epoch == epoch), v;
+	const struct pagetab_weight *w;
 
-		/* 1 KiB ahead hides DRAM latency the hardware prefetcher
-		 * leaves exposed (about 20% at 1 Mi pages); prefetches
-		 * past the end of the array never fault. */
-		__builtin_prefetch(e + 16);
-		if (ke >= s->min_key)
-			pagetab_topk_offer(s, e, ke);
+	switch (key) {
+	case SORT_SAMPLES:
+		v = ((uint64_t)e->kinds[0] + e->kinds[1] + e->kinds[2]) &
+		    current;
+		return v >= PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_TOTAL:
+		return e->total == PAGETAB_TOTAL_SAT ? UINT64_MAX : e->total;
+	case SORT_LOADS:
+		v = e->kinds[SAMPLE_LOAD] & current;
+		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_STORES:
+		v = e->kinds[SAMPLE_STORE] & current;
+		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_LATENCY:
+		w = (const void *)((const unsigned char *)e + t->weight_off);
+		if (w->sum == PAGETAB_TOTAL_SAT || w->n == PAGETAB_TOTAL_SAT)
+			return UINT64_MAX;
+		return w->n ? w->sum / w->n : 0;
+	default:
+		return 0;
 	}
 }
 
+/*
+ * The scan is bound by memory bandwidth only if rejecting a slot costs a
+ * few instructions, so it is inlined once per constant key: the switch
+ * folds away and most slots end at one well-predicted compare.
+ */
 static inline __attribute__((always_inline)) void
-pagetab_topk_all(struct pagetab_topk_state *s, const struct pagetab *t,
-		 enum sort_key key)
+pagetab_topk_scan(struct pagetab_topk_state *s, enum sort_key key)
 {
-	pagetab_topk_scan(s, t->slots, 0, t->mask + 1, key);
-	if (t->old_slots)
-		pagetab_topk_scan(s, t->old_slots, t->old_pos,
-				  t->old_mask + 1, key);
+	const struct pagetab *t = s->t;
+	uint16_t epoch = (uint16_t)t->epoch;
+
+	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
+		const struct pagetab_sub *sub = &t->subs[j];
+
+		for (uint32_t i = 0; i < sub->cap; i++) {
+			const struct page_entry *e =
+				pagetab_at(sub->slots, t->stride, i);
+			uint64_t ke = pagetab_slot_key(t, e, key, epoch);
+
+			/* 1 KiB ahead hides the DRAM latency the hardware
+			 * prefetcher leaves exposed; prefetches past the
+			 * end of an array never fault. */
+			__builtin_prefetch((const unsigned char *)e + 1024);
+			if (ke >= s->min_key)
+				pagetab_topk_full(s, e);
+		}
+	}
 }
 
 size_t
 pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
-	     struct page_entry *out)
+	     struct page_info *out)
 {
 	struct pagetab_topk_state s = {
-		.heap = out, .n = 0, .k = k, .min_key = 1, .key = key,
-		.epoch = t->epoch,
+		.t = t, .heap = out, .n = 0, .k = k, .min_key = 1, .key = key,
 	};
 
 	if (k == 0)
 		return 0;
 	switch (key) {
 	case SORT_SAMPLES:
-		pagetab_topk_all(&s, t, SORT_SAMPLES);
+		pagetab_topk_scan(&s, SORT_SAMPLES);
 		break;
 	case SORT_TOTAL:
-		pagetab_topk_all(&s, t, SORT_TOTAL);
+		pagetab_topk_scan(&s, SORT_TOTAL);
 		break;
 	case SORT_LOADS:
-		pagetab_topk_all(&s, t, SORT_LOADS);
+		pagetab_topk_scan(&s, SORT_LOADS);
 		break;
 	case SORT_STORES:
-		pagetab_topk_all(&s, t, SORT_STORES);
+		pagetab_topk_scan(&s, SORT_STORES);
 		break;
 	case SORT_LATENCY:
-		pagetab_topk_all(&s, t, SORT_LATENCY);
+		if (!t->weight_off)
+			return 0;
+		pagetab_topk_scan(&s, SORT_LATENCY);
 		break;
 	default:
 		return 0;
@@ -634,11 +1036,11 @@ pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
 	/* Heap sort: each pass parks the worst remaining entry at the end,
 	 * which leaves out[] best first. */
 	for (size_t end = s.n; end > 1; end--) {
-		struct page_entry tmp = out[0];
+		struct page_info tmp = out[0];
 
 		out[0] = out[end - 1];
 		out[end - 1] = tmp;
-		pagetab_heap_down(out, end - 1, 0, key, t->epoch);
+		pagetab_heap_down(out, end - 1, 0, key);
 	}
 	return s.n;
 }
@@ -647,76 +1049,63 @@ int
 pagetab_foreach(struct pagetab *t,
 		int (*fn)(struct page_entry *e, void *ctx), void *ctx)
 {
-	int rc;
+	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
+		struct pagetab_sub *s = &t->subs[j];
 
-	for (size_t i = 0; i <= t->mask; i++) {
-		if (t->slots[i].epoch == 0)
-			continue;
-		rc = fn(&t->slots[i], ctx);
-		if (rc)
-			return rc;
-	}
-	if (!t->old_slots)
-		return 0;
-	for (size_t i = t->old_pos; i <= t->old_mask; i++) {
-		if (t->old_slots[i].epoch == 0)
-			continue;
-		rc = fn(&t->old_slots[i], ctx);
-		if (rc)
-			return rc;
+		for (uint32_t i = 0; i < s->cap; i++) {
+			struct page_entry *e = pagetab_at(s->slots,
+							  t->stride, i);
+			int rc;
+
+			if (e->key == 0)
+				continue;
+			rc = fn(e, ctx);
+			if (rc)
+				return rc;
+		}
 	}
 	return 0;
 }
 
 /*
- * Every live entry must be the first match on the probe chain from its
- * home slot (reachable, and no duplicate before it), and the live entries
- * must number `count`.  An entry still in the old array must not also be
- * in the new one.
+ * Every live entry must sit in the subtable its hash names and be the
+ * first match on the probe chain from its home slot (reachable, no
+ * duplicate before it); each subtable must keep an empty slot and count
+ * its entries right, and the counts must add up to `count`.
  */
 int
 pagetab_check(const struct pagetab *t)
 {
-	size_t live = 0, empty = 0;
+	size_t live_all = 0;
 
-	if (t->epoch == 0 || t->mask + 1 < PAGETAB_MIN_SLOTS ||
-	    ((t->mask + 1) & t->mask) != 0)
-		return -EINVAL;
-	for (size_t i = 0; i <= t->mask; i++) {
-		const struct page_entry *e = &t->slots[i];
+	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
+		const struct pagetab_sub *s = &t->subs[j];
+		size_t live = 0;
 
-		if (e->epoch == 0) {
-			empty++;
+		if (!s->cap) {
+			if (s->count || s->slots)
+				return -EINVAL;
 			continue;
 		}
-		if (pagetab_probe(t->slots, t->mask,
-				  pagetab_hash(e->pid, e->page), e->pid,
-				  e->page) != e)
-			return -EINVAL;
-		live++;
-	}
-	if (empty == 0)
-		return -EINVAL;
-	if (t->old_slots) {
-		if (t->old_pos > t->old_mask || t->old_mask >= t->mask)
-			return -EINVAL;
-		for (size_t i = t->old_pos; i <= t->old_mask; i++) {
-			const struct page_entry *e = &t->old_slots[i];
+		for (uint32_t i = 0; i < s->cap; i++) {
+			struct page_entry *e = pagetab_at(s->slots, t->stride,
+							  i);
 			uint64_t h;
 
-			if (e->epoch == 0)
+			if (e->key == 0)
 				continue;
-			h = pagetab_hash(e->pid, e->page);
-			if (pagetab_probe(t->old_slots, t->old_mask, h,
-					  e->pid, e->page) != e)
-				return -EINVAL;
-			if (pagetab_probe(t->slots, t->mask, h, e->pid,
-					  e->page)->epoch != 0)
+			h = pagetab_hash(e->key);
+			if (pagetab_sub_of(t, h) != s ||
+			    pagetab_probe(s->slots, s->cap, t->stride, h,
+					  e->key) != e)
 				return -EINVAL;
 			live++;
 		}
+		if (live != s->count || live >= s->cap)
+			return -EINVAL;
+		live_all += live;
 	}
-	if (live != t->count)
+	if (live_all != t->count)
 		return -EINVAL;
 	if (t->max_pages && t->count > t->max_pages)
 		return -EINVAL;

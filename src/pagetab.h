@@ -2,9 +2,24 @@
  * Page table: samples folded per (pid, page).  Collector thread only; the
  * UI never reads it, it gets frames.
  *
- * Interval counters are reset lazily: an entry's loads/stores/other count
- * the interval `epoch`; pagetab_next_interval() advances the table's epoch,
- * and an entry whose epoch is older reads as zero for this interval.
+ * An entry is 24 bytes: the key, the interval's loads/stores/other as
+ * u16, the total since insert or reset as u32, the interval (epoch) the
+ * u16 counts belong to, the page's memory node and a word for the caller.
+ * Counts that outgrow their field are kept exactly in a side map (see
+ * pagetab_read); read them through pagetab_read() or the sort keys, never
+ * from the fields.  What only some runs need sits in an extension behind
+ * each entry, present only when asked for (pagetab_set_ext): the
+ * interval's local/remote split (more than one node) and the weight sum
+ * (sources with latency).
+ *
+ * Interval counters are reset lazily: an entry's counts belong to the
+ * interval `epoch` (its low 16 bits); pagetab_next_interval() advances the
+ * table's epoch, and an entry whose epoch is older reads as zero.
+ *
+ * Keys: pid 0 .. PAGETAB_MAX_PID and pages below 2^PAGETAB_PAGE_BITS
+ * (2^53 bytes of address space at 4 KiB pages).  Anything else cannot be
+ * tracked: pagetab_get returns NULL, as for a full table, and the caller
+ * counts it `untracked`.
  */
 #ifndef MEMTOP_PAGETAB_H
 #define MEMTOP_PAGETAB_H
@@ -13,58 +28,149 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sample.h"
 #include "sortkey.h"
 
 #define PAGE_NODE_UNKNOWN	(-1)	/* asked, kernel had no answer */
 #define PAGE_NODE_UNQUERIED	(-2)	/* never asked */
 
+#define PAGETAB_PAGE_BITS	41
+#define PAGETAB_PAGE_MASK	((UINT64_C(1) << PAGETAB_PAGE_BITS) - 1)
+#define PAGETAB_MAX_PID		((INT32_C(1) << (64 - PAGETAB_PAGE_BITS)) - 2)
+
+/* A count field at its maximum means: the real value is in the side map. */
+#define PAGETAB_KIND_SAT	UINT16_MAX
+#define PAGETAB_TOTAL_SAT	UINT32_MAX
+
+/* Extensions (pagetab_set_ext). */
+#define PAGETAB_EXT_LOCALITY	1u	/* local/remote this interval */
+#define PAGETAB_EXT_WEIGHT	2u	/* weight sum and count since reset */
+
 struct page_entry {
-	uint64_t page;		/* address >> page_shift */
-	int32_t pid;
+	uint64_t key;		/* (pid + 1) << PAGETAB_PAGE_BITS | page; 0 = empty */
+	uint32_t total;		/* samples since insert or reset */
+	uint16_t kinds[3];	/* this interval, by enum sample_kind */
+	uint16_t epoch;		/* interval the kinds belong to (low bits) */
 	int16_t node;		/* memory node or PAGE_NODE_* */
-	uint16_t flags;		/* free for the caller (e.g. node query due) */
-	uint32_t epoch;		/* interval the counters below belong to */
-	uint32_t loads;		/* this interval */
-	uint32_t stores;	/* this interval */
-	uint32_t other;		/* this interval */
-	uint32_t local;		/* this interval: CPU node == page node */
-	uint32_t remote;	/* this interval: CPU node != page node */
-	uint64_t total;		/* samples since insert or reset */
+	uint16_t flags;		/* free for the caller (node query stamp) */
+};
+
+/* An entry's counts at full width, as of now. */
+struct page_counts {
+	uint64_t loads;		/* this interval */
+	uint64_t stores;	/* this interval */
+	uint64_t other;		/* this interval */
+	uint64_t total;		/* since insert or reset */
+	uint64_t local;		/* this interval: CPU node == page node */
+	uint64_t remote;	/* this interval: CPU node != page node */
 	uint64_t weight_sum;	/* since reset; latency = weight_sum/weight_n */
-	uint32_t weight_n;
+	uint64_t weight_n;	/* (0 without PAGETAB_EXT_WEIGHT) */
+};
+
+/* What pagetab_topk hands out: a copy, valid after the table changes. */
+struct page_info {
+	int32_t pid;
+	int16_t node;
+	uint64_t page;
+	struct page_counts c;
 };
 
 struct pagetab;
 
-/* max_pages 0 = unlimited.  NULL on ENOMEM. */
+static inline int32_t
+pagetab_entry_pid(const struct page_entry *e)
+{
+	return (int32_t)(e->key >> PAGETAB_PAGE_BITS) - 1;
+}
+
+static inline uint64_t
+pagetab_entry_page(const struct page_entry *e)
+{
+	return e->key & PAGETAB_PAGE_MASK;
+}
+
+/* max_pages 0 = unlimited.  NULL on ENOMEM (EINVAL for a bad shift). */
 struct pagetab *pagetab_new(unsigned page_shift, size_t max_pages);
 void pagetab_free(struct pagetab *t);	/* NULL-safe */
 
 unsigned pagetab_page_shift(const struct pagetab *t);
 
 /*
+ * Adds extensions (PAGETAB_EXT_*; never removes one).  Entries already in
+ * the table get them zeroed.  O(n): meant for an empty or young table.
+ * 0 or -ENOMEM (the table is then unchanged).
+ */
+int pagetab_set_ext(struct pagetab *t, unsigned ext);
+unsigned pagetab_ext(const struct pagetab *t);
+
+/*
  * Returns the entry for (pid, addr >> page_shift), inserting a zeroed one
  * (node = PAGE_NODE_UNQUERIED, epoch = current) when absent; *inserted
- * says which.  If the entry's epoch is older than the table's, its interval
- * counters are zeroed and its epoch set to current before returning.
- * NULL when the table is at max_pages (caller counts `untracked`) or on
+ * says which.  If the entry's epoch is older than the table's, its
+ * interval counters are zeroed and its epoch set to current.  NULL when
+ * the table is at max_pages, the key cannot be tracked (see above) or on
  * ENOMEM.  The pointer is valid until the next insert or reset.
  */
 struct page_entry *pagetab_get(struct pagetab *t, int32_t pid, uint64_t addr,
 			       bool *inserted);
+/*
+ * pagetab_get for n keys at once (n <= PAGETAB_MANY), with the slot of
+ * key i + PAGETAB_PREFETCH fetched from memory while key i is served.
+ * Every out[] pointer is valid when it returns, until the next insert.
+ * inserted may be NULL.
+ */
+#define PAGETAB_MANY		256
+#define PAGETAB_PREFETCH	8
+void pagetab_get_many(struct pagetab *t, const int32_t *pid,
+		      const uint64_t *addr, size_t n, struct page_entry **out,
+		      bool *inserted);
 /* Lookup without insert; NULL when absent.  Does not touch the epoch. */
-struct page_entry *pagetab_find(struct pagetab *t, int32_t pid, uint64_t page);
+struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
+				uint64_t page);
 
-/* Interval counters of e as seen now (0 when its epoch is old). */
+/* Counting into an entry of the current interval (from pagetab_get). */
+void pagetab_count_slow(struct pagetab *t, struct page_entry *e,
+			unsigned kind, uint64_t n);
+
+/* One sample of kind (enum sample_kind) on e. */
+static inline void
+pagetab_count1(struct pagetab *t, struct page_entry *e, unsigned kind)
+{
+	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_SAT - 1 &&
+			     e->total < PAGETAB_TOTAL_SAT - 1, 1)) {
+		e->kinds[kind]++;
+		e->total++;
+	} else {
+		pagetab_count_slow(t, e, kind, 1);
+	}
+}
+
+/* One sample from a CPU of the page's node (local) or another; no-op
+ * without PAGETAB_EXT_LOCALITY. */
+void pagetab_add_locality(struct pagetab *t, struct page_entry *e,
+			  bool local);
+/* One sample's weight; no-op without PAGETAB_EXT_WEIGHT. */
+void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
+			uint64_t weight);
+/* Adds every count of c (folding tables); the extension parts only when
+ * the table has them. */
+void pagetab_add_counts(struct pagetab *t, struct page_entry *e,
+			const struct page_counts *c);
+
+/* e's counts as of now (interval ones 0 when its epoch is old). */
+void pagetab_read(const struct pagetab *t, const struct page_entry *e,
+		  struct page_counts *out);
+/* loads + stores + other of e this interval. */
 uint64_t pagetab_interval_samples(const struct pagetab *t,
 				  const struct page_entry *e);
 
 void pagetab_next_interval(struct pagetab *t);
 uint32_t pagetab_epoch(const struct pagetab *t);
-/* Forget every page (keeps capacity). */
+/* Forget every page (keeps the extensions). */
 void pagetab_reset(struct pagetab *t);
 size_t pagetab_count(const struct pagetab *t);
 size_t pagetab_capacity(const struct pagetab *t);
+/* Memory the table holds: slot arrays, headers, side map. */
 size_t pagetab_bytes(const struct pagetab *t);
 
 /*
@@ -75,14 +181,15 @@ size_t pagetab_bytes(const struct pagetab *t);
  * Returns the number copied.
  */
 size_t pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
-		    struct page_entry *out);
+		    struct page_info *out);
 
 /* Calls fn for every entry; stops early when fn returns non-zero and
- * returns that value. */
+ * returns that value.  fn must not insert into t. */
 int pagetab_foreach(struct pagetab *t,
 		    int (*fn)(struct page_entry *e, void *ctx), void *ctx);
 
-/* O(n) consistency check (probe chains, count); 0 or -EINVAL. */
+/* O(n) consistency check (probe chains, subtables, counts); 0 or
+ * -EINVAL. */
 int pagetab_check(const struct pagetab *t);
 
 #endif
