@@ -1,4 +1,17 @@
-/* Collector thread only.  See ingest.h. */
+/*
+ * Collector thread only.  See ingest.h.
+ *
+ * Two decoders give the same struct sample.  The general one walks any
+ * record with record_parse_sample() and source_decode().  The fast one
+ * serves the records the kernel actually writes: for one event every
+ * SAMPLE has the same size and field offsets (memtop never asks for
+ * CALLCHAIN, group READ or other variable fields; a tracepoint's RAW has
+ * one size in practice), so the offsets are computed once per event and
+ * a record of exactly that size is read field by field from them.  A
+ * record of any other size goes the general way, which also judges
+ * whether it is malformed.  tests/test-ingest.c checks that both decoders
+ * agree on every field.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +24,16 @@
 #include "record.h"
 #include "source.h"
 
+/* Bits whose size varies from record to record: no fast layout. */
+#define INGEST_VARIABLE							\
+	((uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK |	\
+		    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |	\
+		    PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX))
+
+/* x86 page-fault error code bits, as in source.c. */
+#define INGEST_PF_WRITE (1u << 1)
+#define INGEST_PF_INSTR (1u << 4)
+
 void
 ingest_init(struct ingest *in, struct aggr *a)
 {
@@ -18,31 +41,246 @@ ingest_init(struct ingest *in, struct aggr *a)
 	in->aggr = a;
 }
 
+/* Appends n bytes to the layout; offset of the field or -1 (absent). */
+static int
+ingest_take(uint64_t st, uint64_t bit, unsigned *at, unsigned n)
+{
+	int off;
+
+	if (!(st & bit))
+		return -1;
+	off = (int)*at;
+	*at += n;
+	return off;
+}
+
+static void
+ingest_field(struct ingest_fast *f, enum ingest_field k, int off,
+	     uint64_t mask)
+{
+	f->off[k] = off >= 0 ? (uint16_t)off : 0;
+	f->mask[k] = off >= 0 ? mask : 0;
+}
+
+/* The field at byte off of a tracepoint's RAW data, if it fits there (the
+ * general decoder reads 0 for those that do not). */
+static int
+ingest_raw_field(int raw, uint32_t raw_size, int off)
+{
+	if (raw < 0 || off < 0 || (uint32_t)off + 8 > raw_size)
+		return -1;
+	return raw + 4 + off;
+}
+
+/*
+ * Offsets of ev's fields in a SAMPLE record, in perf_output_sample()
+ * order (record.c); raw_size is the RAW payload size of the record the
+ * layout is learnt from.  Leaves f->size 0 when there is no fixed layout.
+ */
+static void
+ingest_fast_build(struct ingest_fast *f, const struct event_spec *ev,
+		  uint32_t raw_size)
+{
+	uint64_t st = ev->attr.sample_type, rf = ev->attr.read_format;
+	unsigned at = sizeof(struct perf_event_header);
+	int ip, tid, time, addr, cpu, period, raw, weight, data_src, phys;
+
+	memset(f, 0, sizeof(*f));
+	f->learnt = true;
+	if ((st & INGEST_VARIABLE) ||
+	    ((st & PERF_SAMPLE_READ) && (rf & PERF_FORMAT_GROUP)))
+		return;
+	at += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	ip = ingest_take(st, PERF_SAMPLE_IP, &at, 8);
+	tid = ingest_take(st, PERF_SAMPLE_TID, &at, 8);
+	time = ingest_take(st, PERF_SAMPLE_TIME, &at, 8);
+	addr = ingest_take(st, PERF_SAMPLE_ADDR, &at, 8);
+	at += (st & PERF_SAMPLE_ID) ? 8 : 0;
+	at += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	cpu = ingest_take(st, PERF_SAMPLE_CPU, &at, 8);
+	period = ingest_take(st, PERF_SAMPLE_PERIOD, &at, 8);
+	if (st & PERF_SAMPLE_READ)
+		at += 8 * (1 + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING) +
+			   !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST));
+	raw = ingest_take(st, PERF_SAMPLE_RAW, &at, 4 + raw_size);
+	weight = ingest_take(st, PERF_SAMPLE_WEIGHT |
+			     PERF_SAMPLE_WEIGHT_STRUCT, &at, 8);
+	data_src = ingest_take(st, PERF_SAMPLE_DATA_SRC, &at, 8);
+	at += (st & PERF_SAMPLE_TRANSACTION) ? 8 : 0;
+	phys = ingest_take(st, PERF_SAMPLE_PHYS_ADDR, &at, 8);
+	at += (st & PERF_SAMPLE_CGROUP) ? 8 : 0;
+	at += (st & PERF_SAMPLE_DATA_PAGE_SIZE) ? 8 : 0;
+	at += (st & PERF_SAMPLE_CODE_PAGE_SIZE) ? 8 : 0;
+	if (at > UINT16_MAX)
+		return;
+	if (ev->role == ROLE_FAULT_TP) {
+		addr = ingest_raw_field(raw, raw_size, ev->tp_addr_off);
+		ip = ingest_raw_field(raw, raw_size, ev->tp_ip_off);
+		ingest_field(f, INGEST_ERROR, ingest_raw_field(raw, raw_size,
+					ev->tp_error_off), UINT64_MAX);
+	} else {
+		ingest_field(f, INGEST_ERROR, -1, 0);
+	}
+	ingest_field(f, INGEST_IP, ip, UINT64_MAX);
+	ingest_field(f, INGEST_TID, tid, UINT64_MAX);
+	ingest_field(f, INGEST_TIME, time, UINT64_MAX);
+	ingest_field(f, INGEST_ADDR, addr, UINT64_MAX);
+	ingest_field(f, INGEST_CPU, cpu, UINT32_MAX);
+	ingest_field(f, INGEST_PERIOD, period, UINT64_MAX);
+	/* WEIGHT_STRUCT: var1_dw is the low 32 bits (record.c). */
+	ingest_field(f, INGEST_WEIGHT, weight,
+		     (st & PERF_SAMPLE_WEIGHT_STRUCT) ? UINT32_MAX :
+							UINT64_MAX);
+	ingest_field(f, INGEST_DATA_SRC, data_src, UINT64_MAX);
+	ingest_field(f, INGEST_PHYS, phys, UINT64_MAX);
+	f->cpu_absent = cpu < 0 ? UINT32_MAX : 0;
+	f->raw = (int16_t)raw;
+	f->raw_size = raw_size;
+	f->size = (uint16_t)at;
+}
+
+/*
+ * The role's rules, shared by both decoders' results: what kind the
+ * sample is and whether it is usable.  As source_decode(): 1 usable, 0
+ * unattributed, -1 ignored.
+ */
+static inline int
+ingest_kind(const struct event_spec *ev, struct sample *s, uint64_t err)
+{
+	uint64_t op;
+
+	switch (ev->role) {
+	case ROLE_AUX:
+		return -1;
+	case ROLE_LOAD:
+		s->kind = SAMPLE_LOAD;
+		break;
+	case ROLE_STORE:
+		s->kind = SAMPLE_STORE;
+		break;
+	case ROLE_OP:
+		op = s->data_src & 0x1f;
+		s->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
+			  (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
+			  SAMPLE_OTHER;
+		if (!ev->attr.exclude_kernel && (s->addr >> 63))
+			return 0;
+		break;
+	case ROLE_FAULT:
+		s->kind = SAMPLE_OTHER;
+		break;
+	case ROLE_FAULT_TP:
+		if (err & INGEST_PF_INSTR)
+			s->kind = SAMPLE_OTHER;
+		else
+			s->kind = (err & INGEST_PF_WRITE) ? SAMPLE_STORE :
+							    SAMPLE_LOAD;
+		break;
+	}
+	if (s->addr == 0 || s->pid == -1 || s->tid == -1)
+		return 0;
+	return 1;
+}
+
+static inline uint64_t
+ingest_get(const unsigned char *rec, const struct ingest_fast *f,
+	   enum ingest_field k)
+{
+	uint64_t v;
+
+	memcpy(&v, rec + f->off[k], sizeof(v));
+	return v & f->mask[k];
+}
+
+/* Decodes a record of exactly f->size bytes; as ingest_kind(). */
+static inline int
+ingest_fast_decode(const struct source *src, const struct event_spec *ev,
+		   const struct ingest_fast *f, const unsigned char *rec,
+		   uint64_t period, struct sample *s)
+{
+	uint64_t tid = ingest_get(rec, f, INGEST_TID);
+	uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
+
+	s->ip = ingest_get(rec, f, INGEST_IP);
+	s->time = ingest_get(rec, f, INGEST_TIME);
+	s->pid = (int32_t)(uint32_t)tid;
+	s->tid = (int32_t)(uint32_t)(tid >> 32);
+	s->cpu = (int32_t)((uint32_t)ingest_get(rec, f, INGEST_CPU) |
+			   f->cpu_absent);
+	s->period = src->period_in_sample && v ? v : period;
+	s->weight = ingest_get(rec, f, INGEST_WEIGHT);
+	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
+	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
+	s->addr = ingest_get(rec, f, INGEST_ADDR);
+	return ingest_kind(ev, s, ingest_get(rec, f, INGEST_ERROR));
+}
+
+/* The event a record of ch belongs to, or NULL. */
+static inline const struct event_spec *
+ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
+{
+	uint64_t id;
+
+	if (ch->src->n_events == 1)
+		return &ch->src->events[0];
+	if (record_identifier(hdr, &id) != 0)
+		return NULL;
+	return channel_event_by_id(ch, id);
+}
+
+int
+ingest_decode(struct ingest *in, const struct channel *ch,
+	      const struct perf_event_header *hdr, uint64_t period,
+	      struct sample *s)
+{
+	const struct event_spec *ev = ingest_event(ch, hdr);
+	struct record_layout layout;
+	struct record_sample rs;
+	struct ingest_fast *f;
+	size_t idx;
+	int ret;
+
+	if (!ev)
+		return -EINVAL;
+	idx = (size_t)(ev - ch->src->events);
+	if (in->fast_src != ch->src) {
+		memset(in->fast, 0, sizeof(in->fast));
+		in->fast_src = ch->src;
+	}
+	f = &in->fast[idx];
+	if (f->size == hdr->size && hdr->size != 0) {
+		const unsigned char *rec = (const void *)hdr;
+		uint32_t raw_size = f->raw_size;
+
+		if (f->raw >= 0)
+			memcpy(&raw_size, rec + f->raw, sizeof(raw_size));
+		if (raw_size == f->raw_size)
+			return ingest_fast_decode(ch->src, ev, f, rec, period,
+						  s);
+	}
+	source_layout(ev, &layout);
+	if (record_parse_sample(&layout, hdr, &rs) < 0)
+		return -EINVAL;
+	if (!f->learnt)
+		ingest_fast_build(f, ev, rs.raw_size);
+	ret = source_decode(ch->src, ev, &rs, period, s);
+	return ret;
+}
+
 int
 ingest_sample(struct ingest *in, const struct channel *ch,
 	      const struct perf_event_header *hdr, uint64_t period)
 {
 	struct aggr *a = in->aggr;
-	const struct event_spec *ev;
-	struct record_layout layout;
-	struct record_sample rs;
-	struct sample s;
-	uint64_t id;
+	struct sample *s = aggr_slot(a);
 	int ret;
 
-	ev = ch->src->n_events == 1 ? &ch->src->events[0] : NULL;
-	if (!ev && record_identifier(hdr, &id) == 0)
-		ev = channel_event_by_id(ch, id);
-	if (!ev)
-		goto out_bad;
-	source_layout(ev, &layout);
-	if (record_parse_sample(&layout, hdr, &rs) < 0)
-		goto out_bad;
-	ret = source_decode(ch->src, ev, &rs, period, &s);
+	ret = ingest_decode(in, ch, hdr, period, s);
 	if (ret > 0) {
 		if (in->lat)
-			lathist_add(in->lat, s.time);
-		aggr_add(a, &s);
+			lathist_add(in->lat, s->time);
+		aggr_commit(a);
 		in->stats.samples++;
 		return 1;
 	}
@@ -51,10 +289,10 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 		in->stats.unattributed++;
 		return 0;
 	}
-	in->stats.ignored++;
-	return -1;
-
-out_bad:
+	if (ret == -1) {
+		in->stats.ignored++;
+		return -1;
+	}
 	aggr_count_lost(a, 1);
 	in->stats.bad++;
 	return -EINVAL;

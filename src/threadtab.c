@@ -23,6 +23,9 @@ struct threadtab {
 	size_t mask;		/* number of slots - 1; a power of two - 1 */
 	size_t count;
 	uint32_t epoch;		/* never 0 */
+	/* The entry added to last: a ring holds one thread's samples, so
+	 * runs of the same tid are the rule.  NULL after growth or reset. */
+	struct thread_entry *last;
 };
 
 static inline size_t
@@ -93,14 +96,23 @@ threadtab_grow(struct threadtab *t)
 	free(t->slots);
 	t->slots = slots;
 	t->mask = new_mask;
+	t->last = NULL;
 	return 0;
 }
 
 int
 threadtab_add(struct threadtab *t, int32_t pid, int32_t tid, uint64_t n)
 {
-	struct thread_entry *e = threadtab_probe(t->slots, t->mask, tid);
+	struct thread_entry *e = t->last;
 	int rc;
+
+	if (e && e->tid == tid && e->epoch == t->epoch) {
+		e->pid = pid;
+		e->samples += n;
+		e->total += n;
+		return 0;
+	}
+	e = threadtab_probe(t->slots, t->mask, tid);
 
 	if (e->epoch == 0) {
 		/* Load stays <= 3/4. */
@@ -121,6 +133,7 @@ threadtab_add(struct threadtab *t, int32_t pid, int32_t tid, uint64_t n)
 	e->pid = pid;
 	e->samples += n;
 	e->total += n;
+	t->last = e;
 	return 0;
 }
 
@@ -136,6 +149,7 @@ threadtab_reset(struct threadtab *t)
 {
 	memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
 	t->count = 0;
+	t->last = NULL;
 }
 
 size_t

@@ -21,6 +21,7 @@
 #include "ingest.h"
 #include "lathist.h"
 #include "pagetab.h"
+#include "record.h"
 #include "source.h"
 #include "testlib.h"
 #include "topo.h"
@@ -244,6 +245,80 @@ test_layouts(const struct topo *topo)
 	aggr_fini(&a);
 }
 
+/*
+ * The fast decoder (fixed offsets, learnt from the first record of an
+ * event) must give exactly what the general one gives, field by field,
+ * on records with random contents: pids -1, addresses 0 and kernel
+ * addresses, every error_code bit, weights, data sources.
+ */
+static void
+test_fast_matches_general(void)
+{
+	uint64_t rng = 0x1234567;
+	struct source src;
+	struct channel ch;
+	struct rec r;
+
+	for (int layout = 0; layout < 3; layout++) {
+		struct ingest in;
+		int mismatches = 0;
+
+		setup(&src, &ch, layout);
+		src.events[0].attr.sample_type |= layout == 2 ?
+			PERF_SAMPLE_PHYS_ADDR : 0;
+		src.events[1].attr.sample_type |= layout == 2 ?
+			PERF_SAMPLE_PHYS_ADDR : 0;
+		ingest_init(&in, NULL);
+		for (int i = 0; i < 3000; i++) {
+			const struct perf_event_header *h;
+			const struct event_spec *ev = &src.events[0];
+			struct record_layout l;
+			struct record_sample rs;
+			struct sample s1, s2;
+			uint64_t v, addr;
+			uint32_t pid;
+			int r1, r2;
+
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			v = rng ^ (rng >> 29);
+			addr = (v & 7) == 0 ? 0 : (v & 7) == 1 ?
+			       0xffff888000001000ull : v >> 8;
+			pid = (v & 0x30) == 0 ? (uint32_t)-1 : PID;
+			if (layout == 0) {
+				h = rec_tp(&r, pid, addr, v >> 40, 36);
+			} else if (layout == 1) {
+				h = rec_sw(&r, pid, addr);
+			} else {
+				h = rec_pebs(&r, 11 + (v >> 50) % 2, addr, v);
+				/* PHYS_ADDR after DATA_SRC. */
+				rec_u64(&r, v >> 12);
+				h = rec_end(&r);
+				ev = &src.events[(v >> 50) % 2];
+			}
+			memset(&s1, 0, sizeof(s1));
+			memset(&s2, 0, sizeof(s2));
+			source_layout(ev, &l);
+			r1 = record_parse_sample(&l, h, &rs) < 0 ? -EINVAL :
+			     source_decode(&src, ev, &rs, 5, &s1);
+			r2 = ingest_decode(&in, &ch, h, 5, &s2);
+			if (r1 != r2 || (r1 >= 0 &&
+			    (s1.addr != s2.addr || s1.ip != s2.ip ||
+			     s1.time != s2.time || s1.period != s2.period ||
+			     s1.weight != s2.weight ||
+			     s1.data_src != s2.data_src ||
+			     s1.phys_addr != s2.phys_addr ||
+			     s1.pid != s2.pid || s1.tid != s2.tid ||
+			     s1.cpu != s2.cpu ||
+			     (r1 > 0 && s1.kind != s2.kind))))
+				mismatches++;
+		}
+		check_eq_i64(mismatches, 0);
+		/* The fast layout was learnt and used. */
+		check(in.fast[0].size != 0);
+		check(in.fast[0].learnt);
+	}
+}
+
 /* Latency lines: "seq S publish_ns P samples N notime M lat_ms L:C ...". */
 static void
 test_lathist(void)
@@ -291,6 +366,7 @@ main(void)
 	if (!check(topo != NULL))
 		return test_result();
 	test_layouts(topo);
+	test_fast_matches_general();
 	test_lathist();
 	topo_free(topo);
 	return test_result();
