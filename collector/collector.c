@@ -61,6 +61,10 @@ struct target {
 	/* Threads seen in /proc/PID/task (or FORK records) whose channel
 	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
 	uint32_t unwatched;
+	/* Time of the COMM record comm came from: per-CPU rings are drained
+	 * one after the other, so an older COMM (the shell before its exec)
+	 * may come after a newer one. */
+	uint64_t comm_time;
 };
 
 struct collector {
@@ -505,13 +509,23 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			d->ch->hup = true;
 		break;
 	case PERF_RECORD_COMM: {
+		struct record_layout l;
+		struct record_id rid;
 		uint32_t pid, tid;
 		char comm[16];
 		struct target *t;
 
-		if (record_parse_comm(hdr, &pid, &tid, comm) == 0 &&
-		    pid == tid && (t = collector_find_target(c, (pid_t)pid)))
+		if (record_parse_comm(hdr, &pid, &tid, comm) != 0 ||
+		    pid != tid || !(t = collector_find_target(c, (pid_t)pid)))
+			break;
+		/* The trailer's time (sample_id_all); 0 without one. */
+		source_layout(&d->ch->src->events[0], &l);
+		if (record_parse_id(&l, hdr, 8, &rid) != 0)
+			rid.time = 0;
+		if (rid.time >= t->comm_time) {
 			memcpy(t->comm, comm, sizeof(t->comm));
+			t->comm_time = rid.time;
+		}
 		break;
 	}
 	default:
