@@ -410,6 +410,11 @@ main_run(struct main_state *st)
 			"terminal; use -b for batch output\n");
 		return 1;
 	}
+	/* Before a command is launched: it must not run for nothing. */
+	if (!st->opt.batch && tui_check_terminal(err, sizeof(err)) < 0) {
+		fprintf(stderr, "memtop: %s\n", err);
+		return 1;
+	}
 	if (st->opt.batch && st->opt.output_path) {
 		st->out = fopen(st->opt.output_path, "we");
 		if (!st->out) {

@@ -37,4 +37,12 @@ int batch_run(const struct ui_io *io, FILE *out);
  */
 int tui_run(const struct ui_io *io);
 
+/*
+ * Whether the terminal interface can start on standard output: a terminal
+ * type terminfo knows that can address the cursor (not TERM=dumb, not
+ * unset).  Asked before anything is launched.  0, or -1 with a one-line
+ * reason suggesting -b in why.
+ */
+int tui_check_terminal(char *why, size_t len);
+
 #endif
