@@ -49,9 +49,14 @@ start() {
 	local cmd="\"$MEMTOP\" -e faults -d 0.3 -- \"$MEMTOP_WORKLOAD\" $wl --quiet --report \"$TMP/$name.report\""
 	{
 		echo 'stty sane'
-		printf 'export'
-		for v in "$@"; do printf ' %q' "$v"; done
-		echo
+		# NAME= (empty) unsets NAME.
+		for v in "$@"; do
+			if [ -z "${v#*=}" ]; then
+				echo "unset ${v%%=*}"
+			else
+				printf 'export %q\n' "$v"
+			fi
+		done
 		echo "sh -c 'echo \$\$ >\"$TMP/$name.pid\"; exec \"\$@\"' sh $cmd"
 		echo 'echo "EXIT=$?"'
 		echo "echo \"TTY=\$(stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' ')\""
@@ -150,21 +155,20 @@ else
 	fail "C locale: no header or rows"
 fi
 
-# 8. TERM=dumb and TERM unset: one clear line suggesting -b, exit 1.
+# 8. TERM=dumb and TERM unset: one clear line suggesting -b, exit 1, and
+# the command is never started (--print-hot would write its file at once).
 for term in dumb unset; do
-	if [ "$term" = unset ]; then
-		start "term-$term" 120x40 TERM=
-		sed -i 's/^export TERM=.*/unset TERM/' "$TMP/term-$term.sh"
-		TM kill-session -t "term-$term"
-		TM new-session -d -s "term-$term" -x 120 -y 40 "bash $TMP/term-$term.sh"
-	else
-		start "term-$term" 120x40 TERM=dumb
-	fi
+	value=dumb
+	[ "$term" = unset ] && value=
+	WL_ARGS="--mode refault --duration 0 --print-hot $TMP/term-$term.hot" \
+		start "term-$term" 120x40 "TERM=$value"
 	if ended "term-$term" 1; then
-		if grep -q "use -b" "$TMP/screen"; then
-			ok "TERM $term: exit 1, '$(grep -m1 'memtop:' "$TMP/screen")'"
-		else
+		if ! grep -q "use -b" "$TMP/screen"; then
 			fail "TERM $term: no message suggesting -b: $(cat "$TMP/screen")"
+		elif [ -e "$TMP/term-$term.hot" ]; then
+			fail "TERM $term: the command was started although the TUI cannot run"
+		else
+			ok "TERM $term: exit 1, command not started, '$(grep -m1 'memtop:' "$TMP/screen")'"
 		fi
 	fi
 done
