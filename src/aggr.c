@@ -16,6 +16,9 @@
 #include "threadtab.h"
 #include "topo.h"
 
+/* Samples ahead whose side-table slots are fetched while one is counted. */
+#define AGGR_PREFETCH	8
+
 /* The per-sample lookups of CPU -> node index and node -> index. */
 static int
 aggr_init_index(struct aggr *a)
@@ -291,9 +294,15 @@ aggr_flush(struct aggr *a)
 	}
 	if (any_query)
 		aggr_resolve(a, want);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* The side tables are as large as the page table. */
+		if (i + AGGR_PREFETCH < n && ents[i + AGGR_PREFETCH])
+			sides_prefetch(a->sides, pids[i + AGGR_PREFETCH],
+				       pagetab_entry_page(
+					       ents[i + AGGR_PREFETCH]));
 		if (ents[i])
 			aggr_account(a, &a->batch[i], ents[i]);
+	}
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
 }

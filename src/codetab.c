@@ -12,6 +12,9 @@
 
 struct codetab {
 	struct codetab_entry *e;	/* ip 0 = free */
+	/* The entry counted last: a loop samples the same ip many times in
+	 * a row.  NULL after reset. */
+	struct codetab_entry *last;
 	size_t n;
 	uint32_t epoch;
 	struct codetab_counts interval;
@@ -54,37 +57,41 @@ codetab_hash(int32_t pid, uint64_t ip)
 void
 codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
 {
+	struct codetab_entry *e = t->last;
 	size_t i;
 
 	if (ip == 0) {
 		t->interval.unknown++;
 		return;
 	}
-	for (i = codetab_hash(pid, ip);; i = (i + 1) & (CODETAB_SLOTS - 1)) {
-		struct codetab_entry *e = &t->e[i];
-
-		if (e->ip == ip && e->pid == pid) {
-			if (e->epoch != t->epoch) {
-				e->epoch = t->epoch;
-				e->samples = 0;
+	if (!e || e->ip != ip || e->pid != pid) {
+		for (i = codetab_hash(pid, ip);;
+		     i = (i + 1) & (CODETAB_SLOTS - 1)) {
+			e = &t->e[i];
+			if (e->ip == ip && e->pid == pid)
+				break;
+			if (e->ip != 0)
+				continue;
+			if (t->n == CODETAB_CAPACITY) {
+				t->interval.untracked++;
+				return;
 			}
-			e->samples++;
-			e->total++;
-			return;
-		}
-		if (e->ip == 0)
+			e->ip = ip;
+			e->pid = pid;
+			e->epoch = t->epoch;
+			e->samples = 0;
+			e->total = 0;
+			t->n++;
 			break;
+		}
 	}
-	if (t->n == CODETAB_CAPACITY) {
-		t->interval.untracked++;
-		return;
+	if (e->epoch != t->epoch) {
+		e->epoch = t->epoch;
+		e->samples = 0;
 	}
-	t->e[i].ip = ip;
-	t->e[i].pid = pid;
-	t->e[i].epoch = t->epoch;
-	t->e[i].samples = 1;
-	t->e[i].total = 1;
-	t->n++;
+	e->samples++;
+	e->total++;
+	t->last = e;
 }
 
 void
@@ -100,6 +107,7 @@ void
 codetab_reset(struct codetab *t)
 {
 	memset(t->e, 0, CODETAB_SLOTS * sizeof(*t->e));
+	t->last = NULL;
 	t->n = 0;
 	memset(&t->interval, 0, sizeof(t->interval));
 	memset(&t->cumulative, 0, sizeof(t->cumulative));

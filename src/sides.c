@@ -63,6 +63,13 @@ sides_names_off(struct sides *s)
 }
 
 void
+sides_prefetch(const struct sides *s, int32_t pid, uint64_t page)
+{
+	if (s)
+		sitetab_prefetch(s->sites, pid, page);
+}
+
+void
 sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 {
 	if (!s)

@@ -46,6 +46,9 @@ void sides_free(struct sides *s);	/* NULL-safe */
  */
 void sides_names_off(struct sides *s);
 
+/* Fetches what sides_account will touch for (pid, page) into the cache,
+ * a few samples ahead of it. */
+void sides_prefetch(const struct sides *s, int32_t pid, uint64_t page);
 /* A sample accounted to page (s->pid, page) of the current granularity. */
 void sides_account(struct sides *s, const struct sample *smp, uint64_t page);
 /* A page entered the page table. */

@@ -85,12 +85,15 @@ sitetab_claim(struct sitetab *t, int32_t pid, uint64_t page)
 	struct sitetab_entry *victim = NULL;
 	uint64_t vw = UINT64_MAX;
 
+	/* A page that has its entry (nearly every sample) costs only the
+	 * key compares; weights are summed only to pick a victim. */
+	for (size_t w = 0; w < SITETAB_WAYS; w++)
+		if (set[w].used && set[w].page == page && set[w].pid == pid)
+			return &set[w];
 	for (size_t w = 0; w < SITETAB_WAYS; w++) {
 		struct sitetab_entry *e = &set[w];
 		uint64_t ew;
 
-		if (e->used && e->page == page && e->pid == pid)
-			return e;
 		ew = e->used ? sitetab_weight(e) : 0;
 		if (ew < vw) {
 			vw = ew;
@@ -153,6 +156,16 @@ sitetab_add_n(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip,
 		return;
 	sitetab_slot_add(sitetab_claim(t, pid, page), ip, n, n + inherit,
 			 true);
+}
+
+void
+sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
+{
+	const unsigned char *set = (const unsigned char *)
+		&t->e[sitetab_set(t, pid, page) * SITETAB_WAYS];
+
+	for (size_t off = 0; off < SITETAB_WAYS * sizeof(*t->e); off += 64)
+		__builtin_prefetch(set + off, 1);
 }
 
 void

@@ -38,6 +38,9 @@ struct sitetab;
 struct sitetab *sitetab_new(size_t max_pages);
 void sitetab_free(struct sitetab *t);	/* NULL-safe */
 
+/* Brings the set of (pid, page) into the cache ahead of sitetab_add. */
+void sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page);
+
 /* One sample of (pid, page) at ip (ip 0 = unknown: not recorded). */
 void sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip);
 
