@@ -46,6 +46,10 @@
  * channel opens) and the drain latency.  40 wakeups/s cost ~1 ms of CPU. */
 #define COLLECTOR_POLL_MS	25
 #define COLLECTOR_RESCAN_MS	1000
+/* Without a locked-memory limit (root), the rings of a process's threads
+ * still take at most this many pages together: 256 MiB, 256 threads at
+ * the default ring size. */
+#define COLLECTOR_RING_CAP_PAGES	65536u
 #define COLLECTOR_MAX_EVENTS	64
 /* Share of each interval that re-asking known page nodes may take: 1 %,
  * about 40 K pages a second at the ~250 ns a page move_pages costs. */
@@ -313,24 +317,33 @@ collector_count_thread(pid_t tid, void *ctx)
  * Unprivileged rings come out of a small locked-memory allowance: the
  * first threads' full-size rings would use it up and leave later threads
  * unwatched (EPERM).  Sizes rings so that every thread present now fits,
- * twice over, before opening any.
+ * twice over, before opening any.  Without a limit, COLLECTOR_RING_CAP_PAGES
+ * plays its part, so a process of thousands of threads does not pin
+ * gigabytes.
  */
 static void
 collector_size_rings(struct collector *c, pid_t pid)
 {
 	unsigned long budget = rlimits_ring_budget();
 	unsigned want = chanset_ring_pages(c->cs), pages;
+	bool capped = budget == 0;
 	int n;
 
-	if (budget == 0)
-		return;
+	/* rlimits_ring_pages leaves half the budget for threads to come. */
+	if (capped)
+		budget = 2ul * COLLECTOR_RING_CAP_PAGES;
 	n = procfs_tasks(pid, collector_count_thread, NULL);
 	if (n <= 0)
 		return;
 	n += (int)chanset_count(c->cs);
 	pages = rlimits_ring_pages(want, (unsigned)n, budget,
 				   CHANNEL_TASK_MAP_PAGES);
-	if (pages < want) {
+	if (pages < want && capped) {
+		chanset_set_ring_pages(c->cs, pages);
+		log_msg("rings of %u pages instead of %u: %u threads share "
+			"at most %u pages of rings", pages, want, (unsigned)n,
+			COLLECTOR_RING_CAP_PAGES);
+	} else if (pages < want) {
 		chanset_set_ring_pages(c->cs, pages);
 		log_msg("rings of %u pages instead of %u: %u threads and "
 			"%lu pages of locked memory (RLIMIT_MEMLOCK, "

@@ -33,7 +33,11 @@
 #include "recorder.h"
 #include "replay.h"
 
-#define MAIN_RING_PAGES		64	/* 256 KiB: no loss at 250 K/s */
+/* 1 MiB a thread: about 45 ms of 88-byte samples at 250 K/s, which
+ * covers a frame build or the first frame's symbol loading; measured by
+ * bench/bench-live.py, 256 KiB rings lost samples there, and the 1/4
+ * watermark then wakes the collector 4 times less often. */
+#define MAIN_RING_PAGES		256
 #define MAIN_TUI_TOP_K		500
 #define MAIN_FRAME_QUEUE	64
 #define MAIN_CMD_QUEUE		64
