@@ -259,6 +259,24 @@ channel_enable(struct channel *ch, bool on)
 	return 0;
 }
 
+int
+channel_read_lost(struct channel *ch)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < ch->n_fds; i++) {
+		/* read_format LOST alone: { u64 value; u64 lost; }.  Without
+		 * it (the kernel refused the bit) only the value comes. */
+		uint64_t v[2];
+
+		if (read(ch->fds[i], v, sizeof(v)) != (ssize_t)sizeof(v))
+			return -ENOTSUP;
+		sum += v[1];
+	}
+	ch->lost_read = sum;
+	return 0;
+}
+
 const struct event_spec *
 channel_event_by_id(const struct channel *ch, uint64_t id)
 {

@@ -42,6 +42,16 @@ struct channel {
 	struct ring task_ring;
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
+	/*
+	 * Losses of the sample ring, two ways: the kernel's LOST records
+	 * (late: written with the next record that fits, so a burst just
+	 * before the thread exits is never reported) and the events' own
+	 * lost counts read with PERF_FORMAT_LOST (exact, Linux 6.0+).  Both
+	 * count the same records; the collector counts the larger, once.
+	 */
+	uint64_t lost_records;
+	uint64_t lost_read;
+	uint64_t lost_counted;
 };
 
 /* The task ring's mapping: the header page and one data page.  Locked
@@ -75,6 +85,12 @@ int channel_poll_fd(const struct channel *ch);
 int channel_set_period(struct channel *ch, uint64_t period);
 /* PERF_EVENT_IOC_ENABLE / DISABLE on every event.  0 or -errno. */
 int channel_enable(struct channel *ch, bool on);
+/*
+ * Reads every event's lost-record count (PERF_FORMAT_LOST) into
+ * ch->lost_read.  Returns 0, or -ENOTSUP when the kernel gives no count
+ * (before 6.0; lost_read then stays as it was).
+ */
+int channel_read_lost(struct channel *ch);
 /* The event spec a record's IDENTIFIER belongs to, or NULL. */
 const struct event_spec *channel_event_by_id(const struct channel *ch,
 					     uint64_t id);

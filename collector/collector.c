@@ -110,6 +110,7 @@ struct collector {
 struct collector_drain {
 	struct collector *c;
 	struct channel *ch;
+	bool task;		/* draining the task ring */
 };
 
 static double
@@ -486,6 +487,28 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 	}
 }
 
+/* Counts what the channel lost and was not counted yet (channel.h). */
+static void
+collector_count_lost(struct collector *c, struct channel *ch)
+{
+	uint64_t lost = ch->lost_records > ch->lost_read ? ch->lost_records :
+							  ch->lost_read;
+
+	if (lost > ch->lost_counted) {
+		aggr_count_lost(&c->aggr, lost - ch->lost_counted);
+		ch->lost_counted = lost;
+	}
+}
+
+/* After a drain: the events' own lost counts, for what no LOST record
+ * has reported yet.  At every frame and before a channel closes. */
+static void
+collector_sync_lost(struct collector *c, struct channel *ch)
+{
+	if (channel_read_lost(ch) == 0)
+		collector_count_lost(c, ch);
+}
+
 static int
 collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
@@ -503,6 +526,15 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			c->bad_records++;
 		break;
 	case PERF_RECORD_LOST:
+		if (record_parse_lost(hdr, &n) != 0)
+			break;
+		if (d->task) {
+			aggr_count_lost(&c->aggr, n);
+		} else {
+			d->ch->lost_records += n;
+			collector_count_lost(c, d->ch);
+		}
+		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (record_parse_lost(hdr, &n) == 0)
 			aggr_count_lost(&c->aggr, n);
@@ -556,8 +588,11 @@ collector_drain(struct collector *c, struct channel *ch)
 
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
-	if (ch->task_map)
+	if (ch->task_map) {
+		d.task = true;
 		ring_drain(&ch->task_ring, collector_on_record, &d, &st);
+		d.task = false;
+	}
 	ring_drain(&ch->ring, collector_on_record, &d, &st);
 	if (st.bad_size) {
 		/* A skipped stretch of ring held records we cannot count
@@ -574,8 +609,10 @@ collector_drain(struct collector *c, struct channel *ch)
 static void
 collector_drain_all(struct collector *c)
 {
-	for (size_t i = 0; i < chanset_count(c->cs); i++)
+	for (size_t i = 0; i < chanset_count(c->cs); i++) {
 		collector_drain(c, chanset_at(c->cs, i));
+		collector_sync_lost(c, chanset_at(c->cs, i));
+	}
 	for (size_t i = chanset_count(c->cs); i-- > 0;) {
 		struct channel *ch = chanset_at(c->cs, i);
 
@@ -978,6 +1015,7 @@ collector_main(void *arg)
 
 				if (ch->hup) {
 					collector_drain(c, ch);
+					collector_sync_lost(c, ch);
 					chanset_remove(c->cs, ch);
 				}
 			}

@@ -32,6 +32,7 @@ int
 source_open_event(const struct event_spec *ev, const struct open_params *p)
 {
 	struct perf_event_attr attr = ev->attr;
+	int fd;
 
 	attr.size = sizeof(attr);
 	attr.disabled = 1;
@@ -50,8 +51,20 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 		attr.watermark = 1;
 		attr.wakeup_watermark = p->watermark_bytes;
 	}
-	return source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd,
-				      PERF_FLAG_FD_CLOEXEC);
+	/* The event's own count of records it could not write (Linux 6.0),
+	 * read when a channel closes and at every frame: LOST records come
+	 * only with the next record that fits, so losses just before a
+	 * thread exits would otherwise go unreported (channel.h).  Older
+	 * kernels refuse the bit: open without it. */
+	attr.read_format |= PERF_FORMAT_LOST;
+	fd = source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd,
+				    PERF_FLAG_FD_CLOEXEC);
+	if (fd == -EINVAL && !(ev->attr.read_format & PERF_FORMAT_LOST)) {
+		attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = source_perf_event_open(&attr, p->pid, p->cpu,
+					    p->group_fd, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 int
