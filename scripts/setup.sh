@@ -12,7 +12,7 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # two-node guest of tests/numa-qemu.sh, which downloads its kernel package).
 setup_packages() {
 	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev qemu-system-x86 busybox-static cpio
-		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev "$@")
+		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev valgrind "$@")
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
