@@ -229,27 +229,44 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
 	return channel_event_by_id(ch, id);
 }
 
-int
-ingest_decode(struct ingest *in, const struct channel *ch,
-	      const struct perf_event_header *hdr, uint64_t period,
-	      struct sample *s)
+/*
+ * The general way, and where each event's fixed layout is learnt.  Kept
+ * out of line: its big locals would otherwise make every fast decode
+ * save and restore registers it does not use.
+ */
+static __attribute__((noinline)) int
+ingest_decode_slow(struct ingest *in, const struct channel *ch,
+		   const struct event_spec *ev, struct ingest_fast *f,
+		   const struct perf_event_header *hdr, uint64_t period,
+		   struct sample *s)
 {
-	const struct event_spec *ev = ingest_event(ch, hdr);
 	struct record_layout layout;
 	struct record_sample rs;
-	struct ingest_fast *f;
-	size_t idx;
-	int ret;
 
-	if (!ev)
-		return -EINVAL;
-	idx = (size_t)(ev - ch->src->events);
 	if (in->fast_src != ch->src) {
 		memset(in->fast, 0, sizeof(in->fast));
 		in->fast_src = ch->src;
 	}
-	f = &in->fast[idx];
-	if (f->size == hdr->size && hdr->size != 0) {
+	source_layout(ev, &layout);
+	if (record_parse_sample(&layout, hdr, &rs) < 0)
+		return -EINVAL;
+	if (!f->learnt)
+		ingest_fast_build(f, ev, rs.raw_size);
+	return source_decode(ch->src, ev, &rs, period, s);
+}
+
+static inline __attribute__((always_inline)) int
+ingest_decode_inline(struct ingest *in, const struct channel *ch,
+		     const struct perf_event_header *hdr, uint64_t period,
+		     struct sample *s)
+{
+	const struct event_spec *ev = ingest_event(ch, hdr);
+	struct ingest_fast *f;
+
+	if (!ev)
+		return -EINVAL;
+	f = &in->fast[ev - ch->src->events];
+	if (in->fast_src == ch->src && f->size == hdr->size) {
 		const unsigned char *rec = (const void *)hdr;
 		uint32_t raw_size = f->raw_size;
 
@@ -259,13 +276,15 @@ ingest_decode(struct ingest *in, const struct channel *ch,
 			return ingest_fast_decode(ch->src, ev, f, rec, period,
 						  s);
 	}
-	source_layout(ev, &layout);
-	if (record_parse_sample(&layout, hdr, &rs) < 0)
-		return -EINVAL;
-	if (!f->learnt)
-		ingest_fast_build(f, ev, rs.raw_size);
-	ret = source_decode(ch->src, ev, &rs, period, s);
-	return ret;
+	return ingest_decode_slow(in, ch, ev, f, hdr, period, s);
+}
+
+int
+ingest_decode(struct ingest *in, const struct channel *ch,
+	      const struct perf_event_header *hdr, uint64_t period,
+	      struct sample *s)
+{
+	return ingest_decode_inline(in, ch, hdr, period, s);
 }
 
 int
@@ -276,7 +295,7 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 	struct sample *s = aggr_slot(a);
 	int ret;
 
-	ret = ingest_decode(in, ch, hdr, period, s);
+	ret = ingest_decode_inline(in, ch, hdr, period, s);
 	if (ret > 0) {
 		if (in->lat)
 			lathist_add(in->lat, s->time);
