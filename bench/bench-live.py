@@ -6,7 +6,9 @@
   collector CPU  memtop -b --json -e faults -c 1 on memtop-workload refault
                  mode (--interval-ms 0, one thread): the frames'
                  collector_cpu_us against their samples, for the
-                 tracepoint variant (root) and the software event.
+                 tracepoint variant (root) and the software event; then
+                 the tracepoint again at about 100 K samples/s (192 pages
+                 a round, --interval-ms 1).
   latency        the same runs with MEMTOP_DEBUG_LATENCY: every sample's
                  age when its frame was published (collector/lathist.h).
   losses         memtop launches the workload for a fixed number of faults
@@ -58,9 +60,10 @@ def load_frames(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
-def workload_args(wl, report, rounds=0, duration=0, extra=()):
-    args = [wl, "--mode", "refault", "--interval-ms", "0", "--hot", str(HOT),
-            "--pages", str(PAGES), "--rounds", str(rounds),
+def workload_args(wl, report, rounds=0, duration=0, extra=(), hot=HOT,
+                  interval_ms=0):
+    args = [wl, "--mode", "refault", "--interval-ms", str(interval_ms),
+            "--hot", str(hot), "--pages", str(PAGES), "--rounds", str(rounds),
             "--duration", str(duration), "--report", report, "--quiet"]
     return args + list(extra)
 
@@ -92,14 +95,15 @@ def percentile(hist, q):
     return hist[-1][0] if hist else 0
 
 
-def collector_cpu(a, tmp, variant, env_extra):
+def collector_cpu(a, tmp, variant, env_extra, hot=HOT, interval_ms=0):
     frames_path = os.path.join(tmp, f"cpu-{variant}.jsonl")
     lat_path = os.path.join(tmp, f"lat-{variant}.txt")
     report = os.path.join(tmp, f"cpu-{variant}-report.json")
     env = env_with(MEMTOP_DEBUG_LATENCY=lat_path, **env_extra)
     run([a.memtop, "-b", "--json", "-e", "faults", "-c", "1",
          "-d", str(a.delay), "-o", frames_path, "--"] +
-        workload_args(a.workload, report, duration=a.duration), env=env)
+        workload_args(a.workload, report, duration=a.duration, hot=hot,
+                      interval_ms=interval_ms), env=env)
     frames = load_frames(frames_path)
     # The first frame holds the start-up, the final one a partial interval.
     mid = [f for f in frames[1:] if not f["final"]] or frames
@@ -236,6 +240,8 @@ def main():
               f"{a.delay}) ==")
         collector_cpu(a, tmp, "tracepoint", {})
         collector_cpu(a, tmp, "software", {"MEMTOP_FAULTS_NO_TRACEPOINT": "1"})
+        # About 100 K faults/s: 192 pages a round, 1 ms apart.
+        collector_cpu(a, tmp, "tp-100k", {}, hot=192, interval_ms=1)
         event = load_frames(os.path.join(tmp, "cpu-tracepoint.jsonl"))[-1]
         event = event["events"][0]
         print(f"\n== losses ({a.loss_rounds} rounds x {HOT} faults) ==")

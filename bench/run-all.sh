@@ -1,0 +1,28 @@
+#!/bin/bash
+# Every performance figure of issue 7, full size, one after the other:
+#
+#   bench/run-all.sh [BUILDDIR]        (default: build; use a release build,
+#                                       meson setup build-rel -Dbuildtype=release)
+#
+# decode + aggregate, memory per page and growth stalls (bench-ingest),
+# frame build (bench-frame), live collector CPU, latency, losses and
+# overhead (bench-live.py), instructions per sample (callgrind.sh) and
+# replay beside perf report (bench-replay).  Each prints the machine it
+# ran on.  Takes 10-20 minutes and about 3 GB of memory at 10 Mi pages;
+# run it on an otherwise idle machine: wall-clock figures follow the load.
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$src/build}
+status=0
+run() {
+	echo
+	echo "### $*"
+	"$@" || status=1
+}
+run "$build/bench/bench-ingest"
+run "$build/bench/bench-frame"
+run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
+	--workload "$build/tools/memtop-workload"
+run "$src/bench/callgrind.sh" "$build"
+run "$build/bench/bench-replay" --memtop "$build/ui/memtop"
+exit $status
