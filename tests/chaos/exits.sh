@@ -120,7 +120,7 @@ PY
 	--interval-ms 5 --duration 0 --quiet --report '$TMP/exec-cmd.report'"
 status=$?
 [ "$status" -eq 0 ] || fail "exec (-- COMMAND): memtop exited $status"
-python3 - "$TMP/exec-cmd.jsonl" "$TMP/exec-cmd.report" <<'PY' || fail "exec (-- COMMAND): figures"
+python3 - "$TMP/exec-cmd.jsonl" "$TMP/exec-cmd.report" "${MEMTOP_SANITIZE:-}" <<'PY' || fail "exec (-- COMMAND): figures"
 import json, sys
 frames = [json.loads(l) for l in open(sys.argv[1])]
 rep = json.load(open(sys.argv[2]))
@@ -128,9 +128,16 @@ f = frames[-1]
 assert f["final"] and not f["targets"][0]["alive"], f["targets"]
 assert f["targets"][0]["comm"] == "memtop-workload", f["targets"]
 pages = {int(p["addr"], 16): p["total"] for p in f["pages"]}
+# Pages are keyed by (pid, address) and exec keeps the pid: a fault the
+# same process made at the same address before an exec counts too.  A
+# ThreadSanitizer build re-executes itself with ASLR off, so its hot
+# addresses can repeat one from the first image: allow that one extra
+# fault per page there, and nothing elsewhere.
+slack = 1 if sys.argv[3] == "thread" else 0
 for h in rep["hot"]:
     got = pages.get(int(h["addr"], 16), 0)
-    assert got == h["faults"], f"{h['addr']}: memtop {got}, workload {h['faults']}"
+    assert h["faults"] <= got <= h["faults"] + slack, \
+        f"{h['addr']}: memtop {got}, workload {h['faults']}"
 print(f"ok: exec (-- COMMAND): all {len(rep['hot'])} hot pages exact after exec")
 PY
 
