@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "pagetab.h"
 
 #define BENCH_STREAM_SAMPLES	(16u << 20)
@@ -140,40 +140,6 @@ bench_zipf_draw(const struct bench_zipf *z, struct bench_rng *r)
 	}
 }
 
-static double
-bench_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void
-bench_print_machine(void)
-{
-	struct utsname u;
-	char line[256], model[256] = "unknown";
-	FILE *f;
-
-	if (uname(&u) != 0)
-		strcpy(u.machine, "unknown");
-	f = fopen("/proc/cpuinfo", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) != 0 || !colon)
-			continue;
-		snprintf(model, sizeof(model), "%s", colon + 2);
-		model[strcspn(model, "\n")] = '\0';
-		break;
-	}
-	if (f)
-		fclose(f);
-	printf("machine: %s, %s, %ld CPUs online\n", u.machine, model,
-	       sysconf(_SC_NPROCESSORS_ONLN));
-}
-
 /*
  * Page index p in [0, pages) -> (pid, address): pids interleave so the
  * same page numbers recur in every pid, as forked workers would show.
@@ -257,10 +223,10 @@ bench_fill(struct pagetab *t, const uint32_t *perm, size_t pages, float *us)
 		double t0;
 
 		bench_page_key(perm[i], &pid, &addr);
-		t0 = bench_now();
+		t0 = benchlib_now();
 		if (!pagetab_get(t, pid, addr, NULL))
 			failed++;
-		us[i] = (float)((bench_now() - t0) * 1e6);
+		us[i] = (float)((benchlib_now() - t0) * 1e6);
 	}
 	return failed;
 }
@@ -313,10 +279,10 @@ bench_topk_ms(const struct pagetab *t, enum sort_key key,
 
 	/* Best of three: the first pass also pays for cold caches. */
 	for (int rep = 0; rep < 3; rep++) {
-		double t0 = bench_now(), ms;
+		double t0 = benchlib_now(), ms;
 
 		*got = pagetab_topk(t, key, BENCH_TOPK, out);
-		ms = (bench_now() - t0) * 1e3;
+		ms = (benchlib_now() - t0) * 1e3;
 		if (rep == 0 || ms < best)
 			best = ms;
 	}
@@ -348,9 +314,9 @@ bench_size(const struct bench_size *sz, size_t stream_len,
 	t = pagetab_new(BENCH_PAGE_SHIFT, 0);
 	if (!t)
 		goto out;
-	t0 = bench_now();
+	t0 = benchlib_now();
 	failed += bench_run_stream(t, stream, stream_len);
-	secs = bench_now() - t0;
+	secs = benchlib_now() - t0;
 	touched = pagetab_count(t);
 	pagetab_free(t);
 	printf("  stream into empty table  %8.1f M samples/s"
@@ -365,15 +331,15 @@ bench_size(const struct bench_size *sz, size_t stream_len,
 	t = pagetab_new(BENCH_PAGE_SHIFT, 0);
 	if (!t)
 		goto out;
-	t0 = bench_now();
+	t0 = benchlib_now();
 	failed += bench_fill(t, perm, sz->pages, us2);
-	secs = bench_now() - t0;
+	secs = benchlib_now() - t0;
 	bench_stalls(us1, us2, sz->pages, &st);
 
-	t0 = bench_now();
+	t0 = benchlib_now();
 	failed += bench_run_stream(t, stream, stream_len);
 	printf("  stream, all pages held   %8.1f M samples/s",
-	       stream_len / (bench_now() - t0) / 1e6);
+	       stream_len / (benchlib_now() - t0) / 1e6);
 	if (sz->target_msps > 0)
 		printf("  target >= %.0f", sz->target_msps);
 	printf("\n  memory                   %8.1f B/page"
@@ -441,13 +407,13 @@ main(int argc, char **argv)
 
 	printf("memtop pagetab benchmark%s\n", divisor > 1 ?
 	       " (--quick: sizes / 100, targets apply to full sizes)" : "");
-	bench_print_machine();
+	benchlib_print_machine();
 	{
-		double t0 = bench_now();
+		double t0 = benchlib_now();
 
 		for (int i = 0; i < 100000; i++)
-			(void)bench_now();
-		timer_ns = (bench_now() - t0) * 1e9 / 100000;
+			(void)benchlib_now();
+		timer_ns = (benchlib_now() - t0) * 1e9 / 100000;
 	}
 	printf("clock_gettime costs %.0f ns (inside per-call timings)\n",
 	       timer_ns);
