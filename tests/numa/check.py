@@ -147,12 +147,19 @@ def first_migration(frames):
 def check_moved(frames, hot):
     """After the move no hot page is listed on node 1 again; each frame
     lists them on node 0, except that the node of a page the process has
-    unmapped by the time the frame is built (its last frames) is null."""
+    unmapped by the time the frame is built (its last frames) is null, and
+    that a page whose move failed or was busy in a frame (the workload
+    had it unmapped at that instant) stays where it was in that frame
+    only: memtop retries it at the next frame."""
     whole = 0
     for f in frames:
         on = {p["addr"]: p["node"] for p in f["pages"] if p["addr"] in hot}
         back = {a: n for a, n in on.items() if n not in (0, None)}
-        assert not back, f"frame {f['seq']}: hot pages elsewhere: {back}"
+        m = f["migrations"]
+        retry = m["failed"] + m["busy"]
+        assert len(back) <= retry, \
+            f"frame {f['seq']}: hot pages elsewhere: {back} " \
+            f"(moves failed or busy in that frame: {retry})"
         if len(on) >= HOT // 2 and set(on.values()) == {0}:
             whole += 1
     assert whole >= min(2, len(frames)), \
