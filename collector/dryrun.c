@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dryrun.h"
+#include "log.h"
 #include "pmu.h"
 #include "source.h"
 
@@ -213,7 +214,7 @@ dryrun_print(const struct options *opt, FILE *out)
 	int ret = source_select_opts(opt, &src, why, sizeof(why));
 
 	if (ret < 0) {
-		fprintf(stderr, "memtop: %s\n", why);
+		log_error("%s", why);
 		return 1;
 	}
 	period = source_period(&src, opt->period);

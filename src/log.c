@@ -160,6 +160,33 @@ log_msg(const char *fmt, ...)
 }
 
 void
+log_error(const char *fmt, ...)
+{
+	static const char prefix[] = "memtop: ";
+	char msg[LOG_MSG_MAX];
+	char line[sizeof(prefix) + 4 * LOG_MSG_MAX + 8];
+	size_t n = sizeof(prefix) - 1;
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		snprintf(msg, sizeof(msg), "(bad error format '%s')", fmt);
+	memcpy(line, prefix, n);
+	n += log_escape(line + n, sizeof(line) - n - 4, msg);
+	if (len >= (int)sizeof(msg)) {
+		memcpy(line + n, "...", 3);
+		n += 3;
+	}
+	line[n++] = '\n';
+	fwrite(line, 1, n, stderr);
+	fflush(stderr);
+	log_msg("error: %s", msg);
+}
+
+void
 log_ratelimited(struct log_ratelimit *rl, const char *fmt, ...)
 {
 	uint64_t now;

@@ -1,7 +1,8 @@
 /*
  * Diagnostics file (--log FILE).  Any thread may log: each line is one
  * write() on an O_APPEND descriptor, so lines from the UI and collector
- * threads never interleave.  Nothing here touches the terminal.
+ * threads never interleave.  Only log_error() writes to the terminal
+ * (standard error).
  *
  * Line format: "SECONDS [THREAD/TID] MESSAGE\n", SECONDS on CLOCK_MONOTONIC
  * since log_open(), control characters in MESSAGE escaped (\n, \t, \xNN).
@@ -21,6 +22,14 @@ int log_open(const char *path);
 void log_close(void);
 /* printf-like; a no-op when no log is open. */
 void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * An error for the user: "memtop: MESSAGE" as exactly one line on
+ * standard error, control characters escaped as in the log (a path with
+ * a newline or an escape sequence cannot split the line or drive the
+ * terminal), and the same message in the log when one is open.
+ */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Rate limit for hot-path warnings: at most `burst` messages per

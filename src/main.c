@@ -291,7 +291,7 @@ main_close_record(struct main_state *st)
 
 	ret = perfdata_writer_close(st->recorder, why, sizeof(why));
 	if (ret < 0) {
-		fprintf(stderr, "memtop: --record %s: %s\n",
+		log_error("--record %s: %s",
 			st->opt.record_path, why);
 		return ret;
 	}
@@ -410,32 +410,32 @@ main_run(struct main_state *st)
 
 	if (!st->opt.batch && (!isatty(STDIN_FILENO) ||
 			       !isatty(STDOUT_FILENO))) {
-		fprintf(stderr, "memtop: standard input/output is not a "
-			"terminal; use -b for batch output\n");
+		log_error("standard input/output is not a terminal; use -b "
+			  "for batch output");
 		return 1;
 	}
 	/* Before a command is launched: it must not run for nothing. */
 	if (!st->opt.batch && tui_check_terminal(err, sizeof(err)) < 0) {
-		fprintf(stderr, "memtop: %s\n", err);
+		log_error("%s", err);
 		return 1;
 	}
 	if (st->opt.batch && st->opt.output_path) {
 		st->out = fopen(st->opt.output_path, "we");
 		if (!st->out) {
-			fprintf(stderr, "memtop: -o %s: %s\n",
+			log_error("-o %s: %s",
 				st->opt.output_path, strerror(errno));
 			return 1;
 		}
 	}
 	ret = main_setup_signals(st);
 	if (ret < 0) {
-		fprintf(stderr, "memtop: signalfd: %s%s\n", strerror(-ret),
+		log_error("signalfd: %s%s", strerror(-ret),
 			rlimits_hint(ret, NULL, hint, sizeof(hint)));
 		return 1;
 	}
 	ret = main_start(st, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "memtop: %s%s\n", err,
+		log_error("%s%s", err,
 			rlimits_hint(ret, err, hint, sizeof(hint)));
 		if (st->collector && st->launched)
 			main_finish_child(st);
@@ -462,7 +462,7 @@ main_run(struct main_state *st)
 			   collector_join(st->collector);
 	main_drain_frames(st);
 	if (ret < 0) {
-		fprintf(stderr, "memtop: collector: %s\n", strerror(-ret));
+		log_error("collector: %s", strerror(-ret));
 		status = 1;
 	}
 	if (st->recorder && main_close_record(st) < 0)
@@ -473,7 +473,7 @@ main_run(struct main_state *st)
 		status = child_status;
 	/* After a write error batch_run has said so: one line. */
 	if (st->out && fclose(st->out) != 0 && status == 0) {
-		fprintf(stderr, "memtop: -o %s: %s\n", st->opt.output_path,
+		log_error("-o %s: %s", st->opt.output_path,
 			strerror(errno));
 		status = 1;
 	}
@@ -534,7 +534,7 @@ main(int argc, char **argv)
 	if (st.opt.log_path) {
 		ret = log_open(st.opt.log_path);
 		if (ret < 0) {
-			fprintf(stderr, "memtop: --log %s: %s\n",
+			log_error("--log %s: %s",
 				st.opt.log_path, strerror(-ret));
 			cli_fini(&st.opt);
 			return 1;

@@ -46,6 +46,15 @@ expect 1 "kernel thread"    "kernel thread"        -- -b -p 2
 expect 1 "command not found" "cannot execute"      -- -b -- /nonexistent/cmd
 expect 1 "unwritable -o"    "-o"                   -- -b -o /nonexistent/dir/x -- true
 expect 1 "TUI without tty"  "not a terminal.*-b"   -- -p 1
+# Paths with control characters: still one line, the bytes escaped (a
+# newline as \n, an escape as \x1b), never passed to the terminal.
+nl_path=$(printf '/nonexistent/a\nb')
+esc_path=$(printf '/nonexistent/\033[2Jc')
+expect 1 "-o path with newline"  '-o /nonexistent/a\\nb'  -- -b -o "$nl_path" -- true
+expect 1 "--log path with escape" '--log /nonexistent/\\x1b\[2Jc' -- -b --log "$esc_path" -- true
+if grep -q "$(printf '\033')" "$TMP/err"; then
+	fail "--log path with escape: an escape byte reached stderr"
+fi
 
 # A pid we may not trace: an unprivileged user against pid 1.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then

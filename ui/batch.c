@@ -32,6 +32,7 @@
 
 #include "cmd.h"
 #include "frame.h"
+#include "log.h"
 #include "queue.h"
 #include "report.h"
 #include "ui.h"
@@ -105,7 +106,7 @@ batch_frame(struct batch *b, struct frame *f)
 			if (ret != -EPIPE) {
 				const char *path = b->io->opt->output_path;
 
-				fprintf(stderr, "memtop: %s%s: %s\n",
+				log_error("%s%s: %s",
 					path ? "-o " : "standard output",
 					path ? path : "", strerror(-ret));
 				b->status = 1;
@@ -124,7 +125,7 @@ batch_frame(struct batch *b, struct frame *f)
 	if (f->final) {
 		b->finished = true;
 		if (f->error) {
-			fprintf(stderr, "memtop: %s\n", f->error);
+			log_error("%s", f->error);
 			b->status = 1;
 		}
 	}
@@ -198,8 +199,8 @@ batch_run(const struct ui_io *io, FILE *out)
 			if (!b.quit_sent)
 				batch_quit(&b);
 			if (left <= 0) {
-				fprintf(stderr, "memtop: no final frame from "
-					"the collector within %d ms\n",
+				log_error("no final frame from "
+					"the collector within %d ms",
 					BATCH_QUIT_TIMEOUT_MS);
 				b.status = 1;
 				break;
@@ -213,13 +214,13 @@ batch_run(const struct ui_io *io, FILE *out)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			fprintf(stderr, "memtop: poll: %s\n", strerror(errno));
+			log_error("poll: %s", strerror(errno));
 			b.status = 1;
 			break;
 		}
 		if (pfd[1].revents & POLLIN && !batch_signals(&b)) {
-			fprintf(stderr, "memtop: second signal, quitting "
-				"without the final frame\n");
+			log_error("second signal, quitting "
+				"without the final frame");
 			b.status = 1;
 			break;
 		}

@@ -28,6 +28,7 @@
 
 #include "cmd.h"
 #include "frame.h"
+#include "log.h"
 #include "queue.h"
 #include "tui.h"
 #include "ui.h"
@@ -301,9 +302,8 @@ tui_run(const struct ui_io *io)
 	if (!screen) {
 		const char *term = getenv("TERM");
 
-		fprintf(stderr, "memtop: cannot start the terminal UI "
-			"(TERM=%s); use -b for batch output\n",
-			term && *term ? term : "(unset)");
+		log_error("cannot start the terminal UI (TERM=%s); use -b for "
+			  "batch output", term && *term ? term : "(unset)");
 		return 1;
 	}
 
@@ -340,11 +340,11 @@ tui_run(const struct ui_io *io)
 	delscreen(screen);
 	tui_quit_drain(&t);
 	if (poll_errno) {
-		fprintf(stderr, "memtop: poll: %s\n", strerror(poll_errno));
+		log_error("poll: %s", strerror(poll_errno));
 		ret = 1;
 	}
 	if (t.cur && t.cur->error) {
-		fprintf(stderr, "memtop: %s\n", t.cur->error);
+		log_error("%s", t.cur->error);
 		ret = 1;
 	}
 	frame_free(t.cur);
