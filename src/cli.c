@@ -176,13 +176,36 @@ cli_parse_ranged(const char *opt_name, const char *what, const char *arg,
 	return 0;
 }
 
-static bool
-cli_has_pid(const struct options *opt, pid_t pid)
+static int
+cli_cmp_pid(const void *a, const void *b)
 {
-	for (size_t i = 0; i < opt->n_pids; i++)
-		if (opt->pids[i] == pid)
-			return true;
-	return false;
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A pid that opt->pids holds twice, or 0.  Sorts a copy: a pasted list of
+ * tens of thousands of pids is refused at once, not in quadratic time.
+ * -ENOMEM when the copy cannot be made.
+ */
+static pid_t
+cli_duplicate_pid(const struct options *opt)
+{
+	pid_t *sorted, dup = 0;
+
+	if (opt->n_pids < 2)
+		return 0;
+	sorted = malloc(opt->n_pids * sizeof(*sorted));
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, opt->pids, opt->n_pids * sizeof(*sorted));
+	qsort(sorted, opt->n_pids, sizeof(*sorted), cli_cmp_pid);
+	for (size_t i = 1; i < opt->n_pids && !dup; i++)
+		if (sorted[i] == sorted[i - 1])
+			dup = sorted[i];
+	free(sorted);
+	return dup;
 }
 
 /*
@@ -195,13 +218,20 @@ cli_parse_pids(const char *list, struct options *opt, char *err,
 	       size_t errlen)
 {
 	const char *item = list;
+	size_t items = 1;
 	char buf[32];
+	pid_t *grown, dup;
 
+	for (const char *c = list; (c = strchr(c, ',')); c++)
+		items++;
+	grown = realloc(opt->pids, (opt->n_pids + items) * sizeof(*grown));
+	if (!grown)
+		return cli_error(err, errlen, "-p: out of memory");
+	opt->pids = grown;
 	for (;;) {
 		const char *comma = strchr(item, ',');
 		size_t len = comma ? (size_t)(comma - item) : strlen(item);
 		uint64_t v;
-		pid_t *grown;
 		int rc;
 
 		if (len == 0)
@@ -222,18 +252,17 @@ cli_parse_pids(const char *list, struct options *opt, char *err,
 			return cli_error(err, errlen,
 					 "-p: pid '%s' does not fit pid_t",
 					 buf);
-		if (cli_has_pid(opt, (pid_t)v))
-			return cli_error(err, errlen, "-p: duplicate pid %s",
-					 buf);
-		grown = realloc(opt->pids, (opt->n_pids + 1) * sizeof(*grown));
-		if (!grown)
-			return cli_error(err, errlen, "-p: out of memory");
-		opt->pids = grown;
 		opt->pids[opt->n_pids++] = (pid_t)v;
 		if (!comma)
-			return 0;
+			break;
 		item = comma + 1;
 	}
+	dup = cli_duplicate_pid(opt);
+	if (dup < 0)
+		return cli_error(err, errlen, "-p: out of memory");
+	if (dup)
+		return cli_error(err, errlen, "-p: duplicate pid %d", (int)dup);
+	return 0;
 }
 
 static int
