@@ -53,11 +53,20 @@ json_string(struct json_check *jc, char *copy, size_t copylen)
 			int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 :
 				  c >= 0xc2 ? 2 : 0;
 
+			unsigned char c1 = (unsigned char)jc->p[1];
+
 			if (len == 0 || c > 0xf4)
 				return false;
 			for (int i = 1; i < len; i++)
 				if (((unsigned char)jc->p[i] & 0xc0) != 0x80)
 					return false;
+			/* No overlong forms, no UTF-16 surrogates, nothing
+			 * past U+10FFFF. */
+			if ((c == 0xe0 && c1 < 0xa0) ||
+			    (c == 0xed && c1 > 0x9f) ||
+			    (c == 0xf0 && c1 < 0x90) ||
+			    (c == 0xf4 && c1 > 0x8f))
+				return false;
 			jc->p += len;
 			continue;
 		}

@@ -157,6 +157,70 @@ contains(const char *hay, const char *needle)
 	return false;
 }
 
+/* ---- the checker itself ---- */
+
+/*
+ * Every other test trusts json_line_valid(), so it must refuse what RFC
+ * 8259 refuses, not only accept what the writer makes.
+ */
+static void
+test_json_checker(void)
+{
+	static const char *const good[] = {
+		"{}\n",
+		"{\"a\":[1,-0,0.5,1e3,-2.5E-7,true,false,null,{}],\"b\":\"\"}\n",
+		"{ \"s\" : \"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\uABCD\" }\n",
+		"{\"u\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}\n",
+	};
+	static const char *const bad[] = {
+		"", "\n", "[]\n", "{}", "{}\n\n", "{} \n", "{}\nx",
+		"{\"a\":1,}\n", "{\"a\" 1}\n", "{\"a\":}\n", "{a:1}\n",
+		"{\"a\":[1,]}\n", "{\"a\":01}\n", "{\"a\":1.}\n",
+		"{\"a\":.5}\n", "{\"a\":1e}\n", "{\"a\":+1}\n",
+		"{\"a\":NaN}\n", "{\"a\":-Infinity}\n", "{\"a\":tru}\n",
+		"{\"a\":\"x\ty\"}\n", "{\"a\":\"\\x\"}\n",
+		"{\"a\":\"\\u12g4\"}\n", "{\"a\":\"\\u12\"}\n",
+		"{\"a\":\"open}\n", "{\"a\":\"\xc0\xaf\"}\n",
+		"{\"a\":\"\xc3\"}\n", "{\"a\":\"\xf5\x80\x80\x80\"}\n",
+		"{\"a\":\"\x80\"}\n", "{\"a\":1}{}\n",
+		"{\"a\":\"\xe0\x80\xaf\"}\n", "{\"a\":\"\xed\xa0\x80\"}\n",
+		"{\"a\":\"\xf0\x80\x80\xaf\"}\n",
+		"{\"a\":\"\xf4\x90\x80\x80\"}\n",
+	};
+	struct json_check jc;
+	char deep[160];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!check(json_line_valid(good[i], &jc)))
+			fprintf(stderr, "refused: %s", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!check(!json_line_valid(bad[i], &jc)))
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+
+	/* Outer keys in order, nested ones not. */
+	check(json_line_valid("{\"z\":{\"in\":1},\"a\":[{\"x\":2}],\"m\":0}\n",
+			      &jc));
+	check_eq_u64(jc.n_keys, 3);
+	if (jc.n_keys == 3) {
+		check_eq_str(jc.keys[0], "z");
+		check_eq_str(jc.keys[1], "a");
+		check_eq_str(jc.keys[2], "m");
+	}
+
+	/* Nesting: 63 arrays inside the object pass, 64 do not. */
+	for (int depth = 63; depth <= 64; depth++) {
+		n = 0;
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "{\"d\":");
+		for (int k = 0; k < depth; k++)
+			deep[n++] = '[';
+		for (int k = 0; k < depth; k++)
+			deep[n++] = ']';
+		snprintf(deep + n, sizeof(deep) - n, "}\n");
+		check_eq_i64(json_line_valid(deep, &jc), depth == 63);
+	}
+}
+
 /* ---- JSON writer ---- */
 
 static void
@@ -679,6 +743,7 @@ main(void)
 	sigset_t set;
 	int sigfd;
 
+	test_json_checker();
 	test_exact();
 	test_key_order();
 	test_levels();
