@@ -13,38 +13,29 @@
 
 #include "perfdata_swap.h"
 
-/* One attr field: byte offset and width (8 = the bit-field word). */
-struct perfdata_attr_field {
-	uint16_t offset;
-	uint8_t width;		/* 2, 4 or 8; 0 = bit-field word */
-};
+/*
+ * Fixed structures are walked from a string of field widths, one
+ * character a field, in order and without gaps: '2' = u16, '4' = u32,
+ * '8' = u64, 'b' = the attr's bit-field word (8 bytes, bits mirrored).
+ */
 
 /* struct perf_event_attr up to config3 (PERF_ATTR_SIZE_VER8, 136 bytes). */
-static const struct perfdata_attr_field perfdata_attr_fields[] = {
-	{ 0, 4 },	/* type */
-	{ 4, 4 },	/* size */
-	{ 8, 8 },	/* config */
-	{ 16, 8 },	/* sample_period / sample_freq */
-	{ 24, 8 },	/* sample_type */
-	{ 32, 8 },	/* read_format */
-	{ 40, 0 },	/* disabled ... bit-fields */
-	{ 48, 4 },	/* wakeup_events / wakeup_watermark */
-	{ 52, 4 },	/* bp_type */
-	{ 56, 8 },	/* bp_addr / config1 */
-	{ 64, 8 },	/* bp_len / config2 (VER1) */
-	{ 72, 8 },	/* branch_sample_type (VER2) */
-	{ 80, 8 },	/* sample_regs_user */
-	{ 88, 4 },	/* sample_stack_user */
-	{ 92, 4 },	/* clockid (VER3) */
-	{ 96, 8 },	/* sample_regs_intr (VER4) */
-	{ 104, 4 },	/* aux_watermark */
-	{ 108, 2 },	/* sample_max_stack */
-	{ 110, 2 },	/* __reserved_2 (VER5) */
-	{ 112, 4 },	/* aux_sample_size */
-	{ 116, 4 },	/* __reserved_3 (VER6) */
-	{ 120, 8 },	/* sig_data (VER7) */
-	{ 128, 8 },	/* config3 (VER8) */
-};
+static const char perfdata_attr_fields[] =
+	"44"		/* type, size */
+	"8888"		/* config, sample_period/freq, sample_type,
+			 * read_format */
+	"b"		/* disabled ... bit-fields */
+	"44"		/* wakeup_events/watermark, bp_type */
+	"88"		/* bp_addr/config1, bp_len/config2 (VER1) */
+	"8"		/* branch_sample_type (VER2) */
+	"84"		/* sample_regs_user, sample_stack_user */
+	"4"		/* clockid (VER3) */
+	"8"		/* sample_regs_intr (VER4) */
+	"422"		/* aux_watermark, sample_max_stack,
+			 * __reserved_2 (VER5) */
+	"44"		/* aux_sample_size, __reserved_3 (VER6) */
+	"8"		/* sig_data (VER7) */
+	"8";		/* config3 (VER8) */
 
 static void
 perfdata_swap16_at(unsigned char *p)
@@ -82,37 +73,6 @@ perfdata_mirror_byte(unsigned char b)
 	b = (unsigned char)((b & 0xf0) >> 4 | (b & 0x0f) << 4);
 	b = (unsigned char)((b & 0xcc) >> 2 | (b & 0x33) << 2);
 	return (unsigned char)((b & 0xaa) >> 1 | (b & 0x55) << 1);
-}
-
-void
-perfdata_swap_attr(void *attr, size_t size)
-{
-	unsigned char *a = attr;
-	size_t n = sizeof(perfdata_attr_fields) /
-		   sizeof(perfdata_attr_fields[0]);
-
-	for (size_t i = 0; i < n; i++) {
-		const struct perfdata_attr_field *f = &perfdata_attr_fields[i];
-		unsigned char *p = a + f->offset;
-
-		if (f->offset + (f->width ? f->width : 8u) > size)
-			break;
-		switch (f->width) {
-		case 0:
-			for (int b = 0; b < 8; b++)
-				p[b] = perfdata_mirror_byte(p[b]);
-			break;
-		case 2:
-			perfdata_swap16_at(p);
-			break;
-		case 4:
-			perfdata_swap32_at(p);
-			break;
-		default:
-			perfdata_swap64_at(p);
-			break;
-		}
-	}
 }
 
 void
@@ -196,6 +156,72 @@ perfdata_skip(struct perfdata_swapper *s, uint64_t n)
 	s->p += n;
 }
 
+/*
+ * Fields by a width string (see perfdata_attr_fields).  The first field
+ * that does not fit stops the walk and sets bad; what came before it is
+ * swapped.
+ */
+static void
+perfdata_swap_fields(struct perfdata_swapper *s, const char *widths)
+{
+	for (; *widths && !s->bad; widths++) {
+		size_t w = *widths == 'b' ? 8 : (size_t)(*widths - '0');
+
+		if (w > perfdata_swapper_left(s)) {
+			s->bad = true;
+			break;
+		}
+		switch (*widths) {
+		case 'b':
+			for (int b = 0; b < 8; b++)
+				s->p[b] = perfdata_mirror_byte(s->p[b]);
+			break;
+		case '2':
+			perfdata_swap16_at(s->p);
+			break;
+		case '4':
+			perfdata_swap32_at(s->p);
+			break;
+		default:
+			perfdata_swap64_at(s->p);
+			break;
+		}
+		s->p += w;
+	}
+}
+
+/*
+ * The fields of `order` that st selects, in that order: {pid, tid} and
+ * {cpu, res} are u32 pairs, the others u64.  A SAMPLE's fixed head and
+ * tail and the sample_id_all trailer are all walked this way.
+ */
+static void
+perfdata_swap_selected(struct perfdata_swapper *s, uint64_t st,
+		       const uint64_t *order, size_t n)
+{
+	const uint64_t pairs = PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(st & order[i]))
+			continue;
+		if (order[i] & pairs)
+			perfdata_swap_u32_pair(s);
+		else
+			perfdata_swap_u64s(s, 1);
+	}
+}
+
+void
+perfdata_swap_attr(void *attr, size_t size)
+{
+	struct perfdata_swapper s = {
+		.p = attr,
+		.end = (unsigned char *)attr + size,
+	};
+
+	perfdata_swap_fields(&s, perfdata_attr_fields);
+}
+
 /* Fields a SAMPLE swap cannot size: swapped as u64 words instead. */
 #define PERFDATA_SWAP_UNWALKABLE					\
 	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
@@ -242,14 +268,7 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE,
 	};
 
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		if (!(st & fixed[i]))
-			continue;
-		if (fixed[i] == PERF_SAMPLE_TID || fixed[i] == PERF_SAMPLE_CPU)
-			perfdata_swap_u32_pair(s);
-		else
-			perfdata_swap_u64s(s, 1);
-	}
+	perfdata_swap_selected(s, st, fixed, sizeof(fixed) / sizeof(fixed[0]));
 	if (st & PERF_SAMPLE_READ)
 		perfdata_swap_read(s, l->read_format);
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -267,9 +286,7 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 
 		perfdata_skip(s, len);
 	}
-	for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
-		if (st & tail[i])
-			perfdata_swap_u64s(s, 1);
+	perfdata_swap_selected(s, st, tail, sizeof(tail) / sizeof(tail[0]));
 }
 
 /* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */
@@ -297,21 +314,13 @@ perfdata_swap_trailer(struct perf_event_header *hdr,
 	s.end = (unsigned char *)hdr + hdr->size;
 	s.to_host = to_host;
 	s.bad = false;
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		if (!(st & order[i]))
-			continue;
-		if (order[i] == PERF_SAMPLE_TID || order[i] == PERF_SAMPLE_CPU)
-			perfdata_swap_u32_pair(&s);
-		else
-			perfdata_swap_u64s(&s, 1);
-	}
+	perfdata_swap_selected(&s, st, order, sizeof(order) / sizeof(order[0]));
 	*trailer_len = 8 * n;
 }
 
 /*
- * Fixed bodies of the kernel records memtop reads, as a string of field
- * widths: '4' = u32, '8' = u64; the rest up to the trailer (names) is
- * bytes.
+ * Fixed bodies of the kernel records memtop reads, as width strings (see
+ * perfdata_attr_fields); the rest up to the trailer (names) is bytes.
  */
 static const char *
 perfdata_body_fields(uint32_t type, uint16_t misc)
@@ -371,12 +380,7 @@ perfdata_swap_body(struct perf_event_header *hdr,
 		perfdata_swap_u64s(&s, perfdata_swapper_left(&s) / 8);
 		return 0;
 	}
-	for (; *fields; fields++) {
-		if (*fields == '4')
-			perfdata_swap_u32(&s);
-		else
-			perfdata_swap_u64s(&s, 1);
-	}
+	perfdata_swap_fields(&s, fields);
 	return s.bad ? -EINVAL : 0;
 }
 

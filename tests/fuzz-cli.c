@@ -12,23 +12,19 @@
  * distinct, period 1..2^62, delay 0.01..3600, top 1..100000 ...), a
  * command is NULL-terminated, paths are non-empty; cli_fini is idempotent.
  *
- * Built with -DMEMTOP_LIBFUZZER and -fsanitize=fuzzer it is a libFuzzer
- * target; otherwise main() replays the files named on the command line,
- * or, given none, a fixed pseudo-random set of command lines built from
- * memtop's own options and tricky values.
+ * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
+ * tests/fuzzmain.c replays the files given, then a fixed pseudo-random
+ * set of command lines built from memtop's own options and tricky values.
  */
 
-#include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fuzzmain.h"
 
 #define FUZZ_MAX_ARGS	64
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
 fuzz_check_ok(const struct options *o)
@@ -115,25 +111,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MEMTOP_LIBFUZZER
-static int
-fuzz_replay(const char *path)
-{
-	static uint8_t buf[1 << 14];
-	size_t len;
-	FILE *f;
-
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, len);
-	return 0;
-}
-
 static const char *const fuzz_words[] = {
 	"-p", "--pid", "--pid=", "-e", "-c", "-d", "-n", "-b", "--json", "-k",
 	"-s", "--record", "--force", "-o", "--log", "-i", "--demo",
@@ -149,50 +126,32 @@ static const char *const fuzz_words[] = {
 	"/tmp/x", "perf.data", "\xff\xfe", "-\x01",
 };
 
-static void
-fuzz_random(unsigned count)
+/* Up to 12 of memtop's words and tricky values, NUL-separated. */
+static size_t
+fuzz_cli_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	static char buf[2048];
-	uint64_t x = 0x2545f4914f6cdd1d;
 	size_t n_words = sizeof(fuzz_words) / sizeof(fuzz_words[0]);
+	size_t len = 0, words = 1 + fuzz_next(x) % 12;
 
-	for (unsigned i = 0; i < count; i++) {
-		size_t len = 0, words;
+	for (size_t w = 0; w < words; w++) {
+		const char *s = fuzz_words[fuzz_next(x) % n_words];
+		size_t l = strlen(s);
 
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		words = 1 + x % 12;
-		for (size_t w = 0; w < words; w++) {
-			const char *s;
-			size_t l;
-
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			s = fuzz_words[x % n_words];
-			l = strlen(s);
-			if (len + l + 1 >= sizeof(buf))
-				break;
-			memcpy(buf + len, s, l);
-			len += l;
-			/* Mostly separate arguments, sometimes glued. */
-			if ((x >> 20) % 8 != 0)
-				buf[len++] = '\0';
-		}
-		LLVMFuzzerTestOneInput((const uint8_t *)buf, len);
+		if (len + l + 1 >= cap)
+			break;
+		memcpy(buf + len, s, l);
+		len += l;
+		/* Mostly separate arguments, sometimes glued. */
+		if ((*x >> 20) % 8 != 0)
+			buf[len++] = '\0';
 	}
+	return len;
 }
 
-int
-main(int argc, char **argv)
-{
-	int err = 0;
-
-	if (argc < 2) {
-		fuzz_random(50000);
-		printf("50000 random command lines, no invariant broken\n");
-		return 0;
-	}
-	for (int i = 1; i < argc; i++)
-		if (fuzz_replay(argv[i]) != 0)
-			err = 1;
-	return err;
-}
-#endif
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-cli",
+	.generate = fuzz_cli_generate,
+	.seed = 0x2545f4914f6cdd1d,
+	.n_random = 50000,
+	.random_max = 2048,
+};

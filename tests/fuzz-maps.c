@@ -14,20 +14,17 @@
  * and maps_region_name() reports the length it needed; a parsed stack
  * pointer comes with 0.
  *
- * Built with -DMEMTOP_LIBFUZZER and -fsanitize=fuzzer it is a libFuzzer
- * target; otherwise main() replays the files named on the command line,
- * or, given none, a fixed pseudo-random set of inputs built from real
- * maps lines and their pieces.
+ * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
+ * tests/fuzzmain.c replays the files given, then a fixed pseudo-random set
+ * of inputs built from real maps lines and their pieces.
  */
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzmain.h"
 #include "maps.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static bool
 fuzz_holds(const struct maps_region *r, uint64_t addr)
@@ -116,25 +113,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MEMTOP_LIBFUZZER
-static int
-fuzz_replay(const char *path)
-{
-	static uint8_t buf[1 << 16];
-	size_t len;
-	FILE *f;
-
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, len);
-	return 0;
-}
-
 /* Real lines and the pieces they are made of, for recombination. */
 static const char *const fuzz_lines[] = {
 	"55d0c2a4e000-55d0c2a50000 r--p 00000000 fd:01 1835 /usr/bin/cat\n",
@@ -161,57 +139,40 @@ static const char *const fuzz_lines[] = {
 	"running\n",
 };
 
-static void
-fuzz_random(unsigned count)
+/*
+ * 1 to 24 lines or pieces of them (a prefix or a suffix, sometimes), then
+ * a few flipped bytes.
+ */
+static size_t
+fuzz_maps_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	static char buf[8192];
-	uint64_t x = 0x9e3779b97f4a7c15;
 	size_t n_lines = sizeof(fuzz_lines) / sizeof(fuzz_lines[0]);
+	size_t len = 0, pieces = 1 + fuzz_next(x) % 24;
 
-	for (unsigned i = 0; i < count; i++) {
-		size_t len = 0, pieces;
+	for (size_t p = 0; p < pieces; p++) {
+		const char *s = fuzz_lines[fuzz_next(x) % n_lines];
+		size_t l = strlen(s);
 
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		pieces = 1 + x % 24;
-		for (size_t p = 0; p < pieces; p++) {
-			const char *s;
-			size_t l;
-
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			s = fuzz_lines[x % n_lines];
-			l = strlen(s);
-			/* Sometimes only a prefix or a suffix of a line. */
-			if ((x >> 8) % 4 == 0)
-				l = (x >> 16) % (l + 1);
-			else if ((x >> 8) % 4 == 1)
-				s += (x >> 16) % (l + 1), l = strlen(s);
-			if (len + l >= sizeof(buf))
-				break;
-			memcpy(buf + len, s, l);
-			len += l;
-		}
-		/* And a few flipped bytes. */
-		for (unsigned k = 0; len && k < (x >> 40) % 4; k++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			buf[x % len] = (char)(x >> 24);
-		}
-		LLVMFuzzerTestOneInput((const uint8_t *)buf, len);
+		if ((*x >> 8) % 4 == 0)
+			l = (*x >> 16) % (l + 1);
+		else if ((*x >> 8) % 4 == 1)
+			s += (*x >> 16) % (l + 1), l = strlen(s);
+		if (len + l >= cap)
+			break;
+		memcpy(buf + len, s, l);
+		len += l;
 	}
+	for (unsigned k = 0; len && k < (*x >> 40) % 4; k++) {
+		fuzz_next(x);
+		buf[*x % len] = (uint8_t)(*x >> 24);
+	}
+	return len;
 }
 
-int
-main(int argc, char **argv)
-{
-	int err = 0;
-
-	if (argc < 2) {
-		fuzz_random(20000);
-		printf("20000 random inputs, no invariant broken\n");
-		return 0;
-	}
-	for (int i = 1; i < argc; i++)
-		if (fuzz_replay(argv[i]) != 0)
-			err = 1;
-	return err;
-}
-#endif
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-maps",
+	.generate = fuzz_maps_generate,
+	.seed = 0x9e3779b97f4a7c15,
+	.n_random = 20000,
+	.random_max = 8192,
+};

@@ -10,31 +10,26 @@
  * catch those); invariants that must hold for any input are checked with
  * __builtin_trap().
  *
- * Built with -DMEMTOP_LIBFUZZER and -fsanitize=fuzzer it is a libFuzzer
- * target (scripts/test runs it for a minute over tests/corpus/perfdata).
- * Otherwise main() replays every file of the directories or files given,
+ * Built with -fsanitize=fuzzer it is a libFuzzer target (scripts/test
+ * runs it for a minute over tests/corpus/perfdata).  Otherwise
+ * tests/fuzzmain.c replays every file of the directories or files given,
  * and for each also every 8-byte prefix of its first 2 KiB and a fixed
  * set of pseudo-random byte changes, so the plain test suite already
  * walks the error paths.
  */
 
-#include <dirent.h>
-#include <errno.h>
 #include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
 #include "frame.h"
+#include "fuzzmain.h"
 #include "perfdata_read.h"
 #include "queue.h"
 #include "record.h"
 #include "replay.h"
 #include "topo.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void
 fuzz_record(const struct perfdata_reader *r, const struct perfdata_record *rec)
@@ -157,39 +152,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MEMTOP_LIBFUZZER
-static unsigned long fuzz_inputs;
-
-/* An exact-size copy, so that ASan sees a read past the input. */
+/*
+ * After the file itself: every 8-byte prefix of its first 2 KiB, and 300
+ * copies with 1 to 4 bytes changed.
+ */
 static void
-fuzz_one(const uint8_t *data, size_t size)
-{
-	uint8_t *exact = malloc(size ? size : 1);
-
-	if (!exact)
-		return;
-	memcpy(exact, data, size);
-	LLVMFuzzerTestOneInput(exact, size);
-	free(exact);
-	fuzz_inputs++;
-}
-
-/* The file as is, its prefixes, and changed copies. */
-static void
-fuzz_variants(const uint8_t *data, size_t size)
+fuzz_perfdata_variants(const uint8_t *data, size_t size,
+		       void (*run)(const uint8_t *data, size_t size))
 {
 	uint8_t *copy = malloc(size ? size : 1);
 	uint64_t x = 0x9e3779b97f4a7c15ull ^ size;
 
 	if (!copy)
 		return;
-	fuzz_one(data, size);
 	for (size_t n = 0; n < size && n < 2048; n += 8)
-		fuzz_one(data, n);
+		run(data, n);
 	for (int i = 0; i < 300 && size > 0; i++) {
 		memcpy(copy, data, size);
 		for (int k = 0; k < 1 + i % 4; k++) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			fuzz_next(&x);
 			/* Half the changes land in the first 512 bytes,
 			 * where the header, attrs and sizes usually are. */
 			size_t off = (x >> 1) % ((x & 1) && size > 512 ?
@@ -197,75 +178,14 @@ fuzz_variants(const uint8_t *data, size_t size)
 
 			copy[off] = (uint8_t)(x >> 32);
 		}
-		fuzz_one(copy, size);
+		run(copy, size);
 	}
 	free(copy);
 }
 
-static int
-fuzz_file(const char *path)
-{
-	struct stat st;
-	uint8_t *buf;
-	size_t got;
-	FILE *f = fopen(path, "rb");
-
-	if (!f || fstat(fileno(f), &st) < 0) {
-		fprintf(stderr, "fuzz-perfdata: %s: %s\n", path,
-			strerror(errno));
-		if (f)
-			fclose(f);
-		return 1;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	got = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-	fclose(f);
-	if (buf)
-		fuzz_variants(buf, got);
-	free(buf);
-	return buf ? 0 : 1;
-}
-
-static int
-fuzz_path(const char *path)
-{
-	struct dirent **names;
-	struct stat st;
-	int n, err = 0;
-
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fuzz_file(path);
-	n = scandir(path, &names, NULL, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "fuzz-perfdata: %s: %s\n", path,
-			strerror(errno));
-		return 1;
-	}
-	for (int i = 0; i < n; i++) {
-		char full[4096];
-
-		if (names[i]->d_name[0] != '.' &&
-		    snprintf(full, sizeof(full), "%s/%s", path,
-			     names[i]->d_name) < (int)sizeof(full))
-			err |= fuzz_file(full);
-		free(names[i]);
-	}
-	free(names);
-	return err;
-}
-
-int
-main(int argc, char **argv)
-{
-	int err = 0;
-
-	if (argc < 2) {
-		fprintf(stderr, "usage: fuzz-perfdata DIR|FILE...\n");
-		return 2;
-	}
-	for (int i = 1; i < argc; i++)
-		err |= fuzz_path(argv[i]);
-	printf("%lu inputs, no invariant broken\n", fuzz_inputs);
-	return err;
-}
-#endif
+/* No generator of its own: the inputs come from the corpus. */
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-perfdata",
+	.need_files = 1,
+	.variants = fuzz_perfdata_variants,
+};

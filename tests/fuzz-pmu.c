@@ -14,21 +14,18 @@
  * never sets a bit outside the formats' masks and never accepts a value
  * wider than its field; texts stay NUL-terminated within their buffer.
  *
- * Built with -DMEMTOP_LIBFUZZER and -fsanitize=fuzzer it is a libFuzzer
- * target; otherwise main() replays the files named on the command line,
- * or, given none, a fixed pseudo-random set of inputs built from the
- * grammar's own tokens.
+ * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
+ * tests/fuzzmain.c replays the files given, then a fixed pseudo-random set
+ * of inputs built from the grammar's own tokens.
  */
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "datasrc.h"
+#include "fuzzmain.h"
 #include "pmu.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct fuzz_ctx {
 	struct pmu_format own;	/* the input as a format, if it parses */
@@ -135,74 +132,41 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MEMTOP_LIBFUZZER
-static int
-fuzz_replay(const char *path)
-{
-	static uint8_t buf[1024];
-	size_t len;
-	FILE *f;
+static const char *const fuzz_tokens[] = {
+	"config", "config1", "config2", "config3", "config9", ":", "-",
+	",", "=", "?", "0", "7", "15", "32", "63", "64", "0x", "0xcd",
+	"ff", "event", "umask", "ldlat", "own", "amd", "doc", "all",
+	"swfilt", " ", "\n", "99999999999999999999", "-1", "x",
+};
 
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -1;
+/*
+ * Up to 12 of the grammar's tokens, now and then one byte of junk, and the
+ * terminating NUL as part of the input.
+ */
+static size_t
+fuzz_pmu_generate(uint64_t *x, uint8_t *buf, size_t cap)
+{
+	size_t n_tokens = sizeof(fuzz_tokens) / sizeof(fuzz_tokens[0]);
+	size_t len = 0, n = 1 + (fuzz_next(x) >> 40) % 12;
+
+	for (size_t k = 0; k < n; k++) {
+		const char *t = fuzz_tokens[(fuzz_next(x) >> 8) % n_tokens];
+
+		if (len + strlen(t) + 1 >= cap)
+			break;
+		memcpy(buf + len, t, strlen(t));
+		len += strlen(t);
 	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, len);
-	return 0;
+	if ((*x & 15) == 0 && len > 0)
+		buf[(*x >> 20) % len] = (uint8_t)(*x >> 32);
+	buf[len] = '\0';
+	return len + 1;
 }
 
-/* Random inputs stitched from the grammar's tokens, with junk mixed in. */
-static void
-fuzz_random(unsigned count)
-{
-	static const char *const tokens[] = {
-		"config", "config1", "config2", "config3", "config9", ":", "-",
-		",", "=", "?", "0", "7", "15", "32", "63", "64", "0x", "0xcd",
-		"ff", "event", "umask", "ldlat", "own", "amd", "doc", "all",
-		"swfilt", " ", "\n", "99999999999999999999", "-1", "x",
-	};
-	uint64_t x = 0x9e3779b97f4a7c15;
-	char buf[256];
-
-	for (unsigned i = 0; i < count; i++) {
-		size_t len = 0, n;
-
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		n = 1 + (x >> 40) % 12;
-		for (size_t k = 0; k < n; k++) {
-			const char *t;
-
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			t = tokens[(x >> 8) % (sizeof(tokens) /
-					       sizeof(tokens[0]))];
-			if (len + strlen(t) + 1 >= sizeof(buf))
-				break;
-			memcpy(buf + len, t, strlen(t));
-			len += strlen(t);
-		}
-		if ((x & 15) == 0 && len > 0)
-			buf[(x >> 20) % len] = (char)(x >> 32);
-		buf[len] = '\0';
-		LLVMFuzzerTestOneInput((const uint8_t *)buf, len + 1);
-	}
-}
-
-int
-main(int argc, char **argv)
-{
-	int err = 0;
-
-	if (argc < 2) {
-		fuzz_random(200000);
-		printf("200000 random inputs, no invariant broken\n");
-		return 0;
-	}
-	for (int i = 1; i < argc; i++)
-		if (fuzz_replay(argv[i]) != 0)
-			err = 1;
-	return err;
-}
-#endif
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-pmu",
+	.generate = fuzz_pmu_generate,
+	.seed = 0x9e3779b97f4a7c15,
+	.n_random = 200000,
+	.random_max = 256,
+};

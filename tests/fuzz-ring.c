@@ -9,22 +9,19 @@
  * that must hold for any input are checked with __builtin_trap(), so a
  * violation is a crash that libFuzzer (or a plain run) reports.
  *
- * Built with -DMEMTOP_LIBFUZZER and -fsanitize=fuzzer it is a libFuzzer
- * target; otherwise main() replays the files named on the command line,
- * or, given none, a fixed pseudo-random set of inputs.
+ * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
+ * tests/fuzzmain.c replays the files given, then a fixed pseudo-random set
+ * of inputs.
  */
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzzmain.h"
 #include "record.h"
 #include "ring.h"
 
 #define FUZZ_PAGE	4096u
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct record_layout fuzz_layouts[] = {
 	{ PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
@@ -119,72 +116,39 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-#ifndef MEMTOP_LIBFUZZER
-static int
-fuzz_replay(const char *path)
-{
-	static uint8_t buf[FUZZ_PAGE + 64];
-	size_t len;
-	FILE *f;
-
-	f = fopen(path, "rb");
-	if (f == NULL) {
-		fprintf(stderr, "%s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, len);
-	return 0;
-}
-
 /*
  * Random inputs biased towards plausible records: 8-aligned sizes, small
  * types, tails near the end of the data area.
  */
-static void
-fuzz_random(unsigned count)
+static size_t
+fuzz_ring_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	static uint8_t buf[10 + FUZZ_PAGE];
-	uint64_t x = 0x9e3779b97f4a7c15, tail;
 	struct perf_event_header hdr = { 0 };
+	uint64_t tail;
 	uint16_t delta;
-	size_t pos, len;
-	unsigned i;
 
-	for (i = 0; i < count; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		tail = (x & 1) ? (x >> 8) : (FUZZ_PAGE - 8 * ((x >> 8) % 16));
-		delta = (uint16_t)((x >> 20) % (2 * FUZZ_PAGE));
-		memcpy(buf, &tail, 8);
-		memcpy(buf + 8, &delta, 2);
-		for (pos = 0; pos + 8 <= FUZZ_PAGE; pos += 8) {
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-			memcpy(buf + 10 + pos, &x, 8);
-			if ((x & 3) == 0) {
-				hdr.type = (uint32_t)((x >> 12) % 16);
-				hdr.size = (uint16_t)(8 * ((x >> 4) % 40));
-				memcpy(buf + 10 + pos, &hdr, sizeof(hdr));
-			}
+	(void)cap;	/* random_max: the whole input layout */
+	fuzz_next(x);
+	tail = (*x & 1) ? (*x >> 8) : (FUZZ_PAGE - 8 * ((*x >> 8) % 16));
+	delta = (uint16_t)((*x >> 20) % (2 * FUZZ_PAGE));
+	memcpy(buf, &tail, 8);
+	memcpy(buf + 8, &delta, 2);
+	for (size_t pos = 0; pos + 8 <= FUZZ_PAGE; pos += 8) {
+		fuzz_next(x);
+		memcpy(buf + 10 + pos, x, 8);
+		if ((*x & 3) == 0) {
+			hdr.type = (uint32_t)((*x >> 12) % 16);
+			hdr.size = (uint16_t)(8 * ((*x >> 4) % 40));
+			memcpy(buf + 10 + pos, &hdr, sizeof(hdr));
 		}
-		len = 10 + (size_t)((x >> 32) % FUZZ_PAGE);
-		LLVMFuzzerTestOneInput(buf, len);
 	}
+	return 10 + (size_t)((*x >> 32) % FUZZ_PAGE);
 }
 
-int
-main(int argc, char **argv)
-{
-	int i, err = 0;
-
-	if (argc < 2) {
-		fuzz_random(20000);
-		printf("20000 random inputs, no invariant broken\n");
-		return 0;
-	}
-	for (i = 1; i < argc; i++)
-		if (fuzz_replay(argv[i]) != 0)
-			err = 1;
-	return err;
-}
-#endif
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-ring",
+	.generate = fuzz_ring_generate,
+	.seed = 0x9e3779b97f4a7c15,
+	.n_random = 20000,
+	.random_max = 10 + FUZZ_PAGE,
+};

@@ -1,10 +1,11 @@
 #include "config.h"
 
 /*
- * record_* decoders against records laid out by hand, field by field, in
- * the order perf_output_sample() writes them (kernel-abi.md section 4).
- * Each field gets a distinct value so that a walker reading the wrong slot
- * fails a check instead of passing by coincidence.
+ * record_* decoders against records laid out field by field, in the order
+ * perf_output_sample() writes them (kernel-abi.md section 4): the
+ * fixed-size sample fields by rb_sample(), the rest by hand.  Each field
+ * gets a distinct value so that a walker reading the wrong slot fails a
+ * check instead of passing by coincidence.
  */
 
 #include <errno.h>
@@ -61,6 +62,97 @@ rb_end(struct rb *b)
 }
 
 /*
+ * The fixed-size fields of a sample: what rb_sample() writes and what
+ * check_sample() expects back.  res is written only, weight_var2
+ * expected only (WEIGHT_STRUCT splits the written weight).
+ */
+struct sample_fields {
+	uint64_t identifier, ip;
+	uint32_t pid, tid;
+	uint64_t time, addr;
+	uint32_t cpu, res;
+	uint64_t period, weight, weight_var2, data_src, data_page_size;
+};
+
+#define RB_SAMPLE_FIXED	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |	\
+			 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |		\
+			 PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |		\
+			 PERF_SAMPLE_PERIOD | PERF_SAMPLE_WEIGHT |	\
+			 PERF_SAMPLE_WEIGHT_STRUCT |			\
+			 PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_DATA_PAGE_SIZE)
+
+/*
+ * A whole SAMPLE record of the fields `type` selects, in ABI order.  Only
+ * the fixed-size ones: a type with READ, CALLCHAIN, RAW or the like is a
+ * mistake in the test, reported as a failure.
+ */
+static const struct perf_event_header *
+rb_sample(struct rb *b, uint64_t type, const struct sample_fields *f)
+{
+	if (type & ~(uint64_t)RB_SAMPLE_FIXED)
+		test_fail_at(__FILE__, __LINE__,
+			     "rb_sample: type %#llx has variable-size fields",
+			     (unsigned long long)type);
+	rb_begin(b, PERF_RECORD_SAMPLE);
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		rb_u64(b, f->identifier);
+	if (type & PERF_SAMPLE_IP)
+		rb_u64(b, f->ip);
+	if (type & PERF_SAMPLE_TID) {
+		rb_u32(b, f->pid);
+		rb_u32(b, f->tid);
+	}
+	if (type & PERF_SAMPLE_TIME)
+		rb_u64(b, f->time);
+	if (type & PERF_SAMPLE_ADDR)
+		rb_u64(b, f->addr);
+	if (type & PERF_SAMPLE_CPU) {
+		rb_u32(b, f->cpu);
+		rb_u32(b, f->res);
+	}
+	if (type & PERF_SAMPLE_PERIOD)
+		rb_u64(b, f->period);
+	if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		rb_u64(b, f->weight);
+	if (type & PERF_SAMPLE_DATA_SRC)
+		rb_u64(b, f->data_src);
+	if (type & PERF_SAMPLE_DATA_PAGE_SIZE)
+		rb_u64(b, f->data_page_size);
+	return rb_end(b);
+}
+
+/*
+ * Every fixed-size field of a parse against `want`: a field the type does
+ * not select must come back 0, and present must be the type.  Failures
+ * are reported at the caller's line.
+ */
+#define check_sample(s, type, want) \
+	check_sample_at(__FILE__, __LINE__, (s), (type), (want))
+
+static void
+check_sample_at(const char *file, int line, const struct record_sample *s,
+		uint64_t type, const struct sample_fields *want)
+{
+#define CHECK_FIELD(bits, field)					\
+	test_eq_u64(file, line, "s." #field, "want." #field, s->field,	\
+		    (type & (bits)) ? want->field : 0)
+	CHECK_FIELD(PERF_SAMPLE_IDENTIFIER, identifier);
+	CHECK_FIELD(PERF_SAMPLE_IP, ip);
+	CHECK_FIELD(PERF_SAMPLE_TID, pid);
+	CHECK_FIELD(PERF_SAMPLE_TID, tid);
+	CHECK_FIELD(PERF_SAMPLE_TIME, time);
+	CHECK_FIELD(PERF_SAMPLE_ADDR, addr);
+	CHECK_FIELD(PERF_SAMPLE_CPU, cpu);
+	CHECK_FIELD(PERF_SAMPLE_PERIOD, period);
+	CHECK_FIELD(PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, weight);
+	CHECK_FIELD(PERF_SAMPLE_WEIGHT_STRUCT, weight_var2);
+	CHECK_FIELD(PERF_SAMPLE_DATA_SRC, data_src);
+	CHECK_FIELD(PERF_SAMPLE_DATA_PAGE_SIZE, data_page_size);
+#undef CHECK_FIELD
+	test_eq_u64(file, line, "s.present", "type", s->present, type);
+}
+
+/*
  * Every shorter 8-byte-aligned size and one 8 bytes longer must be
  * refused, and a refusal leaves nothing behind in out.
  */
@@ -95,34 +187,21 @@ static void
 test_faults_layout(void)
 {
 	struct record_layout l = { .sample_type = FAULTS_TYPE };
+	const struct sample_fields f = {
+		.identifier = 0xabc, .ip = 0x401000, .pid = 4242, .tid = 4243,
+		.time = 123456789, .addr = 0x7f00deadb000, .cpu = 1,
+		.res = 0xeeee,
+	};
 	const struct perf_event_header *hdr;
 	struct record_sample s;
 	struct rb b;
 
-	rb_begin(&b, PERF_RECORD_SAMPLE);
-	rb_u64(&b, 0xabc);		/* identifier */
-	rb_u64(&b, 0x401000);		/* ip */
-	rb_u32(&b, 4242);		/* pid */
-	rb_u32(&b, 4243);		/* tid */
-	rb_u64(&b, 123456789);		/* time */
-	rb_u64(&b, 0x7f00deadb000);	/* addr */
-	rb_u32(&b, 1);			/* cpu */
-	rb_u32(&b, 0xeeee);		/* res */
-	hdr = rb_end(&b);
+	hdr = rb_sample(&b, FAULTS_TYPE, &f);
 	check_eq_u64(hdr->size, 56);
 
 	check_eq_i64(record_parse_sample(&l, hdr, &s), 0);
-	check_eq_u64(s.identifier, 0xabc);
-	check_eq_u64(s.ip, 0x401000);
-	check_eq_u64(s.pid, 4242);
-	check_eq_u64(s.tid, 4243);
-	check_eq_u64(s.time, 123456789);
-	check_eq_u64(s.addr, 0x7f00deadb000);
-	check_eq_u64(s.cpu, 1);
-	check_eq_u64(s.period, 0);
-	check_eq_u64(s.data_src, 0);
+	check_sample(&s, FAULTS_TYPE, &f);
 	check(s.raw == NULL);
-	check_eq_u64(s.present, FAULTS_TYPE);
 	check_size_exact(&l, &b);
 
 	/* The same record parsed for another layout is drift. */
@@ -146,33 +225,20 @@ test_datasrc_layout(void)
 			       PERF_SAMPLE_CPU | PERF_SAMPLE_DATA_SRC |
 			       PERF_SAMPLE_DATA_PAGE_SIZE,
 	};
+	const struct sample_fields f = {
+		.ip = 0x401234, .pid = 10, .tid = 11, .time = 999,
+		.addr = 0x5555000, .cpu = 0, .res = 0,
+		.data_src = 0x1e05080021, .data_page_size = 4096,
+	};
 	const struct perf_event_header *hdr;
 	struct record_sample s;
 	struct rb b;
 
-	rb_begin(&b, PERF_RECORD_SAMPLE);
-	rb_u64(&b, 0x401234);
-	rb_u32(&b, 10);
-	rb_u32(&b, 11);
-	rb_u64(&b, 999);
-	rb_u64(&b, 0x5555000);
-	rb_u32(&b, 0);
-	rb_u32(&b, 0);
-	rb_u64(&b, 0x1e05080021);
-	rb_u64(&b, 4096);
-	hdr = rb_end(&b);
+	hdr = rb_sample(&b, l.sample_type, &f);
 	check_eq_u64(hdr->size, 64);
 
 	check_eq_i64(record_parse_sample(&l, hdr, &s), 0);
-	check_eq_u64(s.identifier, 0);
-	check_eq_u64(s.ip, 0x401234);
-	check_eq_u64(s.pid, 10);
-	check_eq_u64(s.tid, 11);
-	check_eq_u64(s.time, 999);
-	check_eq_u64(s.addr, 0x5555000);
-	check_eq_u64(s.cpu, 0);
-	check_eq_u64(s.data_src, 0x1e05080021);
-	check_eq_u64(s.data_page_size, 4096);
+	check_sample(&s, l.sample_type, &f);
 	check_size_exact(&l, &b);
 }
 
@@ -184,31 +250,19 @@ test_period_layout(void)
 			       PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
 			       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
 	};
+	const struct sample_fields f = {
+		.identifier = 71, .pid = 20, .tid = 21, .time = 31337,
+		.addr = 0x7fffa000, .cpu = 1, .res = 0, .period = 4097,
+	};
 	const struct perf_event_header *hdr;
 	struct record_sample s;
 	struct rb b;
 
-	rb_begin(&b, PERF_RECORD_SAMPLE);
-	rb_u64(&b, 71);
-	rb_u32(&b, 20);
-	rb_u32(&b, 21);
-	rb_u64(&b, 31337);
-	rb_u64(&b, 0x7fffa000);
-	rb_u32(&b, 1);
-	rb_u32(&b, 0);
-	rb_u64(&b, 4097);
-	hdr = rb_end(&b);
+	hdr = rb_sample(&b, l.sample_type, &f);
 	check_eq_u64(hdr->size, 56);
 
 	check_eq_i64(record_parse_sample(&l, hdr, &s), 0);
-	check_eq_u64(s.identifier, 71);
-	check_eq_u64(s.ip, 0);
-	check_eq_u64(s.pid, 20);
-	check_eq_u64(s.tid, 21);
-	check_eq_u64(s.time, 31337);
-	check_eq_u64(s.addr, 0x7fffa000);
-	check_eq_u64(s.cpu, 1);
-	check_eq_u64(s.period, 4097);
+	check_sample(&s, l.sample_type, &f);
 	check_size_exact(&l, &b);
 }
 
@@ -227,39 +281,27 @@ test_pebs_layout(void)
 	struct record_sample s;
 	struct rb b;
 	/* var1_dw = 500 cycles, var2_w = 0x123, var3_w = 7. */
-	uint64_t weight = 500 | (UINT64_C(0x123) << 32) | (UINT64_C(7) << 48);
+	const struct sample_fields f = {
+		.identifier = 5, .ip = 0x4011f0, .pid = 30, .tid = 31,
+		.time = 77777, .addr = 0x7f0012345678, .cpu = 1, .res = 0,
+		.period = 20011,
+		.weight = 500 | (UINT64_C(0x123) << 32) | (UINT64_C(7) << 48),
+		.data_src = 0x68100142,
+	};
+	struct sample_fields want;
 	int pass;
 
 	for (pass = 0; pass < 2; pass++) {
-		rb_begin(&b, PERF_RECORD_SAMPLE);
-		rb_u64(&b, 5);
-		rb_u64(&b, 0x4011f0);
-		rb_u32(&b, 30);
-		rb_u32(&b, 31);
-		rb_u64(&b, 77777);
-		rb_u64(&b, 0x7f0012345678);
-		rb_u32(&b, 1);
-		rb_u32(&b, 0);
-		rb_u64(&b, 20011);
-		rb_u64(&b, weight);
-		rb_u64(&b, 0x68100142);
-		hdr = rb_end(&b);
+		hdr = rb_sample(&b, l.sample_type, &f);
 		check_eq_u64(hdr->size, 80);
 
-		check_eq_i64(record_parse_sample(&l, hdr, &s), 0);
-		check_eq_u64(s.identifier, 5);
-		check_eq_u64(s.ip, 0x4011f0);
-		check_eq_u64(s.tid, 31);
-		check_eq_u64(s.addr, 0x7f0012345678);
-		check_eq_u64(s.period, 20011);
-		check_eq_u64(s.data_src, 0x68100142);
+		want = f;
 		if (pass == 0) {
-			check_eq_u64(s.weight, 500);
-			check_eq_u64(s.weight_var2, 0x123);
-		} else {
-			check_eq_u64(s.weight, weight);
-			check_eq_u64(s.weight_var2, 0);
+			want.weight = 500;
+			want.weight_var2 = 0x123;
 		}
+		check_eq_i64(record_parse_sample(&l, hdr, &s), 0);
+		check_sample(&s, l.sample_type, &want);
 		check_size_exact(&l, &b);
 		l.sample_type = PEBS_TYPE | PERF_SAMPLE_WEIGHT;
 	}

@@ -2,7 +2,7 @@
  * Batch output: the JSON Lines writer against the contract in spec.md
  * section 4 (exact text for a small frame, key order, escapes, nulls,
  * non-finite numbers), every produced line run through a strict JSON
- * syntax checker, the text writer's header and rows, and batch_run()'s
+ * syntax checker (jsoncheck.c), the text writer's header and rows, and batch_run()'s
  * stopping rules (-n, final frame, error frame, signals, broken pipe)
  * against a fake collector thread.
  */
@@ -22,221 +22,11 @@
 #include "cmd.h"
 #include "datasrc.h"
 #include "frame.h"
+#include "jsoncheck.h"
 #include "queue.h"
 #include "report.h"
 #include "testlib.h"
 #include "ui.h"
-
-/* ---- a strict JSON syntax checker (RFC 8259) ---- */
-
-#define JSON_MAX_KEYS 64
-
-struct json_check {
-	const char *p;
-	int depth;
-	/* keys of the outermost object, in order */
-	char keys[JSON_MAX_KEYS][32];
-	size_t n_keys;
-};
-
-static bool json_value(struct json_check *jc);
-
-static void
-json_ws(struct json_check *jc)
-{
-	while (*jc->p == ' ' || *jc->p == '\t' || *jc->p == '\n' ||
-	       *jc->p == '\r')
-		jc->p++;
-}
-
-/* Bytes must be well-formed UTF-8; control characters must be escaped. */
-static bool
-json_string(struct json_check *jc, char *copy, size_t copylen)
-{
-	size_t n = 0;
-
-	if (*jc->p++ != '"')
-		return false;
-	for (;;) {
-		unsigned char c = (unsigned char)*jc->p;
-
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return false;
-		if (c == '\\') {
-			jc->p++;
-			if (*jc->p == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!strchr("0123456789abcdefABCDEF",
-						    jc->p[i]) || !jc->p[i])
-						return false;
-				jc->p += 5;
-			} else if (*jc->p && strchr("\"\\/bfnrt", *jc->p)) {
-				jc->p++;
-			} else {
-				return false;
-			}
-			continue;
-		}
-		if (c >= 0x80) {
-			int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 :
-				  c >= 0xc2 ? 2 : 0;
-
-			if (len == 0 || c > 0xf4)
-				return false;
-			for (int i = 1; i < len; i++)
-				if (((unsigned char)jc->p[i] & 0xc0) != 0x80)
-					return false;
-			jc->p += len;
-			continue;
-		}
-		if (copy && n + 1 < copylen)
-			copy[n++] = (char)c;
-		jc->p++;
-	}
-	if (copy)
-		copy[n] = '\0';
-	jc->p++;
-	return true;
-}
-
-static bool
-json_digits(struct json_check *jc)
-{
-	const char *start = jc->p;
-
-	while (*jc->p >= '0' && *jc->p <= '9')
-		jc->p++;
-	return jc->p > start;
-}
-
-static bool
-json_number(struct json_check *jc)
-{
-	if (*jc->p == '-')
-		jc->p++;
-	if (*jc->p == '0')
-		jc->p++;
-	else if (!json_digits(jc))
-		return false;
-	if (*jc->p == '.') {
-		jc->p++;
-		if (!json_digits(jc))
-			return false;
-	}
-	if (*jc->p == 'e' || *jc->p == 'E') {
-		jc->p++;
-		if (*jc->p == '+' || *jc->p == '-')
-			jc->p++;
-		if (!json_digits(jc))
-			return false;
-	}
-	return true;
-}
-
-static bool
-json_object(struct json_check *jc)
-{
-	bool outer = jc->depth == 1;
-
-	jc->p++;
-	json_ws(jc);
-	if (*jc->p == '}') {
-		jc->p++;
-		return true;
-	}
-	for (;;) {
-		char key[32];
-
-		json_ws(jc);
-		if (*jc->p != '"' || !json_string(jc, key, sizeof(key)))
-			return false;
-		if (outer && jc->n_keys < JSON_MAX_KEYS)
-			strcpy(jc->keys[jc->n_keys++], key);
-		json_ws(jc);
-		if (*jc->p++ != ':' || !json_value(jc))
-			return false;
-		json_ws(jc);
-		if (*jc->p == '}') {
-			jc->p++;
-			return true;
-		}
-		if (*jc->p++ != ',')
-			return false;
-	}
-}
-
-static bool
-json_array(struct json_check *jc)
-{
-	jc->p++;
-	json_ws(jc);
-	if (*jc->p == ']') {
-		jc->p++;
-		return true;
-	}
-	for (;;) {
-		if (!json_value(jc))
-			return false;
-		json_ws(jc);
-		if (*jc->p == ']') {
-			jc->p++;
-			return true;
-		}
-		if (*jc->p++ != ',')
-			return false;
-	}
-}
-
-static bool
-json_value(struct json_check *jc)
-{
-	bool ok;
-
-	json_ws(jc);
-	if (++jc->depth > 64)
-		return false;
-	switch (*jc->p) {
-	case '{':
-		ok = json_object(jc);
-		break;
-	case '[':
-		ok = json_array(jc);
-		break;
-	case '"':
-		ok = json_string(jc, NULL, 0);
-		break;
-	case 't':
-		ok = strncmp(jc->p, "true", 4) == 0;
-		jc->p += ok ? 4 : 0;
-		break;
-	case 'f':
-		ok = strncmp(jc->p, "false", 5) == 0;
-		jc->p += ok ? 5 : 0;
-		break;
-	case 'n':
-		ok = strncmp(jc->p, "null", 4) == 0;
-		jc->p += ok ? 4 : 0;
-		break;
-	default:
-		ok = json_number(jc);
-		break;
-	}
-	jc->depth--;
-	return ok;
-}
-
-/* One JSON Lines line: an object, then exactly one '\n', then the end. */
-static bool
-json_line_valid(const char *line, struct json_check *jc)
-{
-	memset(jc, 0, sizeof(*jc));
-	jc->p = line;
-	if (*line != '{' || !json_value(jc))
-		return false;
-	return jc->p[0] == '\n' && jc->p[1] == '\0';
-}
 
 /* ---- frames built by hand ---- */
 
@@ -365,6 +155,70 @@ contains(const char *hay, const char *needle)
 	test_fail_at(__FILE__, __LINE__, "missing %s in %s", needle,
 		     hay ? hay : "(null)");
 	return false;
+}
+
+/* ---- the checker itself ---- */
+
+/*
+ * Every other test trusts json_line_valid(), so it must refuse what RFC
+ * 8259 refuses, not only accept what the writer makes.
+ */
+static void
+test_json_checker(void)
+{
+	static const char *const good[] = {
+		"{}\n",
+		"{\"a\":[1,-0,0.5,1e3,-2.5E-7,true,false,null,{}],\"b\":\"\"}\n",
+		"{ \"s\" : \"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\uABCD\" }\n",
+		"{\"u\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}\n",
+	};
+	static const char *const bad[] = {
+		"", "\n", "[]\n", "{}", "{}\n\n", "{} \n", "{}\nx",
+		"{\"a\":1,}\n", "{\"a\" 1}\n", "{\"a\":}\n", "{a:1}\n",
+		"{\"a\":[1,]}\n", "{\"a\":01}\n", "{\"a\":1.}\n",
+		"{\"a\":.5}\n", "{\"a\":1e}\n", "{\"a\":+1}\n",
+		"{\"a\":NaN}\n", "{\"a\":-Infinity}\n", "{\"a\":tru}\n",
+		"{\"a\":\"x\ty\"}\n", "{\"a\":\"\\x\"}\n",
+		"{\"a\":\"\\u12g4\"}\n", "{\"a\":\"\\u12\"}\n",
+		"{\"a\":\"open}\n", "{\"a\":\"\xc0\xaf\"}\n",
+		"{\"a\":\"\xc3\"}\n", "{\"a\":\"\xf5\x80\x80\x80\"}\n",
+		"{\"a\":\"\x80\"}\n", "{\"a\":1}{}\n",
+		"{\"a\":\"\xe0\x80\xaf\"}\n", "{\"a\":\"\xed\xa0\x80\"}\n",
+		"{\"a\":\"\xf0\x80\x80\xaf\"}\n",
+		"{\"a\":\"\xf4\x90\x80\x80\"}\n",
+	};
+	struct json_check jc;
+	char deep[160];
+	size_t i, n;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!check(json_line_valid(good[i], &jc)))
+			fprintf(stderr, "refused: %s", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!check(!json_line_valid(bad[i], &jc)))
+			fprintf(stderr, "accepted: %s\n", bad[i]);
+
+	/* Outer keys in order, nested ones not. */
+	check(json_line_valid("{\"z\":{\"in\":1},\"a\":[{\"x\":2}],\"m\":0}\n",
+			      &jc));
+	check_eq_u64(jc.n_keys, 3);
+	if (jc.n_keys == 3) {
+		check_eq_str(jc.keys[0], "z");
+		check_eq_str(jc.keys[1], "a");
+		check_eq_str(jc.keys[2], "m");
+	}
+
+	/* Nesting: 63 arrays inside the object pass, 64 do not. */
+	for (int depth = 63; depth <= 64; depth++) {
+		n = 0;
+		n += (size_t)snprintf(deep + n, sizeof(deep) - n, "{\"d\":");
+		for (int k = 0; k < depth; k++)
+			deep[n++] = '[';
+		for (int k = 0; k < depth; k++)
+			deep[n++] = ']';
+		snprintf(deep + n, sizeof(deep) - n, "}\n");
+		check_eq_i64(json_line_valid(deep, &jc), depth == 63);
+	}
 }
 
 /* ---- JSON writer ---- */
@@ -889,6 +743,7 @@ main(void)
 	sigset_t set;
 	int sigfd;
 
+	test_json_checker();
 	test_exact();
 	test_key_order();
 	test_levels();
