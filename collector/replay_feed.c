@@ -436,9 +436,12 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		}
 		if (rs.time > r->rec_now)
 			r->rec_now = rs.time;
-		ret = replay_advance(r, r->rec_now);
-		if (ret < 0)
-			return ret;
+		/* Most samples fall inside the current frame. */
+		if (r->rec_now >= r->frame_end) {
+			ret = replay_advance(r, r->rec_now);
+			if (ret < 0)
+				return ret;
+		}
 	}
 	if (ev->spec.role == ROLE_FAULT_TP &&
 	    perfdata_reader_is_swapped(r->cfg.reader))

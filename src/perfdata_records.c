@@ -263,9 +263,14 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 			r->done = true;
 			break;
 		}
-		if (ret == 0)
+		/* A kernel record once events are known: handed out as is
+		 * (perfdata_handle would say so after a call). */
+		if (ret == 0 && (hdr->type >= PERFDATA_REC_HEADER_ATTR ||
+				 r->n_events == 0))
 			ret = perfdata_handle(r, hdr, offset, in_zstd, err,
 					      errlen);
+		else if (ret == 0)
+			ret = 1;
 		if (ret < 0) {
 			r->done = true;
 			r->stop_ret = ret;
