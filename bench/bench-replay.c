@@ -12,7 +12,10 @@
  *   memtop      `memtop -i FILE -b --json -d 1` end to end (--memtop PATH)
  *   perf        `perf report --mem-mode --sort=symbol_daddr --stdio`
  *
- * and prints each in samples/s beside the machine it ran on.  --quick
+ * and prints each in samples/s beside the machine it ran on, by wall
+ * clock and by CPU time (the thread's, the process's or the child's
+ * user + system), then memtop's ratio to perf report both ways: on a
+ * machine shared with other work the CPU figures move far less.  --quick
  * (meson's benchmark run) uses 1/100 of the samples.  Figures are
  * printed, not enforced.
  */
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,13 +43,25 @@
 #define BENCH_SAMPLES	3000000ull
 
 static double
-bench_now(void)
+bench_clock(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+static double
+bench_now(void)
+{
+	return bench_clock(CLOCK_MONOTONIC);
+}
+
+/* Wall and CPU seconds of one measurement; <= 0 = failed. */
+struct bench_time {
+	double wall;
+	double cpu;
+};
 
 static void
 bench_machine(void)
@@ -72,7 +88,7 @@ bench_machine(void)
 
 /* Reader and decoder alone.  Samples decoded, or -1. */
 static long long
-bench_reader(const char *path, double *secs)
+bench_reader(const char *path, struct bench_time *bt)
 {
 	struct perfdata_reader *r;
 	struct perfdata_record rec;
@@ -80,6 +96,7 @@ bench_reader(const char *path, double *secs)
 	uint64_t sum = 0;
 	char err[256];
 	double t0 = bench_now();
+	double c0 = bench_clock(CLOCK_THREAD_CPUTIME_ID);
 
 	if (perfdata_reader_open(&r, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench-replay: %s\n", err);
@@ -96,14 +113,16 @@ bench_reader(const char *path, double *secs)
 			n++;
 		}
 	}
-	*secs = bench_now() - t0;
+	bt->wall = bench_now() - t0;
+	bt->cpu = bench_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
 	perfdata_reader_free(r);
 	return sum ? n : -1;
 }
 
-/* The replay thread, batch mode, frames taken and freed as they come. */
+/* The replay thread, batch mode, frames taken and freed as they come;
+ * CPU is the process's (this thread mostly sleeps). */
 static long long
-bench_replay(const char *path, double *secs)
+bench_replay(const char *path, struct bench_time *bt)
 {
 	struct replay_config cfg = { 0 };
 	struct perfdata_reader *r = NULL;
@@ -114,6 +133,7 @@ bench_replay(const char *path, double *secs)
 	char err[256];
 	bool final = false;
 	double t0 = bench_now();
+	double c0 = bench_clock(CLOCK_PROCESS_CPUTIME_ID);
 
 	cfg.frames = queue_new(64, sizeof(struct frame *));
 	cfg.cmds = queue_new(64, sizeof(struct cmd));
@@ -143,7 +163,8 @@ bench_replay(const char *path, double *secs)
 		frame_free(f);
 	}
 	replay_join(rp);
-	*secs = bench_now() - t0;
+	bt->wall = bench_now() - t0;
+	bt->cpu = bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
 out:
 	replay_free(rp);
 	perfdata_reader_free(r);
@@ -153,10 +174,13 @@ out:
 	return samples;
 }
 
-/* Runs argv with stdout and stderr to /dev/null; wall seconds or -1. */
-static double
+/* Runs argv with stdout and stderr to /dev/null; wall and CPU seconds
+ * (the child's user + system), or -1. */
+static struct bench_time
 bench_command(const char *const argv[])
 {
+	struct bench_time bt = { -1, -1 };
+	struct rusage ru;
 	double t0;
 	int status;
 	pid_t pid;
@@ -166,7 +190,7 @@ bench_command(const char *const argv[])
 	pid = fork();
 
 	if (pid < 0)
-		return -1;
+		return bt;
 	if (pid == 0) {
 		if (!freopen("/dev/null", "w", stdout) ||
 		    !freopen("/dev/null", "w", stderr))
@@ -174,20 +198,24 @@ bench_command(const char *const argv[])
 		execvp(argv[0], (char *const *)argv);
 		_exit(127);
 	}
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
-		return -1;
-	return bench_now() - t0;
+		return bt;
+	bt.wall = bench_now() - t0;
+	bt.cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	return bt;
 }
 
 static void
-bench_line(const char *what, unsigned long long n, double secs)
+bench_line(const char *what, unsigned long long n, struct bench_time bt)
 {
-	if (secs <= 0)
-		printf("  %-58s   n/a\n", what);
+	if (bt.wall <= 0 || bt.cpu <= 0)
+		printf("  %-44s   n/a\n", what);
 	else
-		printf("  %-58s %8.2f M samples/s  (%.2f s)\n", what,
-		       (double)n / secs / 1e6, secs);
+		printf("  %-44s %7.2f M samples/s (%6.2f s), by CPU %7.2f M/s "
+		       "(%6.2f s)\n", what, (double)n / bt.wall / 1e6,
+		       bt.wall, (double)n / bt.cpu / 1e6, bt.cpu);
 }
 
 int
@@ -197,7 +225,8 @@ main(int argc, char **argv)
 	const char *memtop = getenv("MEMTOP");
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[512], err[256];
-	double secs = 0, t0;
+	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
+	double t0;
 	long long n;
 	int ret = 0;
 
@@ -227,35 +256,40 @@ main(int argc, char **argv)
 	       (unsigned long long)o.samples, o.nodes,
 	       (unsigned long long)o.pages, o.pids, bench_now() - t0);
 
-	n = bench_reader(path, &secs);
+	n = bench_reader(path, &bt);
 	if (n != (long long)o.samples) {
 		fprintf(stderr, "bench-replay: reader saw %lld samples\n", n);
 		ret = 1;
 	}
-	bench_line("reader + sample decoding", o.samples, secs);
-	n = bench_replay(path, &secs);
+	bench_line("reader + sample decoding", o.samples, bt);
+	n = bench_replay(path, &bt);
 	if (n != (long long)o.samples) {
 		fprintf(stderr, "bench-replay: replay counted %lld samples\n",
 			n);
 		ret = 1;
 	}
-	bench_line("replay thread (memtop -i -b without output)", o.samples,
-		   secs);
+	bench_line("replay thread (memtop -i -b, no output)", o.samples, bt);
 	if (memtop) {
 		const char *args[] = { memtop, "-i", path, "-b", "--json",
 				       "-d", "1", NULL };
 
-		bench_line("memtop -i FILE -b --json -d 1", o.samples,
-			   bench_command(args));
+		mt = bench_command(args);
+		bench_line("memtop -i FILE -b --json -d 1", o.samples, mt);
 	}
 	{
 		const char *args[] = { "perf", "report", "--mem-mode",
 				       "--sort=symbol_daddr", "-i", path,
 				       "--stdio", NULL };
 
+		pr = bench_command(args);
 		bench_line("perf report --mem-mode --sort=symbol_daddr",
-			   o.samples, bench_command(args));
+			   o.samples, pr);
 	}
+	/* The target: memtop -i at >= 20 x perf report's rate. */
+	if (mt.wall > 0 && mt.cpu > 0 && pr.wall > 0 && pr.cpu > 0)
+		printf("  memtop -i / perf report: %.1f x by wall clock, %.1f x "
+		       "by CPU time (target 20 x)\n", pr.wall / mt.wall,
+		       pr.cpu / mt.cpu);
 	unlink(path);
 	return ret;
 }

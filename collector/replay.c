@@ -95,11 +95,26 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	r->interval_ns = (uint64_t)(cfg->interval_s * 1e9);
 	if (r->interval_ns == 0)
 		r->interval_ns = 1;
+	for (size_t i = 0; i < REPLAY_SEEN; i++)
+		r->seen[i].tid = -1;
 	ret = aggr_init(&r->aggr, cfg->topo, NULL, 12, cfg->max_pages);
 	/* A recording's pids are not processes of this machine now: no
 	 * names from /proc (code sites and line heat stay). */
 	if (ret == 0)
 		sides_names_off(r->aggr.sides);
+	/* The aggregation places a page from its sample's PHYS_ADDR in the
+	 * pass that finds the page anyway; doing it here too cost a second
+	 * page-table lookup (a cache miss on a large table) per sample. */
+	if (ret == 0) {
+		ret = replay_physnode_build(perfdata_reader_info(cfg->reader),
+					    &r->phys);
+		if (ret == -EINVAL) {
+			r->phys_slow = true;
+			ret = 0;
+		}
+		if (r->phys)
+			aggr_set_physnode(&r->aggr, r->phys);
+	}
 	if (ret == 0)
 		ret = replay_sync_events(r);
 	if (ret < 0) {
@@ -119,6 +134,7 @@ replay_free(struct replay *r)
 	if (r->started)
 		replay_join(r);
 	aggr_fini(&r->aggr);
+	physnode_free(r->phys);
 	free(r->events);
 	free(r->event_names);
 	replay_tasks_fini(&r->procs);

@@ -124,6 +124,125 @@ replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
 	}
 	re->period = pe->attr.freq || !pe->attr.sample_period ?
 		     1 : pe->attr.sample_period;
+	replay_fixed_build(&re->fixed, &re->layout);
+}
+
+/*
+ * SAMPLE fields in perf_output_sample() order (record.c), as far as they
+ * have one size: the field each fills (-1 none), RAW marked -2.
+ */
+static const struct {
+	uint64_t bit;
+	int field;
+} replay_order[] = {
+	{ PERF_SAMPLE_IDENTIFIER, REPLAY_F_IDENT },
+	{ PERF_SAMPLE_IP, REPLAY_F_IP },
+	{ PERF_SAMPLE_TID, REPLAY_F_TID },
+	{ PERF_SAMPLE_TIME, REPLAY_F_TIME },
+	{ PERF_SAMPLE_ADDR, REPLAY_F_ADDR },
+	{ PERF_SAMPLE_ID, REPLAY_F_IDENT },
+	{ PERF_SAMPLE_STREAM_ID, -1 },
+	{ PERF_SAMPLE_CPU, REPLAY_F_CPU },
+	{ PERF_SAMPLE_PERIOD, REPLAY_F_PERIOD },
+	{ PERF_SAMPLE_RAW, -2 },
+	{ PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, REPLAY_F_WEIGHT },
+	{ PERF_SAMPLE_DATA_SRC, REPLAY_F_DATA_SRC },
+	{ PERF_SAMPLE_TRANSACTION, -1 },
+	{ PERF_SAMPLE_PHYS_ADDR, REPLAY_F_PHYS },
+	{ PERF_SAMPLE_CGROUP, -1 },
+	{ PERF_SAMPLE_DATA_PAGE_SIZE, REPLAY_F_PAGE_SIZE },
+	{ PERF_SAMPLE_CODE_PAGE_SIZE, -1 },
+};
+
+void
+replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
+{
+	const uint64_t st = l->sample_type;
+	uint64_t known = 0;
+	uint32_t at = sizeof(struct perf_event_header), past = 0;
+	size_t n = sizeof(replay_order) / sizeof(replay_order[0]);
+
+	memset(fx, 0, sizeof(*fx));
+	fx->raw = -1;
+	for (size_t i = 0; i < n; i++)
+		known |= replay_order[i].bit;
+	/* Anything else (READ, CALLCHAIN, ...) is walked; so is the junk
+	 * of WEIGHT with WEIGHT_STRUCT, which the walk refuses. */
+	if ((st & ~known) || ((st & PERF_SAMPLE_WEIGHT) &&
+			      (st & PERF_SAMPLE_WEIGHT_STRUCT)))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		int k = replay_order[i].field;
+
+		if (!(st & replay_order[i].bit))
+			continue;
+		if (k == -2) {
+			fx->raw = (int32_t)at;
+			past = UINT32_MAX;
+			at += 4;
+			continue;
+		}
+		/* With IDENTIFIER, ID is a second copy that is not read. */
+		if (k >= 0 && !(replay_order[i].bit == PERF_SAMPLE_ID &&
+				(st & PERF_SAMPLE_IDENTIFIER))) {
+			fx->off[k] = (uint16_t)at;
+			fx->past_raw[k] = past;
+			fx->mask[k] = UINT64_MAX;
+		}
+		at += 8;
+	}
+	fx->present = st;
+	fx->weight_struct = (st & PERF_SAMPLE_WEIGHT_STRUCT) != 0;
+	fx->size = at;
+}
+
+int
+replay_fixed_parse(const struct replay_fixed *fx,
+		   const struct perf_event_header *hdr,
+		   struct record_sample *out)
+{
+	const unsigned char *rec = (const void *)hdr;
+	uint64_t v[REPLAY_F__N];
+	uint32_t raw_len = 0;
+
+	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
+	    hdr->size < fx->size)
+		return -1;
+	if (fx->raw >= 0) {
+		/* Inside the record: raw + 4 <= fx->size <= hdr->size. */
+		memcpy(&raw_len, rec + fx->raw, sizeof(raw_len));
+		if ((sizeof(raw_len) + (uint64_t)raw_len) % 8 != 0)
+			return -1;
+	}
+	if ((uint64_t)hdr->size != fx->size + (uint64_t)raw_len)
+		return -1;
+	/* Every read lies inside: off + 8 <= fx->size, and a field past
+	 * RAW ends at most raw_len further, at hdr->size. */
+	for (int k = 0; k < REPLAY_F__N; k++) {
+		memcpy(&v[k], rec + fx->off[k] + (raw_len & fx->past_raw[k]),
+		       sizeof(v[k]));
+		v[k] &= fx->mask[k];
+	}
+	out->identifier = v[REPLAY_F_IDENT];
+	out->ip = v[REPLAY_F_IP];
+	out->pid = (uint32_t)v[REPLAY_F_TID];
+	out->tid = (uint32_t)(v[REPLAY_F_TID] >> 32);
+	out->time = v[REPLAY_F_TIME];
+	out->addr = v[REPLAY_F_ADDR];
+	out->cpu = (uint32_t)v[REPLAY_F_CPU];
+	out->period = v[REPLAY_F_PERIOD];
+	/* WEIGHT_STRUCT: var1_dw is the low 32 bits, var2_w the next 16. */
+	out->weight = fx->weight_struct ? v[REPLAY_F_WEIGHT] & UINT32_MAX :
+		      v[REPLAY_F_WEIGHT];
+	out->weight_var2 = fx->weight_struct ?
+			   (v[REPLAY_F_WEIGHT] >> 32) & UINT16_MAX : 0;
+	out->data_src = v[REPLAY_F_DATA_SRC];
+	out->phys_addr = v[REPLAY_F_PHYS];
+	out->data_page_size = v[REPLAY_F_PAGE_SIZE];
+	out->raw = fx->raw >= 0 ? rec + fx->raw + sizeof(raw_len) : NULL;
+	out->raw_size = raw_len;
+	out->present = fx->present;
+	return 0;
 }
 
 static bool
@@ -170,6 +289,45 @@ replay_sync_events(struct replay *r)
 	return 0;
 }
 
+/*
+ * Nodes are added last to first, so that a block listed under two nodes
+ * goes to the first, as perfdata_info_phys_node() answers.
+ */
+int
+replay_physnode_build(const struct perfdata_info *info, struct physnode **out)
+{
+	struct physnode *p;
+	int ret;
+
+	*out = NULL;
+	if (!info->mem_block_size)
+		return 0;
+	ret = physnode_new_empty(&p, info->mem_block_size);
+	for (size_t i = info->n_mem; ret == 0 && i-- > 0;) {
+		const struct perfdata_mem_node *m = &info->mem[i];
+
+		if (m->node > 32767)
+			continue;
+		for (uint64_t w = 0; ret == 0 && w < (m->nr_bits + 63) / 64;
+		     w++) {
+			uint64_t bits = m->bitmap[w];
+
+			if (64 * w + 64 > m->nr_bits && m->nr_bits % 64)
+				bits &= (UINT64_C(1) << (m->nr_bits % 64)) - 1;
+			for (; bits && ret == 0; bits &= bits - 1)
+				ret = physnode_add(p, 64 * w +
+						   (uint64_t)__builtin_ctzll(bits),
+						   (int)m->node);
+		}
+	}
+	if (ret < 0) {
+		physnode_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
 static void
 replay_set_node(struct replay *r, const struct sample *s, uint64_t phys)
 {
@@ -191,18 +349,26 @@ replay_set_node(struct replay *r, const struct sample *s, uint64_t phys)
 static void
 replay_note_thread(struct replay *r, const struct sample *s)
 {
+	size_t slot = (uint32_t)s->tid % REPLAY_SEEN;
 	struct replay_task *p, *t;
 	bool created;
 
+	/* Noting a pair again changes nothing: most samples stop here. */
+	if (r->seen[slot].tid == s->tid && r->seen[slot].pid == s->pid)
+		return;
 	p = replay_task(&r->procs, s->pid, &created);
 	if (!p)
 		return;
 	p->sampled = true;
 	t = replay_task(&r->threads, s->tid, &created);
-	if (t && created) {
+	if (!t)
+		return;
+	if (created) {
 		t->pid = s->pid;
 		p->threads++;
 	}
+	r->seen[slot].tid = s->tid;
+	r->seen[slot].pid = s->pid;
 }
 
 /*
@@ -241,17 +407,21 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	const struct replay_event *ev;
 	struct record_sample rs;
 	unsigned char raw[REPLAY_RAW_COPY];
-	struct sample s;
+	struct sample *s;
 	int ret;
 
-	if (rec->event_idx == PERFDATA_NO_EVENT ||
-	    replay_sync_events(r) < 0 || rec->event_idx >= r->n_events) {
+	/* Only pipe mode adds events, and only an index past the known
+	 * ones needs a look (PERFDATA_NO_EVENT is past them all). */
+	if (rec->event_idx >= r->n_events &&
+	    (rec->event_idx == PERFDATA_NO_EVENT ||
+	     replay_sync_events(r) < 0 || rec->event_idx >= r->n_events)) {
 		aggr_count_lost(&r->aggr, 1);
 		r->bad_samples++;
 		return 0;
 	}
 	ev = &r->events[rec->event_idx];
-	if (record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
+	if (replay_fixed_parse(&ev->fixed, rec->hdr, &rs) < 0 &&
+	    record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
 		aggr_count_lost(&r->aggr, 1);
 		r->bad_samples++;
 		return 0;
@@ -266,18 +436,24 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		}
 		if (rs.time > r->rec_now)
 			r->rec_now = rs.time;
-		ret = replay_advance(r, r->rec_now);
-		if (ret < 0)
-			return ret;
+		/* Most samples fall inside the current frame. */
+		if (r->rec_now >= r->frame_end) {
+			ret = replay_advance(r, r->rec_now);
+			if (ret < 0)
+				return ret;
+		}
 	}
 	if (ev->spec.role == ROLE_FAULT_TP &&
 	    perfdata_reader_is_swapped(r->cfg.reader))
 		replay_swap_raw(&ev->spec, &rs, raw);
-	ret = source_decode(&r->src, &ev->spec, &rs, ev->period, &s);
+	/* Decoded in place in the aggregation's batch: no copy. */
+	s = aggr_slot(&r->aggr);
+	ret = source_decode(&r->src, &ev->spec, &rs, ev->period, s);
 	if (ret > 0) {
-		replay_note_thread(r, &s);
-		replay_set_node(r, &s, rs.phys_addr);
-		aggr_add(&r->aggr, &s);
+		replay_note_thread(r, s);
+		if (r->phys_slow)
+			replay_set_node(r, s, rs.phys_addr);
+		aggr_commit(&r->aggr);
 	} else if (ret == 0) {
 		aggr_count_unattributed(&r->aggr, 1);
 	}

@@ -13,6 +13,7 @@
 
 #include "aggr.h"
 #include "perfdata_read.h"
+#include "physnode.h"
 #include "record.h"
 #include "replay.h"
 #include "source.h"
@@ -29,12 +30,51 @@
 /* Bytes of a tracepoint payload copied to swap the fields read. */
 #define REPLAY_RAW_COPY		64
 
+/* SAMPLE fields read at an offset fixed per event (replay_fixed). */
+enum replay_field {
+	REPLAY_F_IDENT,		/* IDENTIFIER, or ID without it */
+	REPLAY_F_IP,
+	REPLAY_F_TID,
+	REPLAY_F_TIME,
+	REPLAY_F_ADDR,
+	REPLAY_F_CPU,
+	REPLAY_F_PERIOD,
+	REPLAY_F_WEIGHT,
+	REPLAY_F_DATA_SRC,
+	REPLAY_F_PHYS,
+	REPLAY_F_PAGE_SIZE,
+	REPLAY_F__N
+};
+
+/*
+ * Where an event's SAMPLE fields sit when its sample_type has no field of
+ * variable size but RAW (what perf mem, perf record -d and memtop
+ * --record write): worked out once per event, so that a record is read
+ * field by field instead of walked.  A field past RAW moves by RAW's
+ * size.  An absent field reads the header and is masked to 0, which
+ * costs less than a branch or a loop over the present ones.
+ */
+struct replay_fixed {
+	uint32_t size;		/* record bytes without RAW's data; 0 = the
+				 * event has no fixed layout */
+	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
+	uint64_t present;	/* sample_type */
+	bool weight_struct;
+	uint16_t off[REPLAY_F__N];	/* from the record's start */
+	uint32_t past_raw[REPLAY_F__N];	/* UINT32_MAX: after RAW's data */
+	uint64_t mask[REPLAY_F__N];	/* 0: absent */
+};
+
 /* How one event of the file turns into samples. */
 struct replay_event {
 	struct event_spec spec;
 	struct record_layout layout;
+	struct replay_fixed fixed;
 	uint64_t period;	/* when a sample has no PERIOD */
 };
+
+/* Direct-mapped (tid, pid) pairs already noted in the task tables. */
+#define REPLAY_SEEN		64
 
 /* A process (pid) or thread (tid) seen in the file. */
 struct replay_task {
@@ -71,6 +111,16 @@ struct replay {
 
 	struct replay_tasks procs;
 	struct replay_tasks threads;
+	struct {
+		int32_t tid;	/* -1 = empty (source_decode drops tid -1) */
+		int32_t pid;
+	} seen[REPLAY_SEEN];
+
+	/* The file's MEM_TOPOLOGY for the aggregation (aggr_set_physnode);
+	 * NULL when it has none or none that fits: then phys_slow asks
+	 * perfdata_info_phys_node per sample. */
+	struct physnode *phys;
+	bool phys_slow;
 
 	bool have_t0;
 	uint64_t t0;
@@ -107,5 +157,24 @@ int replay_sync_events(struct replay *r);
 /* One record from the reader into the aggregation.  0 or -errno. */
 int replay_record(struct replay *r, const struct perfdata_record *rec);
 void replay_tasks_fini(struct replay_tasks *t);
+/*
+ * A file's MEM_TOPOLOGY as a physnode, answering as
+ * perfdata_info_phys_node() for every address but 0.  0 with *out (NULL
+ * when there is none), -EINVAL when it does not fit one (block size not a
+ * power of two, blocks past the cap), -ENOMEM.
+ */
+int replay_physnode_build(const struct perfdata_info *info,
+			  struct physnode **out);
+/* The fixed layout of l (size 0 when it has none). */
+void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
+/*
+ * Decodes a SAMPLE of exactly fx's size (RAW included) as
+ * record_parse_sample() would: 0 with *out filled, or -1 with *out
+ * untouched for any other record, which is then record_parse_sample()'s
+ * to judge (tests/test-perfdata.c compares the two).
+ */
+int replay_fixed_parse(const struct replay_fixed *fx,
+		       const struct perf_event_header *hdr,
+		       struct record_sample *out);
 
 #endif

@@ -127,6 +127,15 @@ perfdata_handle(struct perfdata_reader *r, struct perf_event_header *hdr,
 	uint64_t v;
 	int ret;
 
+	/* Kernel records, nearly all of a file, before perf's own. */
+	if (hdr->type < PERFDATA_REC_HEADER_ATTR) {
+		if (r->n_events == 0)
+			return perfdata_fail(err, errlen, -EPROTO,
+					     "offset %llu: a record before "
+					     "any event was described",
+					     (unsigned long long)offset);
+		return 1;
+	}
 	perfdata_cursor_init(&c, hdr + 1, hdr->size - sizeof(*hdr), r->swap);
 	switch (hdr->type) {
 	case PERFDATA_REC_FINISHED_ROUND:
@@ -179,15 +188,8 @@ perfdata_handle(struct perfdata_reader *r, struct perf_event_header *hdr,
 		r->stats.unknown_records++;
 		return 0;
 	}
-	if (hdr->type >= PERFDATA_REC_HEADER_ATTR) {
-		r->stats.skipped_records++;
-		return 0;
-	}
-	if (r->n_events == 0)
-		return perfdata_fail(err, errlen, -EPROTO,
-				     "offset %llu: a record before any event "
-				     "was described", (unsigned long long)offset);
-	return 1;
+	r->stats.skipped_records++;
+	return 0;
 }
 
 /* Kernel record: its event, then its body in host order. */
@@ -261,9 +263,14 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 			r->done = true;
 			break;
 		}
-		if (ret == 0)
+		/* A kernel record once events are known: handed out as is
+		 * (perfdata_handle would say so after a call). */
+		if (ret == 0 && (hdr->type >= PERFDATA_REC_HEADER_ATTR ||
+				 r->n_events == 0))
 			ret = perfdata_handle(r, hdr, offset, in_zstd, err,
 					      errlen);
+		else if (ret == 0)
+			ret = 1;
 		if (ret < 0) {
 			r->done = true;
 			r->stop_ret = ret;
@@ -293,7 +300,7 @@ int
 perfdata_prime_pipe(struct perfdata_reader *r, char *err, size_t errlen)
 {
 	while (r->end - r->pos >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h, *hdr;
+		struct perf_event_header h, *hdr = NULL;
 		int ret;
 
 		memcpy(&h, r->img + r->pos, sizeof(h));

@@ -187,6 +187,33 @@ out_free:
 	return ret;
 }
 
+int
+physnode_new_empty(struct physnode **out, uint64_t block_size)
+{
+	struct physnode *p;
+
+	*out = NULL;
+	if (block_size == 0 || (block_size & (block_size - 1)))
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->block_size = block_size;
+	p->block_shift = (unsigned)__builtin_ctzll(block_size);
+	*out = p;
+	return 0;
+}
+
+int
+physnode_add(struct physnode *p, uint64_t block, int node)
+{
+	/* The same cap as sysfs names: a hostile file cannot make the
+	 * table gigabytes either. */
+	if (block >= PHYSNODE_MAX_BLOCKS || node < 0 || node > INT16_MAX)
+		return -EINVAL;
+	return physnode_set(p, (size_t)block, node);
+}
+
 void
 physnode_free(struct physnode *p)
 {

@@ -28,6 +28,16 @@ struct physnode;
 int physnode_new(struct physnode **out);
 void physnode_free(struct physnode *p);		/* NULL-safe */
 
+/*
+ * An empty map of blocks of block_size bytes (a power of two), filled by
+ * physnode_add(): another machine's layout, e.g. a recording's
+ * MEM_TOPOLOGY.  0, -EINVAL (block size), -ENOMEM.
+ */
+int physnode_new_empty(struct physnode **out, uint64_t block_size);
+/* Block -> node (node 0..32767), replacing an earlier node of the block.
+ * 0, -EINVAL (block past the cap, bad node), -ENOMEM. */
+int physnode_add(struct physnode *p, uint64_t block, int node);
+
 /* Node of the block holding phys, or -1 (0, a hole, beyond the table). */
 int physnode_lookup(const struct physnode *p, uint64_t phys);
 
