@@ -66,6 +66,8 @@ wait_screen "migrated: [0-9]+ moved" 5 || fail "no migration result shown"
 
 TM send-keys q
 wait_screen "EXIT=" 10 || fail "memtop did not quit on q"
+# run.sh prints the terminal mode and the workload check after EXIT=.
+wait_screen "WORKLOAD-(GONE|ALIVE)" 10 || fail "run.sh did not finish its checks"
 grep -q "EXIT=0" "$TMP/screen" || fail "memtop exit status: $(grep EXIT= "$TMP/screen")"
 grep -qx "icanon" "$TMP/screen" || fail "terminal left without icanon"
 grep -q "WORKLOAD-GONE" "$TMP/screen" || fail "launched workload still running after q"
@@ -78,6 +80,8 @@ TM -f /dev/null new-session -d -x 120 -y 40 "$TMP/run.sh"
 wait_screen "period 1 " 10 || fail "second run: no header"
 TM send-keys C-c
 wait_screen "EXIT=" 10 || fail "memtop did not end on Ctrl-C"
+# run.sh prints the terminal mode and the workload check after EXIT=.
+wait_screen "WORKLOAD-(GONE|ALIVE)" 10 || fail "run.sh did not finish its checks"
 grep -q "EXIT=0" "$TMP/screen" || fail "Ctrl-C exit status: $(grep EXIT= "$TMP/screen")"
 grep -qx "icanon" "$TMP/screen" || fail "Ctrl-C: terminal left without icanon"
 grep -q "WORKLOAD-GONE" "$TMP/screen" || fail "Ctrl-C: workload still running"
