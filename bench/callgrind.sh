@@ -35,7 +35,7 @@ for pages in $sizes; do
 	for layout in faults-tp faults-sw pebs; do
 		f=$out/cg.$layout.$pages
 		if ! valgrind --tool=callgrind --callgrind-out-file="$f" \
-			--toggle-collect=ring_drain "$bench" --pages "$pages" \
+			--toggle-collect=ring_drain --toggle-collect=ingest_drain "$bench" --pages "$pages" \
 			--samples "$samples" --layout "$layout" --no-memory \
 			>"$f.log" 2>&1; then
 			echo "callgrind.sh: bench-ingest failed:" >&2

@@ -226,6 +226,12 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
 		return &ch->src->events[0];
 	if (record_identifier(hdr, &id) != 0)
 		return NULL;
+	/* Sources of several events have two at most in practice (loads,
+	 * stores): those without a call per record. */
+	if (ch->n_fds >= 2 && id == ch->ids[1])
+		return &ch->src->events[1];
+	if (ch->n_fds >= 1 && id == ch->ids[0])
+		return &ch->src->events[0];
 	return channel_event_by_id(ch, id);
 }
 
@@ -287,22 +293,12 @@ ingest_decode(struct ingest *in, const struct channel *ch,
 	return ingest_decode_inline(in, ch, hdr, period, s);
 }
 
-int
-ingest_sample(struct ingest *in, const struct channel *ch,
-	      const struct perf_event_header *hdr, uint64_t period)
+/* Where a sample that is not queued ends: ret as ingest_decode's, <= 0. */
+static __attribute__((noinline)) int
+ingest_not_queued(struct ingest *in, int ret)
 {
 	struct aggr *a = in->aggr;
-	struct sample *s = aggr_slot(a);
-	int ret;
 
-	ret = ingest_decode_inline(in, ch, hdr, period, s);
-	if (ret > 0) {
-		if (in->lat)
-			lathist_add(in->lat, s->time);
-		aggr_commit(a);
-		in->stats.samples++;
-		return 1;
-	}
 	if (ret == 0) {
 		aggr_count_unattributed(a, 1);
 		in->stats.unattributed++;
@@ -315,4 +311,60 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 	aggr_count_lost(a, 1);
 	in->stats.bad++;
 	return -EINVAL;
+}
+
+int
+ingest_sample(struct ingest *in, const struct channel *ch,
+	      const struct perf_event_header *hdr, uint64_t period)
+{
+	struct aggr *a = in->aggr;
+	struct sample *s = aggr_slot(a);
+	int ret;
+
+	ret = ingest_decode_inline(in, ch, hdr, period, s);
+	if (ret <= 0)
+		return ingest_not_queued(in, ret);
+	if (in->lat)
+		lathist_add(in->lat, s->time);
+	aggr_commit(a);
+	in->stats.samples++;
+	return 1;
+}
+
+size_t
+ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
+	     uint64_t period, ring_record_fn other, void *ctx,
+	     struct ring_stats *stats)
+{
+	const struct perf_event_header *hdr;
+	struct aggr *a = in->aggr;
+	struct lathist *lat = in->lat;
+	struct ring_pos pos;
+	uint64_t queued = 0;
+
+	ring_begin(r, &pos);
+	while ((hdr = ring_next(r, &pos)) != NULL) {
+		struct sample *s;
+		int ret;
+
+		if (__builtin_expect(hdr->type != PERF_RECORD_SAMPLE, 0)) {
+			if (other != NULL && other(hdr, ctx) != 0)
+				break;
+			continue;
+		}
+		s = aggr_slot(a);
+		ret = ingest_decode_inline(in, ch, hdr, period, s);
+		if (__builtin_expect(ret <= 0, 0)) {
+			ingest_not_queued(in, ret);
+			continue;
+		}
+		if (lat)
+			lathist_add(lat, s->time);
+		queued++;
+		aggr_commit(a);
+	}
+	/* Nothing in the loop reads the count: added once. */
+	in->stats.samples += queued;
+	ring_end(r, &pos, stats);
+	return pos.n;
 }
