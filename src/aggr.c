@@ -184,30 +184,81 @@ aggr_node_index(const struct aggr *a, int node)
 	return node >= 0 && node <= a->max_node ? a->node_idx[node] : -1;
 }
 
+/*
+ * Per-thread counts of one batch, added to the thread table once a thread
+ * a batch instead of once a sample: a ring holds one thread's samples,
+ * or one CPU's time slice of a few threads, and even samples of 16
+ * threads in random order (bench-ingest) cost a slot here, not a lookup
+ * in the table.  Open addressing by tid; n == 0 marks a free slot.
+ */
+#define AGGR_TSLOTS	64
+#define AGGR_TSLOTS_MAX	48	/* distinct threads before a spill */
+
+struct aggr_tslot {
+	int32_t tid, pid;	/* pid: the newest, as threadtab keeps */
+	uint32_t n;
+};
+
+/* What aggr_account adds up over a batch before it touches the aggr. */
+struct aggr_run {
+	uint64_t kinds[3];
+	unsigned loc_off;	/* the page table's locality offset, 0 none */
+	unsigned n_threads;
+	struct aggr_tslot threads[AGGR_TSLOTS];
+};
+
 static void
-aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
+aggr_threads_spill(struct aggr *a, struct aggr_run *run)
+{
+	for (size_t i = 0; i < AGGR_TSLOTS; i++) {
+		struct aggr_tslot *ts = &run->threads[i];
+
+		if (ts->n)
+			threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
+		ts->n = 0;
+	}
+	run->n_threads = 0;
+}
+
+static inline void
+aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
+		  int32_t tid)
+{
+	size_t i = (size_t)(((uint32_t)tid * 0x9e3779b9u) >> 26);
+	struct aggr_tslot *ts;
+
+	for (;;) {
+		ts = &run->threads[i];
+		if (ts->tid == tid || ts->n == 0)
+			break;
+		i = (i + 1) & (AGGR_TSLOTS - 1);
+	}
+	if (__builtin_expect(ts->n == 0, 0)) {
+		if (run->n_threads == AGGR_TSLOTS_MAX) {
+			aggr_threads_spill(a, run);
+			aggr_thread_count(a, run, pid, tid);
+			return;
+		}
+		run->n_threads++;
+		ts->tid = tid;
+	}
+	ts->pid = pid;
+	ts->n++;
+}
+
+static inline __attribute__((always_inline)) void
+aggr_account(struct aggr *a, struct aggr_run *run, const struct sample *s,
+	     struct page_entry *e)
 {
 	int ci = -1, nj;
 	size_t nn = (size_t)a->n_nodes;
-	unsigned kind = s->kind;
+	unsigned kind = s->kind <= SAMPLE_OTHER ? s->kind : SAMPLE_OTHER;
 
-	a->interval.samples++;
-	switch (kind) {
-	case SAMPLE_LOAD:
-		a->interval.loads++;
-		break;
-	case SAMPLE_STORE:
-		a->interval.stores++;
-		break;
-	default:
-		a->interval.other++;
-		kind = SAMPLE_OTHER;
-		break;
-	}
+	run->kinds[kind]++;
 	pagetab_count1(a->pages, e, kind);
 	if (s->weight)
 		pagetab_add_weight(a->pages, e, s->weight);
-	if (s->cpu >= 0 && s->cpu < a->n_cpus)
+	if ((uint32_t)s->cpu < (uint32_t)a->n_cpus)
 		ci = a->cpu_node_idx[s->cpu];
 	nj = aggr_node_index(a, e->node);
 	if (a->cpuvote && ci >= 0 &&
@@ -224,13 +275,16 @@ aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 		a->cpu_samples[s->cpu]++;
 		if (nj >= 0) {
 			a->matrix[(size_t)ci * nn + (size_t)nj]++;
-			pagetab_add_locality(a->pages, e, ci == nj);
+			if (run->loc_off)
+				pagetab_locality_inc(e, run->loc_off,
+						     ci == nj);
 		} else {
 			a->matrix_unknown[ci]++;
 		}
 	}
-	threadtab_add(a->threads, s->pid, s->tid, 1);
-	sides_account(a->sides, s, pagetab_entry_page(e));
+	aggr_thread_count(a, run, s->pid, s->tid);
+	if (a->sides)
+		sides_account(a->sides, s, pagetab_entry_page(e));
 }
 
 /*
@@ -248,6 +302,7 @@ aggr_flush(struct aggr *a)
 	struct page_entry *ents[AGGR_BATCH];
 	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
 	bool any_query = false, any_weight = false;
+	struct aggr_run run;
 
 	if (n == 0) {
 		sides_flush_end(a->sides);
@@ -272,7 +327,7 @@ aggr_flush(struct aggr *a)
 			a->interval.untracked++;
 			continue;
 		}
-		if (inserted[i])
+		if (inserted[i] && a->sides)
 			sides_new_page(a->sides, s->pid, s->addr);
 		/* The node at sample time, from the memory-block map: no
 		 * syscall, and current even for a page that moved since. */
@@ -294,15 +349,25 @@ aggr_flush(struct aggr *a)
 	}
 	if (any_query)
 		aggr_resolve(a, want);
+	memset(&run, 0, sizeof(run));
+	run.loc_off = pagetab_loc_off(a->pages);
 	for (size_t i = 0; i < n; i++) {
 		/* The side tables are as large as the page table. */
-		if (i + AGGR_PREFETCH < n && ents[i + AGGR_PREFETCH])
+		if (a->sides && i + AGGR_PREFETCH < n &&
+		    ents[i + AGGR_PREFETCH])
 			sides_prefetch(a->sides, pids[i + AGGR_PREFETCH],
 				       pagetab_entry_page(
 					       ents[i + AGGR_PREFETCH]));
 		if (ents[i])
-			aggr_account(a, &a->batch[i], ents[i]);
+			aggr_account(a, &run, &a->batch[i], ents[i]);
 	}
+	aggr_threads_spill(a, &run);
+	a->interval.loads += run.kinds[SAMPLE_LOAD];
+	a->interval.stores += run.kinds[SAMPLE_STORE];
+	a->interval.other += run.kinds[SAMPLE_OTHER];
+	a->interval.samples += run.kinds[SAMPLE_LOAD] +
+			       run.kinds[SAMPLE_STORE] +
+			       run.kinds[SAMPLE_OTHER];
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
 }

@@ -370,6 +370,12 @@ pagetab_ext(const struct pagetab *t)
 	return t->ext;
 }
 
+unsigned
+pagetab_loc_off(const struct pagetab *t)
+{
+	return t->loc_off;
+}
+
 /* Zeroes the interval counts of e (kinds and the locality extension). */
 static inline void
 pagetab_clear_interval(const struct pagetab *t, struct page_entry *e)
@@ -477,7 +483,8 @@ void
 pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		 size_t n, struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY], gen[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY], gen;
+	size_t moved = 0;	/* keys before this may have moved */
 
 	if (n > PAGETAB_MANY) {
 		size_t last = (n - 1) % PAGETAB_MANY + 1;
@@ -505,6 +512,7 @@ pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		if (i < PAGETAB_PREFETCH)
 			pagetab_prefetch(t, hashes[i]);
 	}
+	gen = t->gen;
 	for (size_t i = 0; i < n; i++) {
 		bool ins = false;
 
@@ -512,13 +520,17 @@ pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 			pagetab_prefetch(t, hashes[i + PAGETAB_PREFETCH]);
 		out[i] = keys[i] ? pagetab_get_hashed(t, keys[i], hashes[i],
 						      &ins) : NULL;
-		gen[i] = t->gen;
 		if (inserted)
 			inserted[i] = ins;
+		/* Only an insert grows a subtable, moving the entries of the
+		 * keys served before this one. */
+		if (ins && t->gen != gen) {
+			gen = t->gen;
+			moved = i;
+		}
 	}
-	/* A subtable that grew after key i was served moved its entry. */
-	for (size_t i = 0; i < n; i++)
-		if (out[i] && gen[i] != t->gen)
+	for (size_t i = 0; i < moved; i++)
+		if (out[i])
 			out[i] = pagetab_find_hashed(t, keys[i], hashes[i]);
 	pagetab_debug_check(t);
 }

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sample.h"
 #include "sortkey.h"
@@ -131,6 +132,27 @@ struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 /* Counting into an entry of the current interval (from pagetab_get). */
 void pagetab_count_slow(struct pagetab *t, struct page_entry *e,
 			unsigned kind, uint64_t n);
+
+/*
+ * Byte offset of the locality extension in an entry (0 without it), for
+ * pagetab_locality_inc: a caller counting sample by sample reads it once
+ * and adds without a call.  Valid until pagetab_set_ext.
+ */
+unsigned pagetab_loc_off(const struct pagetab *t);
+
+/* pagetab_add_locality(t, e, local) when loc_off = pagetab_loc_off(t)
+ * is not 0: u32 local, u32 remote, saturating. */
+static inline void
+pagetab_locality_inc(struct page_entry *e, unsigned loc_off, bool local)
+{
+	unsigned char *p = (unsigned char *)e + loc_off + (local ? 0 : 4);
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	if (v != UINT32_MAX)
+		v++;
+	memcpy(p, &v, sizeof(v));
+}
 
 /* One sample of kind (enum sample_kind) on e. */
 static inline void
