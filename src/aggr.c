@@ -202,7 +202,8 @@ struct aggr_tslot {
 /* What aggr_account adds up over a batch before it touches the aggr. */
 struct aggr_run {
 	uint64_t kinds[3];
-	unsigned loc_off;	/* the page table's locality offset, 0 none */
+	unsigned loc_off;	/* the page table's extensions, 0 none */
+	unsigned weight_off;
 	unsigned n_threads;
 	struct aggr_tslot threads[AGGR_TSLOTS];
 };
@@ -224,7 +225,9 @@ static inline void
 aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
 		  int32_t tid)
 {
-	size_t i = (size_t)(((uint32_t)tid * 0x9e3779b9u) >> 26);
+	/* Tids are handed out in sequence: a process's threads have
+	 * neighbouring ones, which the low bits keep apart. */
+	size_t i = (uint32_t)tid & (AGGR_TSLOTS - 1);
 	struct aggr_tslot *ts;
 
 	for (;;) {
@@ -256,8 +259,8 @@ aggr_account(struct aggr *a, struct aggr_run *run, const struct sample *s,
 
 	run->kinds[kind]++;
 	pagetab_count1(a->pages, e, kind);
-	if (s->weight)
-		pagetab_add_weight(a->pages, e, s->weight);
+	if (s->weight && run->weight_off)
+		pagetab_weight_add(a->pages, e, run->weight_off, s->weight);
 	if ((uint32_t)s->cpu < (uint32_t)a->n_cpus)
 		ci = a->cpu_node_idx[s->cpu];
 	nj = aggr_node_index(a, e->node);
@@ -351,6 +354,7 @@ aggr_flush(struct aggr *a)
 		aggr_resolve(a, want);
 	memset(&run, 0, sizeof(run));
 	run.loc_off = pagetab_loc_off(a->pages);
+	run.weight_off = pagetab_weight_off(a->pages);
 	for (size_t i = 0; i < n; i++) {
 		/* The side tables are as large as the page table. */
 		if (a->sides && i + AGGR_PREFETCH < n &&

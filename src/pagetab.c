@@ -376,6 +376,12 @@ pagetab_loc_off(const struct pagetab *t)
 	return t->loc_off;
 }
 
+unsigned
+pagetab_weight_off(const struct pagetab *t)
+{
+	return t->weight_off;
+}
+
 /* Zeroes the interval counts of e (kinds and the locality extension). */
 static inline void
 pagetab_clear_interval(const struct pagetab *t, struct page_entry *e)

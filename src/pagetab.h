@@ -133,6 +133,27 @@ struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 void pagetab_count_slow(struct pagetab *t, struct page_entry *e,
 			unsigned kind, uint64_t n);
 
+/* One sample of kind (enum sample_kind) on e. */
+static inline void
+pagetab_count1(struct pagetab *t, struct page_entry *e, unsigned kind)
+{
+	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_SAT - 1 &&
+			     e->total < PAGETAB_TOTAL_SAT - 1, 1)) {
+		e->kinds[kind]++;
+		e->total++;
+	} else {
+		pagetab_count_slow(t, e, kind, 1);
+	}
+}
+
+/* One sample from a CPU of the page's node (local) or another; no-op
+ * without PAGETAB_EXT_LOCALITY. */
+void pagetab_add_locality(struct pagetab *t, struct page_entry *e,
+			  bool local);
+/* One sample's weight; no-op without PAGETAB_EXT_WEIGHT. */
+void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
+			uint64_t weight);
+
 /*
  * Byte offset of the locality extension in an entry (0 without it), for
  * pagetab_locality_inc: a caller counting sample by sample reads it once
@@ -154,26 +175,34 @@ pagetab_locality_inc(struct page_entry *e, unsigned loc_off, bool local)
 	memcpy(p, &v, sizeof(v));
 }
 
-/* One sample of kind (enum sample_kind) on e. */
+/* Byte offset of the weight extension in an entry (0 without it), for
+ * pagetab_weight_add; valid until pagetab_set_ext. */
+unsigned pagetab_weight_off(const struct pagetab *t);
+
+/*
+ * pagetab_add_weight(t, e, weight) when weight_off = pagetab_weight_off(t)
+ * is not 0: inline while u32 sum and n stay below their maximum, which is
+ * where pagetab_add_weight would put them too; the rest (the side map)
+ * out of line.
+ */
 static inline void
-pagetab_count1(struct pagetab *t, struct page_entry *e, unsigned kind)
+pagetab_weight_add(struct pagetab *t, struct page_entry *e,
+		   unsigned weight_off, uint64_t weight)
 {
-	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_SAT - 1 &&
-			     e->total < PAGETAB_TOTAL_SAT - 1, 1)) {
-		e->kinds[kind]++;
-		e->total++;
+	unsigned char *p = (unsigned char *)e + weight_off;
+	uint32_t w[2];
+
+	memcpy(w, p, sizeof(w));
+	if (__builtin_expect((uint64_t)w[0] + weight < PAGETAB_TOTAL_SAT &&
+			     w[1] < PAGETAB_TOTAL_SAT - 1, 1)) {
+		w[0] += (uint32_t)weight;
+		w[1]++;
+		memcpy(p, w, sizeof(w));
 	} else {
-		pagetab_count_slow(t, e, kind, 1);
+		pagetab_add_weight(t, e, weight);
 	}
 }
 
-/* One sample from a CPU of the page's node (local) or another; no-op
- * without PAGETAB_EXT_LOCALITY. */
-void pagetab_add_locality(struct pagetab *t, struct page_entry *e,
-			  bool local);
-/* One sample's weight; no-op without PAGETAB_EXT_WEIGHT. */
-void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
-			uint64_t weight);
 /* Adds every count of c (folding tables); the extension parts only when
  * the table has them. */
 void pagetab_add_counts(struct pagetab *t, struct page_entry *e,
