@@ -78,8 +78,8 @@ ingest_raw_field(int raw, uint32_t raw_size, int off)
  * layout is learnt from.  Leaves f->size 0 when there is no fixed layout.
  */
 static void
-ingest_fast_build(struct ingest_fast *f, const struct event_spec *ev,
-		  uint32_t raw_size)
+ingest_fast_build(struct ingest_fast *f, const struct source *src,
+		  const struct event_spec *ev, uint32_t raw_size)
 {
 	uint64_t st = ev->attr.sample_type, rf = ev->attr.read_format;
 	unsigned at = sizeof(struct perf_event_header);
@@ -127,7 +127,10 @@ ingest_fast_build(struct ingest_fast *f, const struct event_spec *ev,
 	ingest_field(f, INGEST_TIME, time, UINT64_MAX);
 	ingest_field(f, INGEST_ADDR, addr, UINT64_MAX);
 	ingest_field(f, INGEST_CPU, cpu, UINT32_MAX);
-	ingest_field(f, INGEST_PERIOD, period, UINT64_MAX);
+	/* A source whose samples' PERIOD does not count reads it as 0,
+	 * which means "the configured period" below. */
+	ingest_field(f, INGEST_PERIOD, src->period_in_sample ? period : -1,
+		     UINT64_MAX);
 	/* WEIGHT_STRUCT: var1_dw is the low 32 bits (record.c). */
 	ingest_field(f, INGEST_WEIGHT, weight,
 		     (st & PERF_SAMPLE_WEIGHT_STRUCT) ? UINT32_MAX :
@@ -195,9 +198,8 @@ ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 
 /* Decodes a record of exactly f->size bytes; as ingest_kind(). */
 static inline int
-ingest_fast_decode(const struct source *src, const struct event_spec *ev,
-		   const struct ingest_fast *f, const unsigned char *rec,
-		   uint64_t period, struct sample *s)
+ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
+		   const unsigned char *rec, uint64_t period, struct sample *s)
 {
 	uint64_t tid = ingest_get(rec, f, INGEST_TID);
 	uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
@@ -208,7 +210,7 @@ ingest_fast_decode(const struct source *src, const struct event_spec *ev,
 	s->tid = (int32_t)(uint32_t)(tid >> 32);
 	s->cpu = (int32_t)((uint32_t)ingest_get(rec, f, INGEST_CPU) |
 			   f->cpu_absent);
-	s->period = src->period_in_sample && v ? v : period;
+	s->period = v ? v : period;
 	s->weight = ingest_get(rec, f, INGEST_WEIGHT);
 	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
 	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
@@ -224,8 +226,11 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
 
 	if (ch->src->n_events == 1)
 		return &ch->src->events[0];
-	if (record_identifier(hdr, &id) != 0)
+	/* record_identifier for a SAMPLE (ingest sees no other), inline:
+	 * IDENTIFIER is the first field of the body. */
+	if (hdr->size < sizeof(*hdr) + sizeof(id))
 		return NULL;
+	memcpy(&id, hdr + 1, sizeof(id));
 	/* Sources of several events have two at most in practice (loads,
 	 * stores): those without a call per record. */
 	if (ch->n_fds >= 2 && id == ch->ids[1])
@@ -257,7 +262,7 @@ ingest_decode_slow(struct ingest *in, const struct channel *ch,
 	if (record_parse_sample(&layout, hdr, &rs) < 0)
 		return -EINVAL;
 	if (!f->learnt)
-		ingest_fast_build(f, ev, rs.raw_size);
+		ingest_fast_build(f, ch->src, ev, rs.raw_size);
 	return source_decode(ch->src, ev, &rs, period, s);
 }
 
@@ -279,8 +284,7 @@ ingest_decode_inline(struct ingest *in, const struct channel *ch,
 		if (f->raw >= 0)
 			memcpy(&raw_size, rec + f->raw, sizeof(raw_size));
 		if (raw_size == f->raw_size)
-			return ingest_fast_decode(ch->src, ev, f, rec, period,
-						  s);
+			return ingest_fast_decode(ev, f, rec, period, s);
 	}
 	return ingest_decode_slow(in, ch, ev, f, hdr, period, s);
 }

@@ -101,8 +101,9 @@ ring_next(struct ring *r, struct ring_pos *pos)
 	if (avail == 0)
 		return NULL;
 	rec = (const void *)(r->data + off);
-	if (__builtin_expect(off % 8 == 0 && avail >= sizeof(*rec) &&
-			     off + sizeof(*rec) <= r->data_size, 1)) {
+	/* data_size is a multiple of 8, so an 8-aligned header lies whole
+	 * in the data area (if avail < 8, its size fails size <= avail). */
+	if (__builtin_expect(off % 8 == 0, 1)) {
 		size = rec->size;
 		if (__builtin_expect(size >= sizeof(*rec) && size % 8 == 0 &&
 				     size <= avail &&
