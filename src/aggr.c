@@ -16,6 +16,9 @@
 #include "threadtab.h"
 #include "topo.h"
 
+/* A batch is looked up in one pagetab_get_samples call. */
+_Static_assert(AGGR_BATCH <= PAGETAB_MANY, "batch larger than a lookup");
+
 /* Samples ahead whose side-table slots are fetched while one is counted. */
 #define AGGR_PREFETCH	8
 
@@ -300,27 +303,25 @@ void
 aggr_flush(struct aggr *a)
 {
 	size_t n = a->n_batch;
-	int32_t pids[AGGR_BATCH];
-	uint64_t addrs[AGGR_BATCH];
 	struct page_entry *ents[AGGR_BATCH];
 	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
-	bool any_query = false, any_weight = false;
+	bool any_query = false;
 	struct aggr_run run;
 
 	if (n == 0) {
 		sides_flush_end(a->sides);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		pids[i] = a->batch[i].pid;
-		addrs[i] = a->batch[i].addr;
-		any_weight |= a->batch[i].weight != 0;
-	}
 	/* The first sample with a latency brings the weight extension; if
 	 * that fails for want of memory, latencies are not shown. */
-	if (any_weight && !(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT))
-		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
-	pagetab_get_many(a->pages, pids, addrs, n, ents, inserted);
+	if (!(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT)) {
+		for (size_t i = 0; i < n; i++)
+			if (a->batch[i].weight) {
+				pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
+				break;
+			}
+	}
+	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
 	for (size_t i = 0; i < n; i++) {
 		const struct sample *s = &a->batch[i];
 		struct page_entry *e = ents[i];
@@ -359,7 +360,8 @@ aggr_flush(struct aggr *a)
 		/* The side tables are as large as the page table. */
 		if (a->sides && i + AGGR_PREFETCH < n &&
 		    ents[i + AGGR_PREFETCH])
-			sides_prefetch(a->sides, pids[i + AGGR_PREFETCH],
+			sides_prefetch(a->sides,
+				       a->batch[i + AGGR_PREFETCH].pid,
 				       pagetab_entry_page(
 					       ents[i + AGGR_PREFETCH]));
 		if (ents[i])

@@ -125,6 +125,10 @@ struct page_entry *pagetab_get(struct pagetab *t, int32_t pid, uint64_t addr,
 void pagetab_get_many(struct pagetab *t, const int32_t *pid,
 		      const uint64_t *addr, size_t n, struct page_entry **out,
 		      bool *inserted);
+/* The same for the (pid, addr) of n <= PAGETAB_MANY samples, read in
+ * place. */
+void pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
+			 struct page_entry **out, bool *inserted);
 /* Lookup without insert; NULL when absent.  Does not touch the epoch. */
 struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 				uint64_t page);
