@@ -192,10 +192,11 @@ aggr_node_index(const struct aggr *a, int node)
  * a batch instead of once a sample: a ring holds one thread's samples,
  * or one CPU's time slice of a few threads, and even samples of 16
  * threads in random order (bench-ingest) cost a slot here, not a lookup
- * in the table.  Open addressing by tid; n == 0 marks a free slot.
+ * in the table.  Direct-mapped by the tid's low bits: tids are handed out
+ * in sequence, so a process's threads do not collide there, and a tid
+ * that does collide hands the slot's count to the table first.
  */
 #define AGGR_TSLOTS	64
-#define AGGR_TSLOTS_MAX	48	/* distinct threads before a spill */
 
 struct aggr_tslot {
 	int32_t tid, pid;	/* pid: the newest, as threadtab keeps */
@@ -207,45 +208,26 @@ struct aggr_run {
 	uint64_t kinds[3];
 	unsigned loc_off;	/* the page table's extensions, 0 none */
 	unsigned weight_off;
-	unsigned n_threads;
 	struct aggr_tslot threads[AGGR_TSLOTS];
 };
 
 static void
-aggr_threads_spill(struct aggr *a, struct aggr_run *run)
+aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
 {
-	for (size_t i = 0; i < AGGR_TSLOTS; i++) {
-		struct aggr_tslot *ts = &run->threads[i];
-
-		if (ts->n)
-			threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
-		ts->n = 0;
-	}
-	run->n_threads = 0;
+	if (ts->n)
+		threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
+	ts->n = 0;
 }
 
 static inline void
 aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
 		  int32_t tid)
 {
-	/* Tids are handed out in sequence: a process's threads have
-	 * neighbouring ones, which the low bits keep apart. */
-	size_t i = (uint32_t)tid & (AGGR_TSLOTS - 1);
-	struct aggr_tslot *ts;
+	struct aggr_tslot *ts = &run->threads[(uint32_t)tid &
+					      (AGGR_TSLOTS - 1)];
 
-	for (;;) {
-		ts = &run->threads[i];
-		if (ts->tid == tid || ts->n == 0)
-			break;
-		i = (i + 1) & (AGGR_TSLOTS - 1);
-	}
-	if (__builtin_expect(ts->n == 0, 0)) {
-		if (run->n_threads == AGGR_TSLOTS_MAX) {
-			aggr_threads_spill(a, run);
-			aggr_thread_count(a, run, pid, tid);
-			return;
-		}
-		run->n_threads++;
+	if (__builtin_expect(ts->tid != tid, 0)) {
+		aggr_tslot_spill(a, ts);
 		ts->tid = tid;
 	}
 	ts->pid = pid;
@@ -367,7 +349,8 @@ aggr_flush(struct aggr *a)
 		if (ents[i])
 			aggr_account(a, &run, &a->batch[i], ents[i]);
 	}
-	aggr_threads_spill(a, &run);
+	for (size_t i = 0; i < AGGR_TSLOTS; i++)
+		aggr_tslot_spill(a, &run.threads[i]);
 	a->interval.loads += run.kinds[SAMPLE_LOAD];
 	a->interval.stores += run.kinds[SAMPLE_STORE];
 	a->interval.other += run.kinds[SAMPLE_OTHER];

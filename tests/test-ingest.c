@@ -381,7 +381,7 @@ tring_put(struct tring *t, const void *rec, size_t n)
 
 struct other_seen {
 	uint64_t n;
-	int stop_at;	/* return non-zero for this record (1-based), 0 never */
+	int stop_at;	/* non-zero for this record (1-based); 0 never */
 };
 
 static int
@@ -460,9 +460,9 @@ same_aggr(struct aggr *a, struct aggr *b)
  * stream through a ring that wraps: the same outcome for every record
  * (queued, unattributed, ignored, lost), the same aggregation, every LOST
  * record handed to the callback, every record counted in the return
- * value and the ring's stats.  100 threads: more than a batch's thread
- * slots, so the per-batch counts spill; each thread's count is also
- * checked against the decoder's verdicts.
+ * value and the ring's stats.  100 threads: more than a batch's 64
+ * thread slots, so tids share slots and counts are handed on mid-batch;
+ * each thread's count is also checked against the decoder's verdicts.
  */
 static void
 test_drain(const struct topo *topo)
