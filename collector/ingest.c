@@ -345,10 +345,24 @@ ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
 	struct lathist *lat = in->lat;
 	struct ring_pos pos;
 	uint64_t queued = 0;
+	/*
+	 * A source of one event: its fixed layout's size and RAW size kept
+	 * in locals, since every store into a sample (its u8 kind) may alias
+	 * anything and would make the compiler reload them per record.
+	 * size1 0: no fixed layout (yet); records take the general way,
+	 * which learns it.
+	 */
+	const struct event_spec *ev1 = ch->src->n_events == 1 ?
+				       &ch->src->events[0] : NULL;
+	const struct ingest_fast *f1 = &in->fast[0];
+	uint16_t size1 = 0;
+	int16_t raw1 = -1;
+	uint32_t raw_size1 = 0;
 
 	ring_begin(r, &pos);
 	while ((hdr = ring_next(r, &pos)) != NULL) {
 		struct sample *s;
+		uint32_t raw_size = raw_size1;
 		int ret;
 
 		if (__builtin_expect(hdr->type != PERF_RECORD_SAMPLE, 0)) {
@@ -357,7 +371,20 @@ ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
 			continue;
 		}
 		s = aggr_slot(a);
-		ret = ingest_decode_inline(in, ch, hdr, period, s);
+		if (hdr->size == size1 && raw1 >= 0)
+			memcpy(&raw_size, (const unsigned char *)hdr + raw1,
+			       sizeof(raw_size));
+		if (hdr->size == size1 && raw_size == raw_size1) {
+			ret = ingest_fast_decode(ev1, f1, (const void *)hdr,
+						 period, s);
+		} else {
+			ret = ingest_decode_inline(in, ch, hdr, period, s);
+			if (ev1 && in->fast_src == ch->src) {
+				size1 = f1->size;
+				raw1 = f1->raw;
+				raw_size1 = f1->raw_size;
+			}
+		}
 		if (__builtin_expect(ret <= 0, 0)) {
 			ingest_not_queued(in, ret);
 			continue;

@@ -395,7 +395,8 @@ other_record(const struct perf_event_header *hdr, void *ctx)
 
 /* Record i of a random stream: a SAMPLE of the layout (any outcome:
  * queued, unattributed, ignored, bad) from one of 100 threads, or every
- * 37th a LOST record. */
+ * 37th a LOST record.  Every 53rd tracepoint record has a longer RAW,
+ * off the learnt layout. */
 static const struct perf_event_header *
 drain_record(struct rec *r, int layout, int i, uint64_t *rng)
 {
@@ -419,7 +420,8 @@ drain_record(struct rec *r, int layout, int i, uint64_t *rng)
 	pid = (v & 0x300) == 0 ? (uint32_t)-1 : PID;
 	tid = 5000 + (uint32_t)((v >> 32) % 100);
 	if (layout == 0)
-		h = rec_tp(r, pid, addr, (v >> 40) & 0x16, 36);
+		h = rec_tp(r, pid, addr, (v >> 40) & 0x16,
+			   i % 53 == 0 ? 44 : 36);
 	else if (layout == 1)
 		h = rec_sw(r, pid, addr);
 	else
