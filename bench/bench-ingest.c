@@ -9,7 +9,7 @@
  *                        (RAW), the software page-fault event (ADDR) and
  *                        a PEBS-like pair of load/store events (ADDR,
  *                        PERIOD, WEIGHT_STRUCT, DATA_SRC).  Each ring-full
- *                        is drained through ring_drain -> ingest (record
+ *                        is drained through ingest_drain (ring walk, record
  *                        parse, source decode, aggr_add) and timed; writing
  *                        the records is not.  No move_pages.
  *   memory, stalls       every page inserted once into an empty table:
@@ -239,37 +239,22 @@ bench_record(const struct bench_case *bc, const struct bench_stream *st,
 	return at;
 }
 
-struct bench_drain {
-	struct ingest in;
-	const struct channel *ch;
-};
-
-/* As collector_on_record for SAMPLE records, the only ones here. */
-static int
-bench_on_record(const struct perf_event_header *hdr, void *ctx)
-{
-	struct bench_drain *d = ctx;
-
-	ingest_sample(&d->in, d->ch, hdr, 1);
-	return 0;
-}
-
 /*
  * One pass of the stream through the ring into a.  Returns the seconds
- * spent draining (ring_drain and the final aggr_flush), the only part
+ * spent draining (ingest_drain and the final aggr_flush), the only part
  * timed; *cpu_ns gets the thread CPU time of the same parts.
  */
 static double
 bench_pass(struct bench_case *bc, const struct bench_stream *st,
 	   struct aggr *a, uint64_t *cpu_ns, uint64_t *bad)
 {
-	struct bench_drain d = { .ch = &bc->ch };
+	struct ingest in;
 	unsigned char rec[256];
 	double secs = 0, t0;
 	uint64_t c0;
 	size_t i = 0;
 
-	ingest_init(&d.in, a);
+	ingest_init(&in, a);
 	*cpu_ns = 0;
 	while (i < st->len) {
 		size_t size;
@@ -285,13 +270,14 @@ bench_pass(struct bench_case *bc, const struct bench_stream *st,
 		benchlib_ring_publish(&bc->br);
 		t0 = benchlib_now();
 		c0 = benchlib_thread_cpu_ns();
-		ring_drain(&bc->br.ring, bench_on_record, &d, NULL);
+		/* As the collector: every record here is a SAMPLE. */
+		ingest_drain(&in, &bc->ch, &bc->br.ring, 1, NULL, NULL, NULL);
 		if (i == st->len)
 			aggr_flush(a);
 		*cpu_ns += benchlib_thread_cpu_ns() - c0;
 		secs += benchlib_now() - t0;
 	}
-	*bad = d.in.stats.bad + d.in.stats.unattributed;
+	*bad = in.stats.bad + in.stats.unattributed;
 	return secs;
 }
 

@@ -1,20 +1,28 @@
 #!/bin/bash
 # Instruction counts of decode + aggregate per sample: bench-ingest under
-# valgrind --tool=callgrind, counting only inside ring_drain (parse,
-# decode, aggregation, side tables; not the benchmark writing records).
+# valgrind --tool=callgrind, counting only inside ingest_drain (or
+# ring_drain, in builds from before it: parse, decode, aggregation, side
+# tables; not the benchmark writing records).
 # Instructions do not depend on the machine's load, so this is the
 # noise-free figure printed beside bench-ingest's wall-clock rates.
 #
-#   bench/callgrind.sh [--quick] [BUILDDIR]     (default BUILDDIR: build)
+#   bench/callgrind.sh [--quick] [--no-sides] [BUILDDIR]
+#                                             (default BUILDDIR: build)
 #
 # Full: 2 M samples at 64 Ki and 1 Mi pages; --quick: 100 K at 64 Ki.
+# --no-sides: without the naming side tables (bench-ingest --no-sides).
 # Exits 77 when valgrind is missing.
 set -u
 quick=0
-if [ "${1:-}" = "--quick" ]; then
-	quick=1
+sides=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--no-sides) sides=--no-sides ;;
+	*) break ;;
+	esac
 	shift
-fi
+done
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
 bench=$build/bench/bench-ingest
@@ -28,15 +36,17 @@ if [ $quick -eq 1 ]; then
 else
 	samples=2000000 sizes="65536 1048576"
 fi
-echo "memtop callgrind: instructions per sample inside ring_drain" \
-	"($samples samples, two passes: from empty and steady)"
+echo "memtop callgrind: instructions per sample inside ingest_drain" \
+	"($samples samples, two passes: from empty and steady${sides:+, $sides})"
 status=0
 for pages in $sizes; do
 	for layout in faults-tp faults-sw pebs; do
 		f=$out/cg.$layout.$pages
 		if ! valgrind --tool=callgrind --callgrind-out-file="$f" \
-			--toggle-collect=ring_drain "$bench" --pages "$pages" \
-			--samples "$samples" --layout "$layout" --no-memory \
+			--toggle-collect=ring_drain \
+			--toggle-collect=ingest_drain "$bench" \
+			--pages "$pages" --samples "$samples" \
+			--layout "$layout" --no-memory $sides \
 			>"$f.log" 2>&1; then
 			echo "callgrind.sh: bench-ingest failed:" >&2
 			tail -5 "$f.log" >&2

@@ -593,7 +593,16 @@ collector_drain(struct collector *c, struct channel *ch)
 		ring_drain(&ch->task_ring, collector_on_record, &d, &st);
 		d.task = false;
 	}
-	ring_drain(&ch->ring, collector_on_record, &d, &st);
+	if (c->cfg.recorder) {
+		ring_drain(&ch->ring, collector_on_record, &d, &st);
+	} else {
+		/* Samples without a callback each; the rest as above. */
+		uint64_t bad = c->ingest.stats.bad;
+
+		ingest_drain(&c->ingest, ch, &ch->ring, chanset_period(c->cs),
+			     collector_on_record, &d, &st);
+		c->bad_records += c->ingest.stats.bad - bad;
+	}
 	if (st.bad_size) {
 		/* A skipped stretch of ring held records we cannot count
 		 * exactly; count at least one lost record per skip. */

@@ -78,8 +78,8 @@ ingest_raw_field(int raw, uint32_t raw_size, int off)
  * layout is learnt from.  Leaves f->size 0 when there is no fixed layout.
  */
 static void
-ingest_fast_build(struct ingest_fast *f, const struct event_spec *ev,
-		  uint32_t raw_size)
+ingest_fast_build(struct ingest_fast *f, const struct source *src,
+		  const struct event_spec *ev, uint32_t raw_size)
 {
 	uint64_t st = ev->attr.sample_type, rf = ev->attr.read_format;
 	unsigned at = sizeof(struct perf_event_header);
@@ -127,7 +127,10 @@ ingest_fast_build(struct ingest_fast *f, const struct event_spec *ev,
 	ingest_field(f, INGEST_TIME, time, UINT64_MAX);
 	ingest_field(f, INGEST_ADDR, addr, UINT64_MAX);
 	ingest_field(f, INGEST_CPU, cpu, UINT32_MAX);
-	ingest_field(f, INGEST_PERIOD, period, UINT64_MAX);
+	/* A source whose samples' PERIOD does not count reads it as 0,
+	 * which means "the configured period" below. */
+	ingest_field(f, INGEST_PERIOD, src->period_in_sample ? period : -1,
+		     UINT64_MAX);
 	/* WEIGHT_STRUCT: var1_dw is the low 32 bits (record.c). */
 	ingest_field(f, INGEST_WEIGHT, weight,
 		     (st & PERF_SAMPLE_WEIGHT_STRUCT) ? UINT32_MAX :
@@ -195,9 +198,8 @@ ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 
 /* Decodes a record of exactly f->size bytes; as ingest_kind(). */
 static inline int
-ingest_fast_decode(const struct source *src, const struct event_spec *ev,
-		   const struct ingest_fast *f, const unsigned char *rec,
-		   uint64_t period, struct sample *s)
+ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
+		   const unsigned char *rec, uint64_t period, struct sample *s)
 {
 	uint64_t tid = ingest_get(rec, f, INGEST_TID);
 	uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
@@ -208,7 +210,7 @@ ingest_fast_decode(const struct source *src, const struct event_spec *ev,
 	s->tid = (int32_t)(uint32_t)(tid >> 32);
 	s->cpu = (int32_t)((uint32_t)ingest_get(rec, f, INGEST_CPU) |
 			   f->cpu_absent);
-	s->period = src->period_in_sample && v ? v : period;
+	s->period = v ? v : period;
 	s->weight = ingest_get(rec, f, INGEST_WEIGHT);
 	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
 	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
@@ -224,8 +226,17 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
 
 	if (ch->src->n_events == 1)
 		return &ch->src->events[0];
-	if (record_identifier(hdr, &id) != 0)
+	/* record_identifier for a SAMPLE (ingest sees no other), inline:
+	 * IDENTIFIER is the first field of the body. */
+	if (hdr->size < sizeof(*hdr) + sizeof(id))
 		return NULL;
+	memcpy(&id, hdr + 1, sizeof(id));
+	/* Sources of several events have two at most in practice (loads,
+	 * stores): those without a call per record. */
+	if (ch->n_fds >= 2 && id == ch->ids[1])
+		return &ch->src->events[1];
+	if (ch->n_fds >= 1 && id == ch->ids[0])
+		return &ch->src->events[0];
 	return channel_event_by_id(ch, id);
 }
 
@@ -251,7 +262,7 @@ ingest_decode_slow(struct ingest *in, const struct channel *ch,
 	if (record_parse_sample(&layout, hdr, &rs) < 0)
 		return -EINVAL;
 	if (!f->learnt)
-		ingest_fast_build(f, ev, rs.raw_size);
+		ingest_fast_build(f, ch->src, ev, rs.raw_size);
 	return source_decode(ch->src, ev, &rs, period, s);
 }
 
@@ -273,8 +284,7 @@ ingest_decode_inline(struct ingest *in, const struct channel *ch,
 		if (f->raw >= 0)
 			memcpy(&raw_size, rec + f->raw, sizeof(raw_size));
 		if (raw_size == f->raw_size)
-			return ingest_fast_decode(ch->src, ev, f, rec, period,
-						  s);
+			return ingest_fast_decode(ev, f, rec, period, s);
 	}
 	return ingest_decode_slow(in, ch, ev, f, hdr, period, s);
 }
@@ -287,22 +297,12 @@ ingest_decode(struct ingest *in, const struct channel *ch,
 	return ingest_decode_inline(in, ch, hdr, period, s);
 }
 
-int
-ingest_sample(struct ingest *in, const struct channel *ch,
-	      const struct perf_event_header *hdr, uint64_t period)
+/* Where a sample that is not queued ends: ret as ingest_decode's, <= 0. */
+static __attribute__((noinline)) int
+ingest_not_queued(struct ingest *in, int ret)
 {
 	struct aggr *a = in->aggr;
-	struct sample *s = aggr_slot(a);
-	int ret;
 
-	ret = ingest_decode_inline(in, ch, hdr, period, s);
-	if (ret > 0) {
-		if (in->lat)
-			lathist_add(in->lat, s->time);
-		aggr_commit(a);
-		in->stats.samples++;
-		return 1;
-	}
 	if (ret == 0) {
 		aggr_count_unattributed(a, 1);
 		in->stats.unattributed++;
@@ -315,4 +315,87 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 	aggr_count_lost(a, 1);
 	in->stats.bad++;
 	return -EINVAL;
+}
+
+int
+ingest_sample(struct ingest *in, const struct channel *ch,
+	      const struct perf_event_header *hdr, uint64_t period)
+{
+	struct aggr *a = in->aggr;
+	struct sample *s = aggr_slot(a);
+	int ret;
+
+	ret = ingest_decode_inline(in, ch, hdr, period, s);
+	if (ret <= 0)
+		return ingest_not_queued(in, ret);
+	if (in->lat)
+		lathist_add(in->lat, s->time);
+	aggr_commit(a);
+	in->stats.samples++;
+	return 1;
+}
+
+size_t
+ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
+	     uint64_t period, ring_record_fn other, void *ctx,
+	     struct ring_stats *stats)
+{
+	const struct perf_event_header *hdr;
+	struct aggr *a = in->aggr;
+	struct lathist *lat = in->lat;
+	struct ring_pos pos;
+	uint64_t queued = 0;
+	/*
+	 * A source of one event: its fixed layout's size and RAW size kept
+	 * in locals, since every store into a sample (its u8 kind) may alias
+	 * anything and would make the compiler reload them per record.
+	 * size1 0: no fixed layout (yet); records take the general way,
+	 * which learns it.
+	 */
+	const struct event_spec *ev1 = ch->src->n_events == 1 ?
+				       &ch->src->events[0] : NULL;
+	const struct ingest_fast *f1 = &in->fast[0];
+	uint16_t size1 = 0;
+	int16_t raw1 = -1;
+	uint32_t raw_size1 = 0;
+
+	ring_begin(r, &pos);
+	while ((hdr = ring_next(r, &pos)) != NULL) {
+		struct sample *s;
+		uint32_t raw_size = raw_size1;
+		int ret;
+
+		if (__builtin_expect(hdr->type != PERF_RECORD_SAMPLE, 0)) {
+			if (other != NULL && other(hdr, ctx) != 0)
+				break;
+			continue;
+		}
+		s = aggr_slot(a);
+		if (hdr->size == size1 && raw1 >= 0)
+			memcpy(&raw_size, (const unsigned char *)hdr + raw1,
+			       sizeof(raw_size));
+		if (hdr->size == size1 && raw_size == raw_size1) {
+			ret = ingest_fast_decode(ev1, f1, (const void *)hdr,
+						 period, s);
+		} else {
+			ret = ingest_decode_inline(in, ch, hdr, period, s);
+			if (ev1 && in->fast_src == ch->src) {
+				size1 = f1->size;
+				raw1 = f1->raw;
+				raw_size1 = f1->raw_size;
+			}
+		}
+		if (__builtin_expect(ret <= 0, 0)) {
+			ingest_not_queued(in, ret);
+			continue;
+		}
+		if (lat)
+			lathist_add(lat, s->time);
+		queued++;
+		aggr_commit(a);
+	}
+	/* Nothing in the loop reads the count: added once. */
+	in->stats.samples += queued;
+	ring_end(r, &pos, stats);
+	return pos.n;
 }

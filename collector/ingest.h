@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ring.h"
 #include "sample.h"
 #include "source.h"
 
@@ -82,5 +83,16 @@ int ingest_decode(struct ingest *in, const struct channel *ch,
  */
 int ingest_sample(struct ingest *in, const struct channel *ch,
 		  const struct perf_event_header *hdr, uint64_t period);
+
+/*
+ * ring_drain(r) with ingest_sample for every SAMPLE record, without a
+ * call per record; every other record goes to other (NULL: skipped),
+ * which stops the drain by returning non-zero, as with ring_drain.  The
+ * caller learns of malformed samples from in->stats.bad.  Returns the
+ * number of records read.
+ */
+size_t ingest_drain(struct ingest *in, const struct channel *ch,
+		    struct ring *r, uint64_t period, ring_record_fn other,
+		    void *ctx, struct ring_stats *stats);
 
 #endif

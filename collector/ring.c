@@ -131,76 +131,97 @@ ring_copy_out(const struct ring *r, uint64_t off, void *dst, size_t len)
 	memcpy((unsigned char *)dst + first, r->data, len - first);
 }
 
+void
+ring_begin(struct ring *r, struct ring_pos *pos)
+{
+	memset(pos, 0, sizeof(*pos));
+	if (r == NULL || r->meta == NULL)
+		return;
+	pos->head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	/* Only this reader stores data_tail. */
+	pos->tail = __atomic_load_n(&r->meta->data_tail, __ATOMIC_RELAXED);
+	pos->start = pos->tail;
+}
+
+/*
+ * ring_next when the record at tail is not the plain case: it wraps
+ * past the end of the data area or sits misaligned (served from scratch),
+ * or its header.size cannot be a kernel record's (counted, and the rest
+ * up to head skipped: there is no sync marker to find the next record).
+ * Unsigned differences keep this right across 2^32 and even across 2^64:
+ * only head - tail matters, never the absolute positions.
+ */
+const struct perf_event_header *
+ring_next_slow(struct ring *r, struct ring_pos *pos)
+{
+	struct perf_event_header hdr;
+	uint64_t avail = pos->head - pos->tail;
+	uint64_t off = pos->tail & (r->data_size - 1);
+
+	if (avail == 0)
+		return NULL;
+	if (avail < sizeof(hdr)) {
+		hdr.size = 0;
+	} else if (off + sizeof(hdr) <= r->data_size) {
+		memcpy(&hdr, r->data + off, sizeof(hdr));
+	} else {
+		/* Only possible with a misaligned tail. */
+		ring_copy_out(r, off, &hdr, sizeof(hdr));
+	}
+
+	if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 ||
+	    hdr.size > r->data_size || hdr.size > avail) {
+		pos->bad_size++;
+		pos->skipped += avail;
+		pos->tail = pos->head;
+		return NULL;
+	}
+	pos->tail += hdr.size;
+	pos->n++;
+	/*
+	 * Kernel positions are 8-aligned; a tail that is not (only a
+	 * corrupt head can cause one) is served from scratch so the caller
+	 * never sees a misaligned header.
+	 */
+	if (off % 8 == 0 && off + hdr.size <= r->data_size)
+		return (const void *)(r->data + off);
+	ring_copy_out(r, off, r->scratch, hdr.size);
+	return (const void *)r->scratch;
+}
+
+void
+ring_end(struct ring *r, struct ring_pos *pos, struct ring_stats *stats)
+{
+	if (r == NULL || r->meta == NULL)
+		return;
+	/*
+	 * Release orders every read of the records above before the kernel
+	 * may see the space as free and overwrite it.
+	 */
+	__atomic_store_n(&r->meta->data_tail, pos->tail, __ATOMIC_RELEASE);
+
+	/* bytes + skipped is exactly how far tail moved. */
+	if (stats != NULL) {
+		stats->records += pos->n;
+		stats->bytes += pos->tail - pos->start - pos->skipped;
+		stats->bad_size += pos->bad_size;
+		stats->skipped_bytes += pos->skipped;
+	}
+}
+
 size_t
 ring_drain(struct ring *r, ring_record_fn fn, void *ctx,
 	   struct ring_stats *stats)
 {
 	const struct perf_event_header *rec;
-	struct perf_event_header hdr;
-	uint64_t head, tail, mask, off, avail;
-	uint64_t bad_size = 0, skipped = 0, bytes = 0;
-	size_t n = 0;
+	struct ring_pos pos;
 
 	if (r == NULL || r->meta == NULL)
 		return 0;
-	head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	tail = __atomic_load_n(&r->meta->data_tail, __ATOMIC_RELAXED);
-	mask = r->data_size - 1;
-
-	/*
-	 * Unsigned differences keep this right across 2^32 and even across
-	 * 2^64: only head - tail matters, never the absolute positions.
-	 */
-	while (tail != head) {
-		avail = head - tail;
-		off = tail & mask;
-		if (avail < sizeof(hdr)) {
-			hdr.size = 0;
-		} else if (off + sizeof(hdr) <= r->data_size) {
-			memcpy(&hdr, r->data + off, sizeof(hdr));
-		} else {
-			/* Only possible with a misaligned tail. */
-			ring_copy_out(r, off, &hdr, sizeof(hdr));
-		}
-
-		if (hdr.size < sizeof(hdr) || hdr.size % 8 != 0 ||
-		    hdr.size > r->data_size || hdr.size > avail) {
-			bad_size++;
-			skipped += avail;
-			tail = head;
-			break;
-		}
-
-		/*
-		 * Kernel positions are 8-aligned; a tail that is not (only
-		 * a corrupt head can cause one) is served from scratch so the
-		 * callback never sees a misaligned header.
-		 */
-		if (off % 8 == 0 && off + hdr.size <= r->data_size) {
-			rec = (const void *)(r->data + off);
-		} else {
-			ring_copy_out(r, off, r->scratch, hdr.size);
-			rec = (const void *)r->scratch;
-		}
-		tail += hdr.size;
-		bytes += hdr.size;
-		n++;
+	ring_begin(r, &pos);
+	while ((rec = ring_next(r, &pos)) != NULL)
 		if (fn != NULL && fn(rec, ctx) != 0)
 			break;
-	}
-
-	/*
-	 * Release orders every read of the records above before the kernel
-	 * may see the space as free and overwrite it.
-	 */
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-
-	/* bytes + skipped is exactly how far tail moved. */
-	if (stats != NULL) {
-		stats->records += n;
-		stats->bytes += bytes;
-		stats->bad_size += bad_size;
-		stats->skipped_bytes += skipped;
-	}
-	return n;
+	ring_end(r, &pos, stats);
+	return pos.n;
 }

@@ -60,4 +60,60 @@ uint64_t ring_pending(const struct ring *r);
 size_t ring_drain(struct ring *r, ring_record_fn fn, void *ctx,
 		  struct ring_stats *stats);
 
+/*
+ * The same walk for a caller that loops itself (the ingest's drain, which
+ * serves most records inline instead of through a callback per record):
+ *
+ *	ring_begin(r, &pos);
+ *	while ((hdr = ring_next(r, &pos)) != NULL)
+ *		...;
+ *	ring_end(r, &pos, stats);
+ *
+ * ring_next's record is valid until the next ring_next or ring_end;
+ * stopping early is fine (tail has advanced past the records handed out).
+ * Nothing is published to the kernel before ring_end.
+ */
+struct ring_pos {
+	uint64_t head, tail;
+	uint64_t bad_size, skipped;
+	size_t n;			/* records handed out */
+	uint64_t start;			/* tail at ring_begin */
+};
+
+void ring_begin(struct ring *r, struct ring_pos *pos);
+void ring_end(struct ring *r, struct ring_pos *pos, struct ring_stats *stats);
+/* A wrapped, misaligned or malformed record: ring_next's rare cases. */
+const struct perf_event_header *ring_next_slow(struct ring *r,
+					       struct ring_pos *pos);
+
+/*
+ * Next complete record, or NULL at head.  Inline for the common record:
+ * 8-aligned, whole before the end of the data area, with a sane size.
+ */
+static inline const struct perf_event_header *
+ring_next(struct ring *r, struct ring_pos *pos)
+{
+	uint64_t off = pos->tail & (r->data_size - 1);
+	uint64_t avail = pos->head - pos->tail;
+	const struct perf_event_header *rec;
+	uint64_t size;
+
+	if (avail == 0)
+		return NULL;
+	rec = (const void *)(r->data + off);
+	/* data_size is a multiple of 8, so an 8-aligned header lies whole
+	 * in the data area (if avail < 8, its size fails size <= avail). */
+	if (__builtin_expect(off % 8 == 0, 1)) {
+		size = rec->size;
+		if (__builtin_expect(size >= sizeof(*rec) && size % 8 == 0 &&
+				     size <= avail &&
+				     off + size <= r->data_size, 1)) {
+			pos->tail += size;
+			pos->n++;
+			return rec;
+		}
+	}
+	return ring_next_slow(r, pos);
+}
+
 #endif

@@ -16,6 +16,9 @@
 #include "threadtab.h"
 #include "topo.h"
 
+/* A batch is looked up in one pagetab_get_samples call. */
+_Static_assert(AGGR_BATCH <= PAGETAB_MANY, "batch larger than a lookup");
+
 /* Samples ahead whose side-table slots are fetched while one is counted. */
 #define AGGR_PREFETCH	8
 
@@ -184,30 +187,66 @@ aggr_node_index(const struct aggr *a, int node)
 	return node >= 0 && node <= a->max_node ? a->node_idx[node] : -1;
 }
 
+/*
+ * Per-thread counts of one batch, added to the thread table once a thread
+ * a batch instead of once a sample: a ring holds one thread's samples,
+ * or one CPU's time slice of a few threads, and even samples of 16
+ * threads in random order (bench-ingest) cost a slot here, not a lookup
+ * in the table.  Direct-mapped by the tid's low bits: tids are handed out
+ * in sequence, so a process's threads do not collide there, and a tid
+ * that does collide hands the slot's count to the table first.
+ */
+#define AGGR_TSLOTS	64
+
+struct aggr_tslot {
+	int32_t tid, pid;	/* pid: the newest, as threadtab keeps */
+	uint32_t n;
+};
+
+/* What aggr_account adds up over a batch before it touches the aggr. */
+struct aggr_run {
+	uint64_t kinds[3];
+	unsigned loc_off;	/* the page table's extensions, 0 none */
+	unsigned weight_off;
+	struct aggr_tslot threads[AGGR_TSLOTS];
+};
+
 static void
-aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
+aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
+{
+	if (ts->n)
+		threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
+	ts->n = 0;
+}
+
+static inline void
+aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
+		  int32_t tid)
+{
+	struct aggr_tslot *ts = &run->threads[(uint32_t)tid &
+					      (AGGR_TSLOTS - 1)];
+
+	if (__builtin_expect(ts->tid != tid, 0)) {
+		aggr_tslot_spill(a, ts);
+		ts->tid = tid;
+	}
+	ts->pid = pid;
+	ts->n++;
+}
+
+static inline __attribute__((always_inline)) void
+aggr_account(struct aggr *a, struct aggr_run *run, const struct sample *s,
+	     struct page_entry *e)
 {
 	int ci = -1, nj;
 	size_t nn = (size_t)a->n_nodes;
-	unsigned kind = s->kind;
+	unsigned kind = s->kind <= SAMPLE_OTHER ? s->kind : SAMPLE_OTHER;
 
-	a->interval.samples++;
-	switch (kind) {
-	case SAMPLE_LOAD:
-		a->interval.loads++;
-		break;
-	case SAMPLE_STORE:
-		a->interval.stores++;
-		break;
-	default:
-		a->interval.other++;
-		kind = SAMPLE_OTHER;
-		break;
-	}
+	run->kinds[kind]++;
 	pagetab_count1(a->pages, e, kind);
-	if (s->weight)
-		pagetab_add_weight(a->pages, e, s->weight);
-	if (s->cpu >= 0 && s->cpu < a->n_cpus)
+	if (s->weight && run->weight_off)
+		pagetab_weight_add(a->pages, e, run->weight_off, s->weight);
+	if ((uint32_t)s->cpu < (uint32_t)a->n_cpus)
 		ci = a->cpu_node_idx[s->cpu];
 	nj = aggr_node_index(a, e->node);
 	if (a->cpuvote && ci >= 0 &&
@@ -224,13 +263,16 @@ aggr_account(struct aggr *a, const struct sample *s, struct page_entry *e)
 		a->cpu_samples[s->cpu]++;
 		if (nj >= 0) {
 			a->matrix[(size_t)ci * nn + (size_t)nj]++;
-			pagetab_add_locality(a->pages, e, ci == nj);
+			if (run->loc_off)
+				pagetab_locality_inc(e, run->loc_off,
+						     ci == nj);
 		} else {
 			a->matrix_unknown[ci]++;
 		}
 	}
-	threadtab_add(a->threads, s->pid, s->tid, 1);
-	sides_account(a->sides, s, pagetab_entry_page(e));
+	aggr_thread_count(a, run, s->pid, s->tid);
+	if (a->sides)
+		sides_account(a->sides, s, pagetab_entry_page(e));
 }
 
 /*
@@ -243,26 +285,25 @@ void
 aggr_flush(struct aggr *a)
 {
 	size_t n = a->n_batch;
-	int32_t pids[AGGR_BATCH];
-	uint64_t addrs[AGGR_BATCH];
 	struct page_entry *ents[AGGR_BATCH];
 	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
-	bool any_query = false, any_weight = false;
+	bool any_query = false;
+	struct aggr_run run;
 
 	if (n == 0) {
 		sides_flush_end(a->sides);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		pids[i] = a->batch[i].pid;
-		addrs[i] = a->batch[i].addr;
-		any_weight |= a->batch[i].weight != 0;
-	}
 	/* The first sample with a latency brings the weight extension; if
 	 * that fails for want of memory, latencies are not shown. */
-	if (any_weight && !(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT))
-		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
-	pagetab_get_many(a->pages, pids, addrs, n, ents, inserted);
+	if (!(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT)) {
+		for (size_t i = 0; i < n; i++)
+			if (a->batch[i].weight) {
+				pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
+				break;
+			}
+	}
+	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
 	for (size_t i = 0; i < n; i++) {
 		const struct sample *s = &a->batch[i];
 		struct page_entry *e = ents[i];
@@ -272,7 +313,7 @@ aggr_flush(struct aggr *a)
 			a->interval.untracked++;
 			continue;
 		}
-		if (inserted[i])
+		if (inserted[i] && a->sides)
 			sides_new_page(a->sides, s->pid, s->addr);
 		/* The node at sample time, from the memory-block map: no
 		 * syscall, and current even for a page that moved since. */
@@ -294,15 +335,28 @@ aggr_flush(struct aggr *a)
 	}
 	if (any_query)
 		aggr_resolve(a, want);
+	memset(&run, 0, sizeof(run));
+	run.loc_off = pagetab_loc_off(a->pages);
+	run.weight_off = pagetab_weight_off(a->pages);
 	for (size_t i = 0; i < n; i++) {
 		/* The side tables are as large as the page table. */
-		if (i + AGGR_PREFETCH < n && ents[i + AGGR_PREFETCH])
-			sides_prefetch(a->sides, pids[i + AGGR_PREFETCH],
+		if (a->sides && i + AGGR_PREFETCH < n &&
+		    ents[i + AGGR_PREFETCH])
+			sides_prefetch(a->sides,
+				       a->batch[i + AGGR_PREFETCH].pid,
 				       pagetab_entry_page(
 					       ents[i + AGGR_PREFETCH]));
 		if (ents[i])
-			aggr_account(a, &a->batch[i], ents[i]);
+			aggr_account(a, &run, &a->batch[i], ents[i]);
 	}
+	for (size_t i = 0; i < AGGR_TSLOTS; i++)
+		aggr_tslot_spill(a, &run.threads[i]);
+	a->interval.loads += run.kinds[SAMPLE_LOAD];
+	a->interval.stores += run.kinds[SAMPLE_STORE];
+	a->interval.other += run.kinds[SAMPLE_OTHER];
+	a->interval.samples += run.kinds[SAMPLE_LOAD] +
+			       run.kinds[SAMPLE_STORE] +
+			       run.kinds[SAMPLE_OTHER];
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
 }

@@ -370,6 +370,18 @@ pagetab_ext(const struct pagetab *t)
 	return t->ext;
 }
 
+unsigned
+pagetab_loc_off(const struct pagetab *t)
+{
+	return t->loc_off;
+}
+
+unsigned
+pagetab_weight_off(const struct pagetab *t)
+{
+	return t->weight_off;
+}
+
 /* Zeroes the interval counts of e (kinds and the locality extension). */
 static inline void
 pagetab_clear_interval(const struct pagetab *t, struct page_entry *e)
@@ -473,11 +485,45 @@ pagetab_prefetch(const struct pagetab *t, uint64_t hash)
 	__builtin_prefetch(p + t->stride - 1, 1);
 }
 
+/* pagetab_get_many's work once the keys (0: untrackable) and their
+ * hashes are known; n <= PAGETAB_MANY. */
+static void
+pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
+			const uint64_t *hashes, size_t n,
+			struct page_entry **out, bool *inserted)
+{
+	size_t moved = 0;	/* keys before this may have moved */
+	uint64_t gen = t->gen;
+
+	for (size_t i = 0; i < n && i < PAGETAB_PREFETCH; i++)
+		pagetab_prefetch(t, hashes[i]);
+	for (size_t i = 0; i < n; i++) {
+		bool ins = false;
+
+		if (i + PAGETAB_PREFETCH < n)
+			pagetab_prefetch(t, hashes[i + PAGETAB_PREFETCH]);
+		out[i] = keys[i] ? pagetab_get_hashed(t, keys[i], hashes[i],
+						      &ins) : NULL;
+		if (inserted)
+			inserted[i] = ins;
+		/* Only an insert grows a subtable, moving the entries of the
+		 * keys served before this one. */
+		if (ins && t->gen != gen) {
+			gen = t->gen;
+			moved = i;
+		}
+	}
+	for (size_t i = 0; i < moved; i++)
+		if (out[i])
+			out[i] = pagetab_find_hashed(t, keys[i], hashes[i]);
+	pagetab_debug_check(t);
+}
+
 void
 pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		 size_t n, struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY], gen[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
 
 	if (n > PAGETAB_MANY) {
 		size_t last = (n - 1) % PAGETAB_MANY + 1;
@@ -502,25 +548,21 @@ pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 	for (size_t i = 0; i < n; i++) {
 		keys[i] = pagetab_key(pid[i], addr[i] >> t->page_shift);
 		hashes[i] = pagetab_hash(keys[i]);
-		if (i < PAGETAB_PREFETCH)
-			pagetab_prefetch(t, hashes[i]);
 	}
-	for (size_t i = 0; i < n; i++) {
-		bool ins = false;
+	pagetab_get_hashed_many(t, keys, hashes, n, out, inserted);
+}
 
-		if (i + PAGETAB_PREFETCH < n)
-			pagetab_prefetch(t, hashes[i + PAGETAB_PREFETCH]);
-		out[i] = keys[i] ? pagetab_get_hashed(t, keys[i], hashes[i],
-						      &ins) : NULL;
-		gen[i] = t->gen;
-		if (inserted)
-			inserted[i] = ins;
+void
+pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
+		    struct page_entry **out, bool *inserted)
+{
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = pagetab_key(s[i].pid, s[i].addr >> t->page_shift);
+		hashes[i] = pagetab_hash(keys[i]);
 	}
-	/* A subtable that grew after key i was served moved its entry. */
-	for (size_t i = 0; i < n; i++)
-		if (out[i] && gen[i] != t->gen)
-			out[i] = pagetab_find_hashed(t, keys[i], hashes[i]);
-	pagetab_debug_check(t);
+	pagetab_get_hashed_many(t, keys, hashes, n, out, inserted);
 }
 
 struct page_entry *

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sample.h"
 #include "sortkey.h"
@@ -124,6 +125,10 @@ struct page_entry *pagetab_get(struct pagetab *t, int32_t pid, uint64_t addr,
 void pagetab_get_many(struct pagetab *t, const int32_t *pid,
 		      const uint64_t *addr, size_t n, struct page_entry **out,
 		      bool *inserted);
+/* The same for the (pid, addr) of n <= PAGETAB_MANY samples, read in
+ * place. */
+void pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
+			 struct page_entry **out, bool *inserted);
 /* Lookup without insert; NULL when absent.  Does not touch the epoch. */
 struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 				uint64_t page);
@@ -152,6 +157,56 @@ void pagetab_add_locality(struct pagetab *t, struct page_entry *e,
 /* One sample's weight; no-op without PAGETAB_EXT_WEIGHT. */
 void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
 			uint64_t weight);
+
+/*
+ * Byte offset of the locality extension in an entry (0 without it), for
+ * pagetab_locality_inc: a caller counting sample by sample reads it once
+ * and adds without a call.  Valid until pagetab_set_ext.
+ */
+unsigned pagetab_loc_off(const struct pagetab *t);
+
+/* pagetab_add_locality(t, e, local) when loc_off = pagetab_loc_off(t)
+ * is not 0: u32 local, u32 remote, saturating. */
+static inline void
+pagetab_locality_inc(struct page_entry *e, unsigned loc_off, bool local)
+{
+	unsigned char *p = (unsigned char *)e + loc_off + (local ? 0 : 4);
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	if (v != UINT32_MAX)
+		v++;
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Byte offset of the weight extension in an entry (0 without it), for
+ * pagetab_weight_add; valid until pagetab_set_ext. */
+unsigned pagetab_weight_off(const struct pagetab *t);
+
+/*
+ * pagetab_add_weight(t, e, weight) when weight_off = pagetab_weight_off(t)
+ * is not 0: inline while u32 sum and n stay below their maximum, which is
+ * where pagetab_add_weight would put them too; the rest (the side map)
+ * out of line.
+ */
+static inline void
+pagetab_weight_add(struct pagetab *t, struct page_entry *e,
+		   unsigned weight_off, uint64_t weight)
+{
+	unsigned char *p = (unsigned char *)e + weight_off;
+	uint32_t w[2];
+
+	memcpy(w, p, sizeof(w));
+	if (__builtin_expect((uint64_t)w[0] + weight < PAGETAB_TOTAL_SAT &&
+			     w[1] < PAGETAB_TOTAL_SAT - 1, 1)) {
+		w[0] += (uint32_t)weight;
+		w[1]++;
+		memcpy(p, w, sizeof(w));
+	} else {
+		pagetab_add_weight(t, e, weight);
+	}
+}
+
 /* Adds every count of c (folding tables); the extension parts only when
  * the table has them. */
 void pagetab_add_counts(struct pagetab *t, struct page_entry *e,

@@ -106,7 +106,8 @@ ptest_growth(void)
  * pagetab_get_many against one-by-one pagetab_get on a twin table: same
  * entries, same `inserted`, and every returned pointer still valid after
  * batches whose inserts made subtables grow; repeats within a batch and
- * untrackable keys included.
+ * untrackable keys included.  Every other batch that fits in one call
+ * goes through pagetab_get_samples (the aggregation's way) instead.
  */
 static void
 ptest_get_many(void)
@@ -114,11 +115,12 @@ ptest_get_many(void)
 	struct pagetab *t = pagetab_new(PTEST_SHIFT, 0);
 	struct pagetab *ref = pagetab_new(PTEST_SHIFT, 0);
 	struct ptest_rng r = { 7 };
-	size_t bad = 0, moved = 0;
+	size_t bad = 0, moved = 0, via_samples = 0;
 
 	if (!check(t && ref))
 		goto out;
 	for (int round = 0; round < 400; round++) {
+		struct sample smp[PAGETAB_MANY];
 		int32_t pid[300];
 		uint64_t addr[300];
 		struct page_entry *out[300];
@@ -132,7 +134,17 @@ ptest_get_many(void)
 			addr[i] = ptest_addr(ptest_below(&r, 40000)) +
 				  ptest_below(&r, 4096);
 		}
-		pagetab_get_many(t, pid, addr, n, out, ins);
+		if (round % 2 && n <= PAGETAB_MANY) {
+			memset(smp, 0, sizeof(smp));
+			for (size_t i = 0; i < n; i++) {
+				smp[i].pid = pid[i];
+				smp[i].addr = addr[i];
+			}
+			pagetab_get_samples(t, smp, n, out, ins);
+			via_samples++;
+		} else {
+			pagetab_get_many(t, pid, addr, n, out, ins);
+		}
 		moved += pagetab_capacity(t) != cap;
 		for (size_t i = 0; i < n; i++) {
 			bool rins = false;
@@ -160,6 +172,7 @@ ptest_get_many(void)
 	}
 	check_eq_u64(bad, 0);
 	check(moved > 10);
+	check(via_samples > 100);
 	check_eq_u64(pagetab_count(t), pagetab_count(ref));
 	check_eq_i64(pagetab_check(t), 0);
 	/* inserted may be NULL. */
