@@ -1032,6 +1032,9 @@ collector_start(struct collector *c)
 
 	if (ret)
 		return -ret;
+	/* So perf --tid, top -H and bench-live.py can tell it from the UI
+	 * and writer threads.  Best effort. */
+	pthread_setname_np(c->thread, "memtop-collect");
 	c->started = true;
 	return 0;
 }
