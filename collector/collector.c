@@ -1,12 +1,12 @@
 /*
  * Collector thread.  See collector.h.
  *
- * Loop: epoll over the rings (watermark wakeups) and the command queue,
- * with a timeout of at most COLLECTOR_POLL_MS so rings below their
- * watermark are still drained promptly.  At each interval boundary every
- * ring is drained, a frame is built and published, and a new interval
- * starts.  Threads are followed through FORK records and a rescan of
- * /proc/PID/task every COLLECTOR_RESCAN_MS.
+ * Loop: epoll over the rings (watermark wakeups, task rings woken by
+ * every FORK, COMM and EXIT record) and the command queue, with a timeout
+ * that ends at the next frame or rescan (or sweep, see COLLECTOR_POLL_MS).
+ * At each interval boundary every ring is drained, a frame is built and
+ * published, and a new interval starts.  Threads are followed through FORK
+ * records and a rescan of /proc/PID/task every COLLECTOR_RESCAN_MS.
  */
 #include "config.h"
 
@@ -41,9 +41,15 @@
 #include "source.h"
 #include "topo.h"
 
-/* Longest a record may wait in a ring below its watermark: it bounds the
- * birth gap of a new thread (its FORK record must be read before its
- * channel opens) and the drain latency.  40 wakeups/s cost ~1 ms of CPU. */
+/*
+ * Longest a FORK record may wait in a sample ring below its watermark, on
+ * a channel without a task ring of its own (chanset_n_untasked): it
+ * bounds that thread's birth gap.  Other rings need no sweep: FORK, COMM
+ * and EXIT records wake the collector through the task ring at once,
+ * samples through the watermark, and every frame drains every ring.  Each
+ * wakeup costs some 60 us of the collector's CPU on a KVM guest, so it
+ * only wakes for work.
+ */
 #define COLLECTOR_POLL_MS	25
 #define COLLECTOR_RESCAN_MS	1000
 /* Without a locked-memory limit (root), the rings of a process's threads
@@ -110,6 +116,7 @@ struct collector {
 struct collector_drain {
 	struct collector *c;
 	struct channel *ch;
+	uint64_t period;	/* in force for this drain's samples */
 	bool task;		/* draining the task ring */
 };
 
@@ -521,8 +528,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		recorder_record(c->cfg.recorder, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		if (ingest_sample(&c->ingest, d->ch, hdr,
-				  chanset_period(c->cs)) == -EINVAL)
+		if (ingest_sample(&c->ingest, d->ch, hdr, d->period) ==
+		    -EINVAL)
 			c->bad_records++;
 		break;
 	case PERF_RECORD_LOST:
@@ -583,7 +590,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 static void
 collector_drain(struct collector *c, struct channel *ch)
 {
-	struct collector_drain d = { .c = c, .ch = ch };
+	struct collector_drain d = { .c = c, .ch = ch,
+				     .period = chanset_period(c->cs) };
 	struct ring_stats st = { 0 };
 
 	/* Task records first: a FORK opens the new thread's channel before
@@ -929,8 +937,8 @@ collector_ms_until(double now, double when)
 
 	if (ms <= 0)
 		return 0;
-	if (ms > COLLECTOR_POLL_MS)
-		return COLLECTOR_POLL_MS;
+	if (ms > COLLECTOR_RESCAN_MS)
+		return COLLECTOR_RESCAN_MS;
 	return (int)ms + 1;
 }
 
@@ -950,10 +958,14 @@ collector_main(void *arg)
 	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 	for (;;) {
-		bool final, cmds_ready;
-		int n, timeout = collector_ms_until(now, next_frame < next_rescan ?
-						    next_frame : next_rescan);
+		bool final, cmds_ready, frame_due;
+		double wake = next_frame < next_rescan ? next_frame :
+							 next_rescan;
+		int n, timeout;
 
+		if (chanset_n_untasked(c->cs) && next_sweep < wake)
+			wake = next_sweep;
+		timeout = collector_ms_until(now, wake);
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
 		if (n < 0) {
 			snprintf(c->error, sizeof(c->error), "epoll_wait: %s",
@@ -982,21 +994,29 @@ collector_main(void *arg)
 		if (cmds_ready)
 			collector_commands(c);
 		now = collector_now();
-		/* A ring below its watermark wakes nobody, and FORK records
-		 * never count towards it: sweep every ring each poll period,
-		 * so a new thread's channel opens within COLLECTOR_POLL_MS
-		 * however quiet its siblings are. */
+		frame_due = now >= next_frame;
+		/* Rings whose FORK records wake nobody (no task ring): sweep
+		 * them each poll period, so a new thread's channel opens
+		 * within COLLECTOR_POLL_MS however quiet its siblings are. */
 		if (now >= next_sweep) {
-			for (size_t i = 0; i < chanset_count(c->cs); i++)
-				collector_drain(c, chanset_at(c->cs, i));
+			for (size_t i = 0; i < chanset_count(c->cs); i++) {
+				struct channel *ch = chanset_at(c->cs, i);
+
+				if (channel_tasks_in_ring(ch))
+					collector_drain(c, ch);
+			}
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 		}
-		if (now >= next_rescan || chanset_count(c->cs) == 0) {
+		/* A frame's wakeup takes along a rescan that would come due
+		 * before the next frame: one wakeup instead of two, and the
+		 * rescans stay at most COLLECTOR_RESCAN_MS apart. */
+		if (now >= next_rescan || chanset_count(c->cs) == 0 ||
+		    (frame_due && next_rescan < now + c->cfg.interval_s)) {
 			collector_rescan(c);
 			next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 		}
 		final = c->quit || collector_all_exited(c);
-		if (final || now >= next_frame) {
+		if (final || frame_due) {
 			collector_drain_all(c);
 			if (!final && chanset_count(c->cs) == 0) {
 				collector_rescan(c);
