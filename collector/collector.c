@@ -988,7 +988,10 @@ collector_emit(struct collector *c, double now, bool final)
 	m.n_targets = c->n_targets;
 	m.exit_status = status;
 	m.error = c->error[0] ? c->error : NULL;
+	/* Naming reads /proc/PID/maps and the mapped files. */
+	collector_proc_begin(c);
 	f = frame_build(&c->aggr, &m);
+	collector_proc_end(c);
 	free(ft);
 	if (!f)
 		return -ENOMEM;
