@@ -1057,7 +1057,10 @@ collector_main(void *arg)
 							    c->next_rescan;
 		int n, timeout;
 
-		if (chanset_n_untasked(c->cs) && next_sweep < wake)
+		/* Without channels, only a rescan tells the target's exit
+		 * (or a new thread): poll as often as the sweep. */
+		if ((chanset_n_untasked(c->cs) || chanset_count(c->cs) == 0) &&
+		    next_sweep < wake)
 			wake = next_sweep;
 		timeout = collector_ms_until(now, wake);
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
@@ -1133,6 +1136,9 @@ collector_main(void *arg)
 					chanset_remove(c->cs, ch);
 				}
 			}
+			/* The last thread gone: is the target too? */
+			if (chanset_count(c->cs) == 0)
+				c->next_rescan = now;
 		}
 	}
 	c->result = ret;
