@@ -79,11 +79,12 @@ def run(cmd, env=None, timeout=600):
     return p
 
 
-def thread_rates(proc, secs, out):
+def thread_rates(proc, secs, settle, out):
     """Wakeups/s (voluntary context switches: each is a sleep in
     epoll_wait ended by a wakeup) and syscalls/s (perf stat of
     raw_syscalls:sys_enter, when perf may) of memtop's collector thread
-    (named memtop-collect), over secs seconds a second into the run."""
+    (named memtop-collect), over secs seconds settle seconds into the
+    run."""
     tid = None
     deadline = time.monotonic() + 5
     while tid is None and time.monotonic() < deadline:
@@ -97,7 +98,7 @@ def thread_rates(proc, secs, out):
             return
     if tid is None:
         return
-    time.sleep(1)
+    time.sleep(settle)
 
     def switches():
         with open(f"/proc/{proc.pid}/task/{tid}/status") as f:
@@ -159,8 +160,11 @@ def collector_cpu(a, tmp, variant, env_extra, hot=HOT, interval_ms=0):
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     rates = {}
+    # --quick runs last 2 s: measure 1 s of them.
+    settle = 1 if a.duration > 4 else 0.3
     probe = threading.Thread(target=thread_rates,
-                             args=(proc, max(1, a.duration - 3), rates))
+                             args=(proc, max(1, a.duration - 3), settle,
+                                   rates))
     probe.start()
     _, err = proc.communicate(timeout=600)
     probe.join()
