@@ -30,6 +30,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 HOT = 64
 PAGES = 4096
@@ -77,6 +79,57 @@ def run(cmd, env=None, timeout=600):
     return p
 
 
+def thread_rates(proc, secs, settle, out):
+    """Wakeups/s (voluntary context switches: each is a sleep in
+    epoll_wait ended by a wakeup) and syscalls/s (perf stat of
+    raw_syscalls:sys_enter, when perf may) of memtop's collector thread
+    (named memtop-collect), over secs seconds settle seconds into the
+    run."""
+    tid = None
+    deadline = time.monotonic() + 5
+    while tid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            for t in os.listdir(f"/proc/{proc.pid}/task"):
+                with open(f"/proc/{proc.pid}/task/{t}/comm") as f:
+                    if f.read().strip() == "memtop-collect":
+                        tid = int(t)
+        except OSError:
+            return
+    if tid is None:
+        return
+    time.sleep(settle)
+
+    def switches():
+        with open(f"/proc/{proc.pid}/task/{tid}/status") as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches"):
+                    return int(line.split()[1])
+        return 0
+    try:
+        v0, t0 = switches(), time.monotonic()
+        perf = shutil.which("perf")
+        syscalls = None
+        if perf:
+            p = subprocess.run([perf, "stat", "-x,", "-e",
+                                "raw_syscalls:sys_enter", "-t", str(tid),
+                                "--", "sleep", str(secs)],
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+            for line in p.stderr.splitlines():
+                w = line.split(",")
+                if len(w) > 2 and "sys_enter" in w[2] and w[0].isdigit():
+                    syscalls = int(w[0])
+        else:
+            time.sleep(secs)
+        v1, t1 = switches(), time.monotonic()
+    except OSError:
+        return
+    out["wakeups"] = (v1 - v0) / (t1 - t0)
+    if syscalls is not None:
+        out["syscalls"] = syscalls / (t1 - t0)
+
+
 def env_with(**kw):
     env = dict(os.environ)
     env.update(kw)
@@ -100,10 +153,24 @@ def collector_cpu(a, tmp, variant, env_extra, hot=HOT, interval_ms=0):
     lat_path = os.path.join(tmp, f"lat-{variant}.txt")
     report = os.path.join(tmp, f"cpu-{variant}-report.json")
     env = env_with(MEMTOP_DEBUG_LATENCY=lat_path, **env_extra)
-    run([a.memtop, "-b", "--json", "-e", "faults", "-c", "1",
-         "-d", str(a.delay), "-o", frames_path, "--"] +
-        workload_args(a.workload, report, duration=a.duration, hot=hot,
-                      interval_ms=interval_ms), env=env)
+    cmd = ([a.memtop, "-b", "--json", "-e", "faults", "-c", "1",
+            "-d", str(a.delay), "-o", frames_path, "--"] +
+           workload_args(a.workload, report, duration=a.duration, hot=hot,
+                         interval_ms=interval_ms))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    rates = {}
+    # --quick runs last 2 s: measure 1 s of them.
+    settle = 1 if a.duration > 4 else 0.3
+    probe = threading.Thread(target=thread_rates,
+                             args=(proc, max(1, a.duration - 3), settle,
+                                   rates))
+    probe.start()
+    _, err = proc.communicate(timeout=600)
+    probe.join()
+    if proc.returncode != 0:
+        die(f"{' '.join(cmd[:3])}... exited {proc.returncode}: "
+            f"{err.strip()[-400:]}")
     frames = load_frames(frames_path)
     # The first frame holds the start-up, the final one a partial interval.
     mid = [f for f in frames[1:] if not f["final"]] or frames
@@ -117,6 +184,11 @@ def collector_cpu(a, tmp, variant, env_extra, hot=HOT, interval_ms=0):
           f"{cpu_us * 1e3 / samples:5.1f} ns/sample, "
           f"{cpu_us / (secs * 1e6) * 100:5.2f} % of a core "
           f"({len(mid)} frames)  target <= 50 ns, <= 1 % at 100 K/s")
+    print(f"  {variant:10s} collector thread: "
+          + (f"{rates['wakeups']:.0f} wakeups/s" if "wakeups" in rates
+             else "wakeups not measured")
+          + (f", {rates['syscalls']:.0f} syscalls/s" if "syscalls" in rates
+             else ", syscalls not measured (perf stat missing or refused)"))
     hist = {}
     for line in open(lat_path):
         w = line.split()

@@ -58,6 +58,15 @@ struct channel {
  * memory like the sample ring (rlimits.h). */
 #define CHANNEL_TASK_MAP_PAGES 2
 
+/* A per-thread channel without a task ring (the kernel refused the dummy
+ * event): its FORK records sit in the sample ring, which wakes nobody
+ * below its watermark. */
+static inline bool
+channel_tasks_in_ring(const struct channel *ch)
+{
+	return ch->cpu < 0 && ch->task_fd < 0;
+}
+
 struct channel_params {
 	pid_t pid;
 	pid_t tid;		/* per-thread: the thread; inherit: ignored */

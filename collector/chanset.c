@@ -18,6 +18,8 @@ struct chanset {
 	struct channel **chans;
 	size_t n_chans;
 	size_t cap_chans;
+	/* Channels for which channel_tasks_in_ring() holds. */
+	size_t n_untasked;
 	struct chanset_stats stats;
 };
 
@@ -112,6 +114,7 @@ chanset_add(struct chanset *cs, pid_t pid, pid_t tid, int cpu,
 		return ret;
 	}
 	cs->chans[cs->n_chans++] = ch;
+	cs->n_untasked += channel_tasks_in_ring(ch);
 	cs->stats.opened++;
 	return 0;
 }
@@ -141,6 +144,7 @@ chanset_remove(struct chanset *cs, struct channel *ch)
 		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_poll_fd(ch), NULL);
 		if (ch->task_fd >= 0)
 			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, ch->task_fd, NULL);
+		cs->n_untasked -= channel_tasks_in_ring(ch);
 		channel_close(ch);
 		cs->chans[i] = cs->chans[--cs->n_chans];
 		cs->stats.closed++;
@@ -225,6 +229,12 @@ size_t
 chanset_count(const struct chanset *cs)
 {
 	return cs->n_chans;
+}
+
+size_t
+chanset_n_untasked(const struct chanset *cs)
+{
+	return cs->n_untasked;
 }
 
 size_t

@@ -77,6 +77,13 @@ int chanset_enable(struct chanset *cs, bool on, enum chanset_which which);
 uint64_t chanset_period(const struct chanset *cs);
 
 size_t chanset_count(const struct chanset *cs);
+/*
+ * Per-thread channels without a task ring of their own (the kernel refused
+ * the dummy event): their FORK records wake nobody until the sample ring
+ * reaches its watermark, so the collector must sweep them.  Per-CPU
+ * inherited channels need no sweep: they cover new threads from birth.
+ */
+size_t chanset_n_untasked(const struct chanset *cs);
 /* Channels whose thread belongs to process pid. */
 size_t chanset_count_pid(const struct chanset *cs, pid_t pid);
 struct channel *chanset_at(struct chanset *cs, size_t i);

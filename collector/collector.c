@@ -1,16 +1,17 @@
 /*
  * Collector thread.  See collector.h.
  *
- * Loop: epoll over the rings (watermark wakeups) and the command queue,
- * with a timeout of at most COLLECTOR_POLL_MS so rings below their
- * watermark are still drained promptly.  At each interval boundary every
- * ring is drained, a frame is built and published, and a new interval
- * starts.  Threads are followed through FORK records and a rescan of
- * /proc/PID/task every COLLECTOR_RESCAN_MS.
+ * Loop: epoll over the rings (watermark wakeups, task rings woken by
+ * every FORK, COMM and EXIT record) and the command queue, with a timeout
+ * that ends at the next frame or rescan (or sweep, see COLLECTOR_POLL_MS).
+ * At each interval boundary every ring is drained, a frame is built and
+ * published, and a new interval starts.  Threads are followed through FORK
+ * records and a rescan of /proc/PID/task every COLLECTOR_RESCAN_MS.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +42,15 @@
 #include "source.h"
 #include "topo.h"
 
-/* Longest a record may wait in a ring below its watermark: it bounds the
- * birth gap of a new thread (its FORK record must be read before its
- * channel opens) and the drain latency.  40 wakeups/s cost ~1 ms of CPU. */
+/*
+ * Longest a FORK record may wait in a sample ring below its watermark, on
+ * a channel without a task ring of its own (chanset_n_untasked): it
+ * bounds that thread's birth gap.  Other rings need no sweep: FORK, COMM
+ * and EXIT records wake the collector through the task ring at once,
+ * samples through the watermark, and every frame drains every ring.  Each
+ * wakeup costs some 60 us of the collector's CPU on a KVM guest, so it
+ * only wakes for work.
+ */
 #define COLLECTOR_POLL_MS	25
 #define COLLECTOR_RESCAN_MS	1000
 /* Without a locked-memory limit (root), the rings of a process's threads
@@ -65,6 +72,11 @@ struct target {
 	/* Threads seen in /proc/PID/task (or FORK records) whose channel
 	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
 	uint32_t unwatched;
+	uint32_t told;		/* the count the log last gave */
+	/* CLOCK_MONOTONIC ns at the end of that scan: a thread born before
+	 * it may be among the unwatched already. */
+	uint64_t scanned_ns;
+	int scan_err;		/* why the last rescan failed, -errno; 0 */
 	/* Time of the COMM record comm came from: per-CPU rings are drained
 	 * one after the other, so an older COMM (the shell before its exec)
 	 * may come after a newer one. */
@@ -103,13 +115,24 @@ struct collector {
 	int child_wstatus;
 	double t0;
 	double interval_start;
+	double next_rescan;	/* collector_now() time of the next rescan */
 	char error[256];
 	char cmd_tag;		/* epoll tag of the command queue */
+	/*
+	 * A descriptor held so that one stays free for /proc: channels are
+	 * opened until EMFILE, and a rescan that cannot open /proc/PID/task
+	 * would leave threads born since (FORK records lost, or read while
+	 * no descriptor was free) neither watched nor counted, and a target
+	 * without channels taken for dead.  Released around each /proc
+	 * access (collector_proc_begin/end); -1 while released.
+	 */
+	int spare_fd;
 };
 
 struct collector_drain {
 	struct collector *c;
 	struct channel *ch;
+	uint64_t period;	/* in force for this drain's samples */
 	bool task;		/* draining the task ring */
 };
 
@@ -120,6 +143,38 @@ collector_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t
+collector_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+collector_now_ns(void)
+{
+	return collector_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* Frees the spare descriptor for a /proc access on this thread. */
+static void
+collector_proc_begin(struct collector *c)
+{
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
+	c->spare_fd = -1;
+}
+
+/* Takes the spare descriptor back, so channels cannot use it up. */
+static void
+collector_proc_end(struct collector *c)
+{
+	if (c->spare_fd < 0)
+		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 static struct target *
@@ -147,8 +202,10 @@ collector_add_target(struct collector *c, pid_t pid, bool launched)
 	t->pid = pid;
 	t->alive = true;
 	t->launched = launched;
+	collector_proc_begin(c);
 	if (procfs_comm(pid, t->comm, sizeof(t->comm)) < 0)
 		snprintf(t->comm, sizeof(t->comm), "?");
+	collector_proc_end(c);
 	return t;
 }
 
@@ -185,6 +242,8 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	}
 	c->cfg = *cfg;
 	c->child_wstatus = -1;
+	c->spare_fd = -1;
+	collector_proc_end(c);
 	if (cfg->resolve_nodes) {
 		c->nodemap = nodemap_new();
 		if (!c->nodemap) {
@@ -252,6 +311,7 @@ collector_free(struct collector *c)
 	migrate_free(c->migrate);
 	lathist_free(c->lat);
 	free(c->targets);
+	collector_proc_begin(c);
 	free(c);
 }
 
@@ -301,12 +361,20 @@ collector_scan_thread(pid_t tid, void *ctx)
 static void
 collector_note_unwatched(struct target *t, const struct collector_scan *s)
 {
-	if (s->failed && s->failed != t->unwatched)
+	if (s->failed && s->failed != t->told)
 		log_msg("pid %d: %u thread(s) not watched: %s", (int)t->pid,
 			s->failed, s->err ? s->err : strerror(-s->first_err));
-	else if (!s->failed && t->unwatched)
+	else if (!s->failed && t->told)
 		log_msg("pid %d: every thread watched again", (int)t->pid);
-	t->unwatched = s->failed;
+	t->unwatched = t->told = s->failed;
+}
+
+/* After a full scan of t's threads (not a FORK record's one thread). */
+static void
+collector_scanned(struct target *t, const struct collector_scan *s)
+{
+	collector_note_unwatched(t, s);
+	t->scanned_ns = collector_now_ns();
 }
 
 static void
@@ -362,14 +430,17 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 	struct target *t;
 	int n, kt;
 
+	collector_proc_begin(c);
 	kt = procfs_is_kthread(pid);
 	if (kt == 1) {
+		collector_proc_end(c);
 		snprintf(err, errlen, "pid %d is a kernel thread: it has no "
 			 "user memory to watch", (int)pid);
 		return -EINVAL;
 	}
 	collector_size_rings(c, pid);
 	n = procfs_tasks(pid, collector_scan_thread, &s);
+	collector_proc_end(c);
 	if (n < 0) {
 		snprintf(err, errlen, "pid %d: %s", (int)pid,
 			 n == -ESRCH ? "no such process" : strerror(-n));
@@ -386,7 +457,7 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	collector_note_unwatched(t, &s);
+	collector_scanned(t, &s);
 	/* Watching some threads is a success: err must not linger. */
 	err[0] = '\0';
 	return 0;
@@ -428,19 +499,17 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 static uint64_t
 collector_cpu_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return collector_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
-static uint64_t
-collector_now_ns(void)
+/* Brings the next rescan to within COLLECTOR_POLL_MS. */
+static void
+collector_rescan_soon(struct collector *c)
 {
-	struct timespec ts;
+	double soon = collector_now() + COLLECTOR_POLL_MS / 1000.0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (soon < c->next_rescan)
+		c->next_rescan = soon;
 }
 
 /* FORK: a new thread of a target, or a child process of one. */
@@ -470,10 +539,21 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 		return;
 	collector_scan_thread((pid_t)t->tid, &s);
 	owner = collector_find_target(c, (pid_t)t->pid);
-	if (s.failed && owner) {
-		/* Until the next rescan counts them all again. */
+	if (s.failed && owner && t->time > owner->scanned_ns &&
+	    !owner->told) {
+		/* Born after the last scan, so not counted yet; the first
+		 * thread left out is told at once. */
 		s.failed += owner->unwatched;
 		collector_note_unwatched(owner, &s);
+	} else if (s.failed) {
+		/* Counted here when born after the last scan; otherwise the
+		 * scan may have counted it already (its FORK record read
+		 * after the scan).  Either way a rescan brought forward
+		 * counts exactly and logs the new count once, not a line per
+		 * failed birth of a burst. */
+		if (owner && t->time > owner->scanned_ns)
+			owner->unwatched += s.failed;
+		collector_rescan_soon(c);
 	}
 	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
 	now = collector_now_ns();
@@ -521,8 +601,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		recorder_record(c->cfg.recorder, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		if (ingest_sample(&c->ingest, d->ch, hdr,
-				  chanset_period(c->cs)) == -EINVAL)
+		if (ingest_sample(&c->ingest, d->ch, hdr, d->period) ==
+		    -EINVAL)
 			c->bad_records++;
 		break;
 	case PERF_RECORD_LOST:
@@ -530,6 +610,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			break;
 		if (d->task) {
 			aggr_count_lost(&c->aggr, n);
+			/* FORK records among them: find their threads now. */
+			collector_rescan_soon(c);
 		} else {
 			d->ch->lost_records += n;
 			collector_count_lost(c, d->ch);
@@ -583,7 +665,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 static void
 collector_drain(struct collector *c, struct channel *ch)
 {
-	struct collector_drain d = { .c = c, .ch = ch };
+	struct collector_drain d = { .c = c, .ch = ch,
+				     .period = chanset_period(c->cs) };
 	struct ring_stats st = { 0 };
 
 	/* Task records first: a FORK opens the new thread's channel before
@@ -662,16 +745,27 @@ collector_rescan(struct collector *c)
 		collector_reap(c, t);
 		if (!t->alive)
 			continue;
+		collector_proc_begin(c);
+		/* 0: gone, or /proc unreadable, which the listing tells. */
 		state = procfs_state(t->pid);
-		if (state == 0 || state == 'Z' || state == 'X') {
+		n = -ESRCH;
+		if (state != 'Z' && state != 'X')
+			n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		collector_proc_end(c);
+		if (n == -ESRCH) {
 			if (chanset_count_pid(c->cs, t->pid) == 0)
 				t->alive = false;
 			continue;
 		}
-		n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		if (n < 0 && n != t->scan_err)
+			log_msg("pid %d: cannot list its threads: %s; threads "
+				"born since the last scan may be neither "
+				"watched nor counted", (int)t->pid,
+				strerror(-n));
+		t->scan_err = n < 0 ? n : 0;
 		if (n >= 0) {
 			t->threads = (uint32_t)n;
-			collector_note_unwatched(t, &s);
+			collector_scanned(t, &s);
 		}
 	}
 }
@@ -703,10 +797,15 @@ collector_leave_inherit(struct collector *c, uint64_t period)
 		struct collector_scan s = { .c = c, .pid = c->targets[i].pid,
 					    .start = CHANSET_START_DISABLED,
 					    .err = msg, .errlen = sizeof(msg) };
+		int n;
 
-		if (c->targets[i].alive &&
-		    procfs_tasks(s.pid, collector_scan_thread, &s) >= 0)
-			collector_note_unwatched(&c->targets[i], &s);
+		if (!c->targets[i].alive)
+			continue;
+		collector_proc_begin(c);
+		n = procfs_tasks(s.pid, collector_scan_thread, &s);
+		collector_proc_end(c);
+		if (n >= 0)
+			collector_scanned(&c->targets[i], &s);
 	}
 	chanset_enable(c->cs, false, CHANSET_CPUS);
 	for (size_t i = 0; i < chanset_count(c->cs); i++) {
@@ -898,7 +997,10 @@ collector_emit(struct collector *c, double now, bool final)
 	m.n_targets = c->n_targets;
 	m.exit_status = status;
 	m.error = c->error[0] ? c->error : NULL;
+	/* Naming reads /proc/PID/maps and the mapped files. */
+	collector_proc_begin(c);
 	f = frame_build(&c->aggr, &m);
+	collector_proc_end(c);
 	free(ft);
 	if (!f)
 		return -ENOMEM;
@@ -938,8 +1040,8 @@ collector_ms_until(double now, double when)
 
 	if (ms <= 0)
 		return 0;
-	if (ms > COLLECTOR_POLL_MS)
-		return COLLECTOR_POLL_MS;
+	if (ms > COLLECTOR_RESCAN_MS)
+		return COLLECTOR_RESCAN_MS;
 	return (int)ms + 1;
 }
 
@@ -949,20 +1051,27 @@ collector_main(void *arg)
 	struct collector *c = arg;
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
 	double now = collector_now();
-	double next_frame, next_rescan, next_sweep;
+	double next_frame, next_sweep;
 	int ret = 0;
 
 	c->t0 = c->interval_start = now;
 	c->cpu_at_interval = collector_cpu_ns();
 	collector_rescan(c);
 	next_frame = now + c->cfg.interval_s;
-	next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
+	c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 	for (;;) {
-		bool final, cmds_ready;
-		int n, timeout = collector_ms_until(now, next_frame < next_rescan ?
-						    next_frame : next_rescan);
+		bool final, cmds_ready, frame_due;
+		double wake = next_frame < c->next_rescan ? next_frame :
+							    c->next_rescan;
+		int n, timeout;
 
+		/* Without channels, only a rescan tells the target's exit
+		 * (or a new thread): poll as often as the sweep. */
+		if ((chanset_n_untasked(c->cs) || chanset_count(c->cs) == 0) &&
+		    next_sweep < wake)
+			wake = next_sweep;
+		timeout = collector_ms_until(now, wake);
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
 		if (n < 0) {
 			snprintf(c->error, sizeof(c->error), "epoll_wait: %s",
@@ -991,21 +1100,29 @@ collector_main(void *arg)
 		if (cmds_ready)
 			collector_commands(c);
 		now = collector_now();
-		/* A ring below its watermark wakes nobody, and FORK records
-		 * never count towards it: sweep every ring each poll period,
-		 * so a new thread's channel opens within COLLECTOR_POLL_MS
-		 * however quiet its siblings are. */
+		frame_due = now >= next_frame;
+		/* Rings whose FORK records wake nobody (no task ring): sweep
+		 * them each poll period, so a new thread's channel opens
+		 * within COLLECTOR_POLL_MS however quiet its siblings are. */
 		if (now >= next_sweep) {
-			for (size_t i = 0; i < chanset_count(c->cs); i++)
-				collector_drain(c, chanset_at(c->cs, i));
+			for (size_t i = 0; i < chanset_count(c->cs); i++) {
+				struct channel *ch = chanset_at(c->cs, i);
+
+				if (channel_tasks_in_ring(ch))
+					collector_drain(c, ch);
+			}
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 		}
-		if (now >= next_rescan || chanset_count(c->cs) == 0) {
+		/* A frame's wakeup takes along a rescan that would come due
+		 * before the next frame: one wakeup instead of two, and the
+		 * rescans stay at most COLLECTOR_RESCAN_MS apart. */
+		if (now >= c->next_rescan || chanset_count(c->cs) == 0 ||
+		    (frame_due && c->next_rescan < now + c->cfg.interval_s)) {
 			collector_rescan(c);
-			next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
+			c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 		}
 		final = c->quit || collector_all_exited(c);
-		if (final || now >= next_frame) {
+		if (final || frame_due) {
 			collector_drain_all(c);
 			if (!final && chanset_count(c->cs) == 0) {
 				collector_rescan(c);
@@ -1028,6 +1145,9 @@ collector_main(void *arg)
 					chanset_remove(c->cs, ch);
 				}
 			}
+			/* The last thread gone: is the target too? */
+			if (chanset_count(c->cs) == 0)
+				c->next_rescan = now;
 		}
 	}
 	c->result = ret;
@@ -1041,6 +1161,9 @@ collector_start(struct collector *c)
 
 	if (ret)
 		return -ret;
+	/* So perf --tid, top -H and bench-live.py can tell it from the UI
+	 * and writer threads.  Best effort. */
+	pthread_setname_np(c->thread, "memtop-collect");
 	c->started = true;
 	return 0;
 }

@@ -198,7 +198,9 @@ churn_usage(FILE *out)
 	      "Creates and joins short-lived threads (B per wave) and forks a "
 	      "child every W\n"
 	      "waves, each faulting P fresh pages; N idle threads live the "
-	      "whole run.\n", out);
+	      "whole run.\n"
+	      "--batch 0 (with --waves) and --fork-every 0: only the idle "
+	      "threads.\n", out);
 }
 
 static int
@@ -232,7 +234,10 @@ churn_parse(int argc, char **argv, struct churn_opts *o)
 		default: churn_usage(stderr); return -1;
 		}
 	}
-	if (optind != argc || o->batch == 0 || o->batch > CHURN_MAX_BATCH ||
+	/* --batch 0 only with --waves: idle threads and nothing else, not a
+	 * loop of empty waves. */
+	if (optind != argc || o->batch > CHURN_MAX_BATCH ||
+	    (o->batch == 0 && o->waves <= 0) ||
 	    (o->duration_s <= 0 && o->waves <= 0)) {
 		churn_usage(stderr);
 		return -1;
