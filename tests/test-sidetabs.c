@@ -2,13 +2,19 @@
  * The side tables beside the page table: per-page code sites (exact
  * counts, Space-Saving replacement, set eviction, folding), cache-line
  * heat (slots, want, reset), samples per code address (epochs, unknown,
- * a full table) and the u64 map the name caches use.
+ * a full table), per-page level mixes (exact counts against a model
+ * through table growth, with more distinct data_src values than the
+ * level memo has entries, the page cap, reset) and the u64 map the name
+ * caches use.
  */
 #include "config.h"
 
+#include <linux/perf_event.h>
 #include <stdlib.h>
 
 #include "codetab.h"
+#include "datasrc.h"
+#include "levtab.h"
 #include "linetab.h"
 #include "sitetab.h"
 #include "testlib.h"
@@ -171,6 +177,102 @@ stest_code(void)
 	codetab_free(NULL);
 }
 
+#define DS(a, s) PERF_MEM_S(a, s)
+#define LT_PAGES 5000
+#define LT_SRCS 40
+
+static void
+stest_levels(void)
+{
+	static const uint64_t base[] = {
+		DS(OP, LOAD) | DS(LVL, L1) | DS(LVL, HIT) | DS(LVLNUM, L1),
+		DS(OP, LOAD) | DS(LVL, LFB) | DS(LVL, HIT) | DS(LVLNUM, LFB),
+		DS(OP, LOAD) | DS(LVL, L3) | DS(LVL, HIT) | DS(SNOOP, HITM),
+		DS(OP, LOAD) | DS(LVLNUM, RAM) | DS(LVL, HIT),
+		DS(OP, LOAD) | DS(LVL, REM_RAM1) | DS(LVL, HIT),
+		DS(OP, LOAD) | DS(LVLNUM, PMEM),
+		DS(OP, LOAD) | DS(LVLNUM, CXL) | DS(REMOTE, REMOTE),
+		DS(OP, STORE) | DS(LVL, L1) | DS(LVL, MISS),
+	};
+	/* faults' data_src: every field NA, so no level. */
+	const uint64_t na = 0x1e05080021ull;
+	static uint64_t want[LT_PAGES][DATASRC_LVL__COUNT];
+	uint64_t src[LT_SRCS], sum[DATASRC_LVL__COUNT] = { 0 };
+	uint64_t got[DATASRC_LVL__COUNT];
+	struct levtab *t = levtab_new(0);
+	size_t pages = 0;
+	bool ok = true;
+
+	check(t != NULL);
+	/* Values that differ in bits the level ignores (TLB), so they share
+	 * levels but not memo entries, and outnumber the memo. */
+	for (int i = 0; i < LT_SRCS; i++) {
+		src[i] = base[i % 8] |
+			 ((uint64_t)(i / 8 + 1) << PERF_MEM_TLB_SHIFT);
+		ok &= check(datasrc_level(src[i]) != DATASRC_LVL_NA);
+	}
+	check(LT_SRCS > (1 << LEVTAB_MEMO_BITS));
+	check(datasrc_level(na) == DATASRC_LVL_NA);
+	for (uint64_t p = 0; p < LT_PAGES; p++) {
+		int32_t pid = 1 + (int32_t)(p % 3);
+
+		levtab_add(t, pid, p, 0);		/* no data_src */
+		levtab_add(t, pid, p, na);		/* nothing known */
+		for (uint64_t j = 0; j < p % 5; j++) {
+			uint64_t v = src[(p * 7 + j * 13) % LT_SRCS];
+			enum datasrc_level l = datasrc_level(v);
+
+			levtab_add(t, pid, p, v);
+			want[p][l]++;
+			sum[l]++;
+		}
+		pages += p % 5 != 0;
+	}
+	/* Every page through the table's growth (1024 slots at first). */
+	check_eq_u64(levtab_count(t), pages);
+	for (uint64_t p = 0; p < LT_PAGES && ok; p++) {
+		int32_t pid = 1 + (int32_t)(p % 3);
+
+		if (p % 5 == 0) {
+			ok &= check(!levtab_page(t, pid, p, got));
+			continue;
+		}
+		ok &= check(levtab_page(t, pid, p, got));
+		for (int l = 0; l < DATASRC_LVL__COUNT && ok; l++)
+			ok &= check_eq_u64(got[l], want[p][l]);
+	}
+	check(!levtab_page(t, 9, 1, got));	/* another pid */
+	levtab_interval(t, got);
+	for (int l = 0; l < DATASRC_LVL__COUNT; l++)
+		check_eq_u64(got[l], sum[l]);
+	check_eq_u64(levtab_untracked(t), 0);
+	levtab_next_interval(t);
+	levtab_interval(t, got);
+	check_eq_u64(got[DATASRC_LVL_L1], 0);
+	check(levtab_page(t, 2, 1, got));	/* per page: since reset */
+	check_eq_u64(got[datasrc_level(src[7 % LT_SRCS])], 1);
+	levtab_reset(t);
+	check_eq_u64(levtab_count(t), 0);
+	check(!levtab_page(t, 2, 1, got));
+	levtab_free(t);
+
+	/* A page cap: the third page's samples are counted untracked. */
+	t = levtab_new(2);
+	levtab_add(t, 1, 10, src[0]);
+	levtab_add(t, 1, 11, src[0]);
+	levtab_add(t, 1, 12, src[0]);
+	levtab_add(t, 1, 10, src[0]);
+	check_eq_u64(levtab_count(t), 2);
+	check_eq_u64(levtab_untracked(t), 1);
+	check(!levtab_page(t, 1, 12, got));
+	check(levtab_page(t, 1, 10, got));
+	check_eq_u64(got[datasrc_level(src[0])], 2);
+	levtab_interval(t, got);
+	check_eq_u64(got[datasrc_level(src[0])], 4);
+	levtab_free(t);
+	levtab_free(NULL);
+}
+
 static void
 stest_u64map(void)
 {
@@ -197,6 +299,7 @@ main(void)
 	stest_sites();
 	stest_lines();
 	stest_code();
+	stest_levels();
 	stest_u64map();
 	return test_result();
 }
