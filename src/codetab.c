@@ -10,17 +10,6 @@
 /* Twice the capacity: linear probes stay short at the 50 % fill cap. */
 #define CODETAB_SLOTS (CODETAB_CAPACITY * 2)
 
-struct codetab {
-	struct codetab_entry *e;	/* ip 0 = free */
-	/* The entry counted last: a loop samples the same ip many times in
-	 * a row.  NULL after reset. */
-	struct codetab_entry *last;
-	size_t n;
-	uint32_t epoch;
-	struct codetab_counts interval;
-	struct codetab_counts cumulative;	/* before this interval */
-};
-
 struct codetab *
 codetab_new(void)
 {
@@ -55,7 +44,7 @@ codetab_hash(int32_t pid, uint64_t ip)
 }
 
 void
-codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
+codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip)
 {
 	struct codetab_entry *e = t->last;
 	size_t i;
