@@ -26,9 +26,9 @@ linetab_free(struct linetab *t)
 }
 
 static struct linetab_slot *
-linetab_find(const struct linetab *t, int32_t pid, uint64_t page)
+linetab_find_h(const struct linetab *t, int32_t pid, uint64_t page,
+	       uint64_t h)
 {
-	uint64_t h = linetab_hash(pid, page);
 	uint32_t tag = linetab_tag(h);
 
 	for (size_t i = linetab_pos(h);; i = (i + 1) & (LINETAB_INDEX - 1)) {
@@ -43,6 +43,12 @@ linetab_find(const struct linetab *t, int32_t pid, uint64_t page)
 		if (s->page == page && s->pid == pid)
 			return (struct linetab_slot *)s;
 	}
+}
+
+static struct linetab_slot *
+linetab_find(const struct linetab *t, int32_t pid, uint64_t page)
+{
+	return linetab_find_h(t, pid, page, linetab_hash(pid, page));
 }
 
 static void
@@ -70,10 +76,10 @@ linetab_take(struct linetab *t, size_t slot, int32_t pid, uint64_t page)
 }
 
 void
-linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr)
+linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 {
 	uint64_t page = addr >> t->page_shift;
-	struct linetab_slot *s = linetab_find(t, pid, page);
+	struct linetab_slot *s = linetab_find_h(t, pid, page, h);
 	uint64_t off = addr & ((1ull << t->page_shift) - 1);
 
 	if (!s) {

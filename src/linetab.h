@@ -65,9 +65,10 @@ linetab_hash(int32_t pid, uint64_t page)
 	       0x9e3779b97f4a7c15ull;
 }
 
-/* Parts of the hash: the index position is its top bits; tag and filter
- * bit come from the low and high halves of its two halves' xor, so all
- * three differ for keys that share one. */
+/* Parts of the hash: the index position and the filter bit are its top
+ * bits (index and filter are separate, so they may share bits); the tag
+ * is the low half of its two halves' xor, so that keys sharing a
+ * position still differ in their tags. */
 static inline size_t
 linetab_pos(uint64_t h)
 {
@@ -83,7 +84,7 @@ linetab_tag(uint64_t h)
 static inline uint32_t
 linetab_filter_bit(uint64_t h)
 {
-	return (uint32_t)(h ^ (h >> 32)) >> (32 - LINETAB_FILTER_BITS);
+	return (uint32_t)(h >> (64 - LINETAB_FILTER_BITS));
 }
 
 static inline bool
@@ -106,17 +107,20 @@ linetab_filter_set(struct linetab *t, uint64_t h)
 struct linetab *linetab_new(unsigned page_shift);
 void linetab_free(struct linetab *t);		/* NULL-safe */
 
-void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr);
+/* h: linetab_hash(pid, addr >> page_shift). */
+void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr,
+		      uint64_t h);
 
 /* One sample at addr, which lies in page (pid, addr >> page_shift). */
 static inline void
 linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 {
+	uint64_t h = linetab_hash(pid, addr >> t->page_shift);
+
 	/* All slots taken and none of them this page's: nothing to do. */
-	if (t->n_used == LINETAB_SLOTS &&
-	    !linetab_filter_has(t, linetab_hash(pid, addr >> t->page_shift)))
+	if (t->n_used == LINETAB_SLOTS && !linetab_filter_has(t, h))
 		return;
-	linetab_add_slow(t, pid, addr);
+	linetab_add_slow(t, pid, addr, h);
 }
 
 /* Copies the page's counters into out[LINETAB_LINES]; false when the

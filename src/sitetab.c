@@ -177,16 +177,18 @@ sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 {
 	uint32_t min = 0;
 
-	for (uint32_t i = 0; i < SITETAB_SITES; i++) {
-		if (r->ip[i] == 0) {
-			r->ip[i] = ip;
-			r->count[i] = 1;
-			r->rank[i] = 1;
-			return;
-		}
+	/* Slots fill in order: the last one taken means all are. */
+	if (r->ip[SITETAB_SITES - 1] == 0) {
+		while (r->ip[min])
+			min++;
+		r->ip[min] = ip;
+		r->count[min] = 1;
+		r->rank[min] = 1;
+		return;
+	}
+	for (uint32_t i = 1; i < SITETAB_SITES; i++)
 		if (r->rank[i] < r->rank[min])
 			min = i;
-	}
 	r->rank[min]++;
 	r->ip[min] = ip;
 	r->count[min] = 1;
