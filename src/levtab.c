@@ -110,7 +110,7 @@ levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 			t->untracked++;
 			return;
 		}
-		if ((t->count + 1) * 2 > t->mask + 1) {
+		if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
 			if (levtab_grow(t) < 0) {
 				t->untracked++;
 				return;
