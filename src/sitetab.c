@@ -171,24 +171,24 @@ sitetab_add_n(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip,
 }
 
 /* sitetab_slot_add of one sample (merge false) after sitetab_add found
- * no slot with ip. */
+ * no slot with ip.  (Testing the last slot first, to skip the free-slot
+ * tests when all are taken, ran fewer instructions but took 8 % more CPU
+ * time a sample in bench-ingest, faults-tp at 64 Ki pages.) */
 void
 sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 {
 	uint32_t min = 0;
 
-	/* Slots fill in order: the last one taken means all are. */
-	if (r->ip[SITETAB_SITES - 1] == 0) {
-		while (r->ip[min])
-			min++;
-		r->ip[min] = ip;
-		r->count[min] = 1;
-		r->rank[min] = 1;
-		return;
-	}
-	for (uint32_t i = 1; i < SITETAB_SITES; i++)
+	for (uint32_t i = 0; i < SITETAB_SITES; i++) {
+		if (r->ip[i] == 0) {
+			r->ip[i] = ip;
+			r->count[i] = 1;
+			r->rank[i] = 1;
+			return;
+		}
 		if (r->rank[i] < r->rank[min])
 			min = i;
+	}
 	r->rank[min]++;
 	r->ip[min] = ip;
 	r->count[min] = 1;
