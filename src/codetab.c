@@ -10,17 +10,6 @@
 /* Twice the capacity: linear probes stay short at the 50 % fill cap. */
 #define CODETAB_SLOTS (CODETAB_CAPACITY * 2)
 
-struct codetab {
-	struct codetab_entry *e;	/* ip 0 = free */
-	/* The entry counted last: a loop samples the same ip many times in
-	 * a row.  NULL after reset. */
-	struct codetab_entry *last;
-	size_t n;
-	uint32_t epoch;
-	struct codetab_counts interval;
-	struct codetab_counts cumulative;	/* before this interval */
-};
-
 struct codetab *
 codetab_new(void)
 {
@@ -54,36 +43,35 @@ codetab_hash(int32_t pid, uint64_t ip)
 	return (size_t)(h >> 32) & (CODETAB_SLOTS - 1);
 }
 
+/* codetab_add when the sample is not of the entry counted last in this
+ * interval. */
 void
-codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
+codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip)
 {
-	struct codetab_entry *e = t->last;
-	size_t i;
+	struct codetab_entry *e;
 
 	if (ip == 0) {
 		t->interval.unknown++;
 		return;
 	}
-	if (!e || e->ip != ip || e->pid != pid) {
-		for (i = codetab_hash(pid, ip);;
-		     i = (i + 1) & (CODETAB_SLOTS - 1)) {
-			e = &t->e[i];
-			if (e->ip == ip && e->pid == pid)
-				break;
-			if (e->ip != 0)
-				continue;
-			if (t->n == CODETAB_CAPACITY) {
-				t->interval.untracked++;
-				return;
-			}
-			e->ip = ip;
-			e->pid = pid;
-			e->epoch = t->epoch;
-			e->samples = 0;
-			e->total = 0;
-			t->n++;
+	for (size_t i = codetab_hash(pid, ip);;
+	     i = (i + 1) & (CODETAB_SLOTS - 1)) {
+		e = &t->e[i];
+		if (e->ip == ip && e->pid == pid)
 			break;
+		if (e->ip != 0)
+			continue;
+		if (t->n == CODETAB_CAPACITY) {
+			t->interval.untracked++;
+			return;
 		}
+		e->ip = ip;
+		e->pid = pid;
+		e->epoch = t->epoch;
+		e->samples = 0;
+		e->total = 0;
+		t->n++;
+		break;
 	}
 	if (e->epoch != t->epoch) {
 		e->epoch = t->epoch;

@@ -29,12 +29,35 @@ struct codetab_counts {
 	uint64_t untracked;	/* table full */
 };
 
-struct codetab;
+struct codetab {
+	struct codetab_entry *e;	/* ip 0 = free */
+	/* The entry counted last: a loop samples the same ip many times in
+	 * a row.  NULL after reset. */
+	struct codetab_entry *last;
+	size_t n;
+	uint32_t epoch;
+	struct codetab_counts interval;
+	struct codetab_counts cumulative;	/* before this interval */
+};
 
 struct codetab *codetab_new(void);		/* NULL on ENOMEM */
 void codetab_free(struct codetab *t);		/* NULL-safe */
 
-void codetab_add(struct codetab *t, int32_t pid, uint64_t ip);
+void codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip);
+
+/* One sample at (pid, ip); inline for a run of samples at one ip. */
+static inline void
+codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
+{
+	struct codetab_entry *e = t->last;
+
+	if (e && e->ip == ip && e->pid == pid && e->epoch == t->epoch) {
+		e->samples++;
+		e->total++;
+		return;
+	}
+	codetab_add_slow(t, pid, ip);
+}
 void codetab_next_interval(struct codetab *t);
 void codetab_reset(struct codetab *t);
 

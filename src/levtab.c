@@ -5,25 +5,11 @@
 #include <string.h>
 
 #include "levtab.h"
-#include "u64map.h"
 
-struct levtab_page {
-	uint32_t n[DATASRC_LVL__COUNT];
-};
+_Static_assert(sizeof(struct levtab_page) == 64,
+	       "a page's level mix is one cache line");
 
-struct levtab {
-	struct u64map pages;		/* key: pid << 42 | page */
-	size_t max_pages;
-	uint64_t interval[DATASRC_LVL__COUNT];
-	uint64_t untracked;		/* samples of pages past max_pages */
-};
-
-/* pid_max is at most 2^22; user pages fit in 42 bits at 4 KiB. */
-static uint64_t
-levtab_key(int32_t pid, uint64_t page)
-{
-	return ((uint64_t)(uint32_t)pid << 42) ^ page;
-}
+#define LEVTAB_MIN_SLOTS 1024u
 
 struct levtab *
 levtab_new(size_t max_pages)
@@ -40,36 +26,100 @@ levtab_free(struct levtab *t)
 {
 	if (!t)
 		return;
-	u64map_clear(&t->pages, free);
+	free(t->mem);
 	free(t);
 }
 
+/* calloc, aligned to a cache line by hand: a large calloc maps zero
+ * pages lazily, where aligned_alloc + memset would write them all. */
+static struct levtab_page *
+levtab_alloc(size_t n, void **mem)
+{
+	unsigned char *p = calloc(n * sizeof(struct levtab_page) + 64, 1);
+
+	*mem = p;
+	if (!p)
+		return NULL;
+	return (struct levtab_page *)(p + ((64 - ((uintptr_t)p & 63)) & 63));
+}
+
+static struct levtab_page *
+levtab_probe(struct levtab_page *slots, size_t mask, uint64_t key)
+{
+	size_t i = levtab_hash(key) & mask;
+
+	while (slots[i].n[DATASRC_LVL_NA] && slots[i].key != key)
+		i = (i + 1) & mask;
+	return &slots[i];
+}
+
+static int
+levtab_grow(struct levtab *t)
+{
+	size_t n = t->slots ? (t->mask + 1) * 2 : LEVTAB_MIN_SLOTS;
+	void *mem;
+	struct levtab_page *slots = levtab_alloc(n, &mem);
+
+	if (!slots)
+		return -1;
+	if (t->slots)
+		for (size_t i = 0; i <= t->mask; i++)
+			if (t->slots[i].n[DATASRC_LVL_NA])
+				*levtab_probe(slots, n - 1, t->slots[i].key) =
+					t->slots[i];
+	free(t->mem);
+	t->mem = mem;
+	t->slots = slots;
+	t->mask = n - 1;
+	return 0;
+}
+
+static enum datasrc_level
+levtab_level(struct levtab *t, uint64_t data_src)
+{
+	size_t i = (size_t)((data_src * 0x9e3779b97f4a7c15ull) >>
+			    (64 - LEVTAB_MEMO_BITS));
+
+	if (t->memo_src[i] != data_src) {
+		t->memo_src[i] = data_src;
+		t->memo_lvl[i] = (uint8_t)datasrc_level(data_src);
+	}
+	return (enum datasrc_level)t->memo_lvl[i];
+}
+
 void
-levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
+levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
+		uint64_t data_src)
 {
 	enum datasrc_level lvl;
 	struct levtab_page *p;
 	uint64_t key;
 
-	if (!t || data_src == 0)
-		return;
-	lvl = datasrc_level(data_src);
+	lvl = levtab_level(t, data_src);
 	if (lvl == DATASRC_LVL_NA)
 		return;
 	t->interval[lvl]++;
 	key = levtab_key(pid, page);
-	p = u64map_get(&t->pages, key);
-	if (!p) {
-		if (t->max_pages && u64map_count(&t->pages) >= t->max_pages) {
+	if (!t->slots && levtab_grow(t) < 0) {
+		t->untracked++;
+		return;
+	}
+	p = levtab_probe(t->slots, t->mask, key);
+	if (!p->n[DATASRC_LVL_NA]) {
+		if (t->max_pages && t->count >= t->max_pages) {
 			t->untracked++;
 			return;
 		}
-		p = calloc(1, sizeof(*p));
-		if (!p || u64map_put(&t->pages, key, p) == p) {
-			free(p);
-			t->untracked++;
-			return;
+		if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
+			if (levtab_grow(t) < 0) {
+				t->untracked++;
+				return;
+			}
+			p = levtab_probe(t->slots, t->mask, key);
 		}
+		p->key = key;
+		p->n[DATASRC_LVL_NA] = 1;
+		t->count++;
 	}
 	if (p->n[lvl] != UINT32_MAX)
 		p->n[lvl]++;
@@ -81,12 +131,13 @@ levtab_page(const struct levtab *t, int32_t pid, uint64_t page,
 {
 	const struct levtab_page *p;
 
-	if (!t)
+	if (!t || !t->slots)
 		return false;
-	p = u64map_get(&t->pages, levtab_key(pid, page));
-	if (!p)
+	p = levtab_probe(t->slots, t->mask, levtab_key(pid, page));
+	if (!p->n[DATASRC_LVL_NA])
 		return false;
-	for (int i = 0; i < DATASRC_LVL__COUNT; i++)
+	out[DATASRC_LVL_NA] = 0;
+	for (int i = DATASRC_LVL_NA + 1; i < DATASRC_LVL__COUNT; i++)
 		out[i] = p->n[i];
 	return true;
 }
@@ -106,6 +157,12 @@ levtab_untracked(const struct levtab *t)
 	return t ? t->untracked : 0;
 }
 
+size_t
+levtab_count(const struct levtab *t)
+{
+	return t ? t->count : 0;
+}
+
 void
 levtab_next_interval(struct levtab *t)
 {
@@ -118,7 +175,13 @@ levtab_reset(struct levtab *t)
 {
 	if (!t)
 		return;
-	u64map_clear(&t->pages, free);
+	/* Back to nothing, as before the first level: a table grown for a
+	 * large run does not stay resident after it. */
+	free(t->mem);
+	t->mem = NULL;
+	t->slots = NULL;
+	t->mask = 0;
+	t->count = 0;
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;
 }

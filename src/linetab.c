@@ -6,24 +6,8 @@
 
 #include "linetab.h"
 
-/* Open addressing over slot numbers, twice the slots so probes stay
- * short; rebuilt whole when slots change owner (linetab_want). */
-#define LINETAB_INDEX	(LINETAB_SLOTS * 2)
-
-struct linetab_slot {
-	uint64_t page;
-	int32_t pid;
-	bool used;
-	bool wanted;
-	uint32_t lines[LINETAB_LINES];
-};
-
-struct linetab {
-	struct linetab_slot slots[LINETAB_SLOTS];
-	uint16_t index[LINETAB_INDEX];	/* slot + 1; 0 = empty */
-	size_t n_used;
-	unsigned page_shift;
-};
+_Static_assert(LINETAB_INDEX == 1u << LINETAB_INDEX_BITS, "index bits");
+_Static_assert(LINETAB_SLOTS < 0xffff, "slot + 1 fits in 16 bits");
 
 struct linetab *
 linetab_new(unsigned page_shift)
@@ -41,41 +25,42 @@ linetab_free(struct linetab *t)
 	free(t);
 }
 
-static size_t
-linetab_hash(int32_t pid, uint64_t page)
+static struct linetab_slot *
+linetab_find_h(const struct linetab *t, int32_t pid, uint64_t page,
+	       uint64_t h)
 {
-	uint64_t h = (page ^ ((uint64_t)(uint32_t)pid << 40)) *
-		     0x9e3779b97f4a7c15ull;
+	uint32_t tag = linetab_tag(h);
 
-	return (size_t)(h >> 40) & (LINETAB_INDEX - 1);
+	for (size_t i = linetab_pos(h);; i = (i + 1) & (LINETAB_INDEX - 1)) {
+		uint32_t v = t->index[i];
+		const struct linetab_slot *s;
+
+		if (v == 0)
+			return NULL;
+		if ((v & 0xffff0000u) != tag)
+			continue;
+		s = &t->slots[(v & 0xffff) - 1];
+		if (s->page == page && s->pid == pid)
+			return (struct linetab_slot *)s;
+	}
 }
 
 static struct linetab_slot *
 linetab_find(const struct linetab *t, int32_t pid, uint64_t page)
 {
-	size_t i = linetab_hash(pid, page);
-
-	for (;;) {
-		uint16_t v = t->index[i];
-		const struct linetab_slot *s;
-
-		if (v == 0)
-			return NULL;
-		s = &t->slots[v - 1];
-		if (s->page == page && s->pid == pid)
-			return (struct linetab_slot *)s;
-		i = (i + 1) & (LINETAB_INDEX - 1);
-	}
+	return linetab_find_h(t, pid, page, linetab_hash(pid, page));
 }
 
 static void
 linetab_index_insert(struct linetab *t, size_t slot)
 {
-	size_t i = linetab_hash(t->slots[slot].pid, t->slots[slot].page);
+	uint64_t h = linetab_hash(t->slots[slot].pid, t->slots[slot].page);
+	size_t i = linetab_pos(h);
 
 	while (t->index[i])
 		i = (i + 1) & (LINETAB_INDEX - 1);
-	t->index[i] = (uint16_t)(slot + 1);
+	t->index[i] = linetab_tag(h) | (uint32_t)(slot + 1);
+	linetab_filter_set(t, h);
 }
 
 static struct linetab_slot *
@@ -91,10 +76,10 @@ linetab_take(struct linetab *t, size_t slot, int32_t pid, uint64_t page)
 }
 
 void
-linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
+linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 {
 	uint64_t page = addr >> t->page_shift;
-	struct linetab_slot *s = linetab_find(t, pid, page);
+	struct linetab_slot *s = linetab_find_h(t, pid, page, h);
 	uint64_t off = addr & ((1ull << t->page_shift) - 1);
 
 	if (!s) {
@@ -158,6 +143,7 @@ linetab_want(struct linetab *t, const struct linetab_key *keys, size_t n)
 	if (!moved)
 		return;
 	memset(t->index, 0, sizeof(t->index));
+	memset(t->filter, 0, sizeof(t->filter));
 	for (size_t i = 0; i < t->n_used; i++)
 		linetab_index_insert(t, i);
 }
@@ -167,6 +153,7 @@ linetab_reset(struct linetab *t, unsigned page_shift)
 {
 	memset(t->slots, 0, sizeof(t->slots));
 	memset(t->index, 0, sizeof(t->index));
+	memset(t->filter, 0, sizeof(t->filter));
 	t->n_used = 0;
 	t->page_shift = page_shift;
 }

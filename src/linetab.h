@@ -25,14 +25,103 @@ struct linetab_key {
 	uint64_t page;
 };
 
-struct linetab;
+/*
+ * Open addressing over slot numbers, four times the slots so probes stay
+ * short; rebuilt whole when slots change owner (linetab_want).  An index
+ * entry is (tag << 16 | slot + 1), 0 = empty; the tag is other bits of
+ * the key's hash, so a probe reads a slot (280 bytes elsewhere) only when
+ * the tag matches.
+ *
+ * Most samples are of pages without a slot once the slots are taken; the
+ * filter answers those without a probe: one bit per hash value (other
+ * bits again), set for every page with a slot, cleared only when the
+ * index is rebuilt or reset.  A clear bit means "no slot" for sure; a set
+ * bit (1/64 of pages without a slot at 1024 slots) goes on to the index.
+ */
+#define LINETAB_INDEX_BITS	12
+#define LINETAB_INDEX		(1u << LINETAB_INDEX_BITS)
+#define LINETAB_FILTER_BITS	16
+
+struct linetab_slot {
+	uint64_t page;
+	int32_t pid;
+	bool used;
+	bool wanted;
+	uint32_t lines[LINETAB_LINES];
+};
+
+struct linetab {
+	struct linetab_slot slots[LINETAB_SLOTS];
+	uint32_t index[LINETAB_INDEX];	/* tag << 16 | slot + 1; 0 = empty */
+	uint64_t filter[(1u << LINETAB_FILTER_BITS) / 64];
+	size_t n_used;
+	unsigned page_shift;
+};
+
+static inline uint64_t
+linetab_hash(int32_t pid, uint64_t page)
+{
+	return (page ^ ((uint64_t)(uint32_t)pid << 40)) *
+	       0x9e3779b97f4a7c15ull;
+}
+
+/* Parts of the hash: the index position and the filter bit are its top
+ * bits (index and filter are separate, so they may share bits); the tag
+ * is the low half of its two halves' xor, so that keys sharing a
+ * position still differ in their tags. */
+static inline size_t
+linetab_pos(uint64_t h)
+{
+	return (size_t)(h >> (64 - LINETAB_INDEX_BITS));
+}
+
+static inline uint32_t
+linetab_tag(uint64_t h)
+{
+	return (uint32_t)(h ^ (h >> 32)) << 16;
+}
+
+static inline uint32_t
+linetab_filter_bit(uint64_t h)
+{
+	return (uint32_t)(h >> (64 - LINETAB_FILTER_BITS));
+}
+
+static inline bool
+linetab_filter_has(const struct linetab *t, uint64_t h)
+{
+	uint32_t b = linetab_filter_bit(h);
+
+	return t->filter[b / 64] >> (b % 64) & 1;
+}
+
+static inline void
+linetab_filter_set(struct linetab *t, uint64_t h)
+{
+	uint32_t b = linetab_filter_bit(h);
+
+	t->filter[b / 64] |= UINT64_C(1) << (b % 64);
+}
 
 /* NULL on ENOMEM. */
 struct linetab *linetab_new(unsigned page_shift);
 void linetab_free(struct linetab *t);		/* NULL-safe */
 
+/* h: linetab_hash(pid, addr >> page_shift). */
+void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr,
+		      uint64_t h);
+
 /* One sample at addr, which lies in page (pid, addr >> page_shift). */
-void linetab_add(struct linetab *t, int32_t pid, uint64_t addr);
+static inline void
+linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
+{
+	uint64_t h = linetab_hash(pid, addr >> t->page_shift);
+
+	/* All slots taken and none of them this page's: nothing to do. */
+	if (t->n_used == LINETAB_SLOTS && !linetab_filter_has(t, h))
+		return;
+	linetab_add_slow(t, pid, addr, h);
+}
 
 /* Copies the page's counters into out[LINETAB_LINES]; false when the
  * page has no slot. */

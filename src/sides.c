@@ -63,24 +63,6 @@ sides_names_off(struct sides *s)
 }
 
 void
-sides_prefetch(const struct sides *s, int32_t pid, uint64_t page)
-{
-	if (s)
-		sitetab_prefetch(s->sites, pid, page);
-}
-
-void
-sides_account(struct sides *s, const struct sample *smp, uint64_t page)
-{
-	if (!s)
-		return;
-	sitetab_add(s->sites, smp->pid, page, smp->ip);
-	linetab_add(s->lines, smp->pid, smp->addr);
-	codetab_add(s->code, smp->pid, smp->ip);
-	levtab_add(s->levels, smp->pid, page, smp->data_src);
-}
-
-void
 sides_new_page(struct sides *s, int32_t pid, uint64_t addr)
 {
 	if (s && s->names)

@@ -4,8 +4,9 @@
  * line heat and samples per code address.  Collector thread only.
  *
  * aggr.c calls these hooks; every hook takes NULL (names off) and then
- * does nothing.  Per sample: three table updates, no system call, no
- * allocation.  Per new page: one region lookup.  System calls (reading
+ * does nothing.  Per sample: four table updates (inline here, so the
+ * caller's loop has no calls but on a table's rare path), no system call,
+ * no allocation.  Per new page: one region lookup.  System calls (reading
  * /proc/PID/maps, opening ELF files) happen in sides_flush_end, rate-
  * limited, and when a frame is built.
  */
@@ -15,12 +16,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "codetab.h"
+#include "levtab.h"
+#include "linetab.h"
 #include "sample.h"
+#include "sitetab.h"
 
 struct names;
-struct sitetab;
-struct linetab;
-struct codetab;
 
 /* Pages whose sites the table holds when max_pages is 0 (unlimited). */
 #define SIDES_DEFAULT_SITE_PAGES (1u << 18)
@@ -48,9 +50,26 @@ void sides_names_off(struct sides *s);
 
 /* Fetches what sides_account will touch for (pid, page) into the cache,
  * a few samples ahead of it. */
-void sides_prefetch(const struct sides *s, int32_t pid, uint64_t page);
+static inline void
+sides_prefetch(const struct sides *s, int32_t pid, uint64_t page)
+{
+	if (!s)
+		return;
+	sitetab_prefetch(s->sites, pid, page);
+	levtab_prefetch(s->levels, pid, page);
+}
+
 /* A sample accounted to page (s->pid, page) of the current granularity. */
-void sides_account(struct sides *s, const struct sample *smp, uint64_t page);
+static inline void
+sides_account(struct sides *s, const struct sample *smp, uint64_t page)
+{
+	if (!s)
+		return;
+	sitetab_add(s->sites, smp->pid, page, smp->ip);
+	linetab_add(s->lines, smp->pid, smp->addr);
+	codetab_add(s->code, smp->pid, smp->ip);
+	levtab_add(s->levels, smp->pid, page, smp->data_src);
+}
 /* A page entered the page table. */
 void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
 /* After a batch: reads the regions of processes that need it. */

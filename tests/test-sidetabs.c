@@ -2,13 +2,20 @@
  * The side tables beside the page table: per-page code sites (exact
  * counts, Space-Saving replacement, set eviction, folding), cache-line
  * heat (slots, want, reset), samples per code address (epochs, unknown,
- * a full table) and the u64 map the name caches use.
+ * a full table), per-page level mixes (exact counts against a model
+ * through table growth, with more distinct data_src values than the
+ * level memo has entries, the page cap, reset) and the u64 map the name
+ * caches use.
  */
 #include "config.h"
 
+#include <linux/perf_event.h>
 #include <stdlib.h>
 
 #include "codetab.h"
+#include "datasrc.h"
+#include "levtab.h"
+#include "pagetab.h"
 #include "linetab.h"
 #include "sitetab.h"
 #include "testlib.h"
@@ -90,7 +97,104 @@ stest_sites(void)
 	check_eq_u64(sitetab_get(t, 3, 99, s), 1);
 	check_eq_u64(sitetab_get(t, 3, SITETAB_WAYS - 1, s), 1);
 	sitetab_free(t);
+
+	/* Keys the page table cannot hold are not recorded; its extreme
+	 * keys are, and survive a fold (which decodes them). */
+	t = sitetab_new(64);
+	sitetab_add(t, -1, 5, 0x10);
+	sitetab_add(t, 1, PAGETAB_PAGE_MASK + 1, 0x10);
+	check_eq_u64(sitetab_get(t, -1, 5, s), 0);
+	check_eq_u64(sitetab_get(t, 1, PAGETAB_PAGE_MASK + 1, s), 0);
+	for (int i = 0; i < 3; i++)
+		sitetab_add(t, PAGETAB_MAX_PID, PAGETAB_PAGE_MASK, 0x20);
+	{
+		struct sitetab *big = sitetab_new(64);
+
+		sitetab_fold(big, t, 1);
+		n = sitetab_get(big, PAGETAB_MAX_PID, PAGETAB_PAGE_MASK >> 1,
+				s);
+		check_eq_u64(n, 1);
+		check_eq_u64(s[0].ip, 0x20);
+		check_eq_u64(s[0].count, 3);
+		sitetab_free(big);
+	}
+	sitetab_free(t);
 	sitetab_free(NULL);
+}
+
+/* The Space-Saving rule of sitetab.h, written plainly: the model the
+ * table must match sample for sample. */
+struct site_model {
+	uint64_t ip[SITETAB_SITES];
+	uint32_t count[SITETAB_SITES], rank[SITETAB_SITES];
+	unsigned used;
+};
+
+static void
+site_model_add(struct site_model *m, uint64_t ip)
+{
+	unsigned min = 0;
+
+	for (unsigned i = 0; i < m->used; i++) {
+		if (m->ip[i] == ip) {
+			m->count[i]++;
+			m->rank[i]++;
+			return;
+		}
+	}
+	if (m->used < SITETAB_SITES) {
+		m->ip[m->used] = ip;
+		m->count[m->used] = m->rank[m->used] = 1;
+		m->used++;
+		return;
+	}
+	for (unsigned i = 1; i < SITETAB_SITES; i++)
+		if (m->rank[i] < m->rank[min])
+			min = i;
+	m->ip[min] = ip;
+	m->count[min] = 1;
+	m->rank[min]++;
+}
+
+#define SM_PAGES 300
+
+static void
+stest_sites_model(void)
+{
+	static struct site_model m[SM_PAGES];
+	struct sitetab *t = sitetab_new(SM_PAGES * 8);	/* no eviction */
+	struct sitetab_site s[SITETAB_SITES];
+	uint64_t x = 88172645463325252ull;
+	bool ok = true;
+
+	for (int i = 0; i < 200000; i++) {
+		uint64_t p, ip;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		p = (x >> 8) % SM_PAGES;
+		/* Skewed: low ips often, up to 12 per page. */
+		ip = 0x1000 + ((x >> 24) % 12) * ((x >> 40) % 3 ? 0 : 1) * 16 +
+		     ((x >> 50) % 3) * 16;
+		sitetab_add(t, (int32_t)(p % 5), p, ip);
+		site_model_add(&m[p], ip);
+	}
+	check_eq_u64(sitetab_evicted(t), 0);
+	for (uint64_t p = 0; p < SM_PAGES && ok; p++) {
+		size_t n = sitetab_get(t, (int32_t)(p % 5), p, s);
+
+		ok &= check_eq_u64(n, m[p].used);
+		for (size_t k = 0; k < n && ok; k++) {
+			unsigned j = 0;
+
+			while (j < m[p].used && m[p].ip[j] != s[k].ip)
+				j++;
+			ok &= check(j < m[p].used);
+			ok = ok && check_eq_u64(s[k].count, m[p].count[j]);
+		}
+	}
+	sitetab_free(t);
 }
 
 static void
@@ -114,6 +218,17 @@ stest_lines(void)
 		linetab_add(t, 2, (0x100000 + p) << 12);
 	linetab_add(t, 3, 0x7000);
 	check(!linetab_get(t, 3, 7, l));
+	/* Every page with a slot still counts with all slots taken (the
+	 * filter that skips the others must know each of them). */
+	for (uint64_t p = 0; p < LINETAB_SLOTS - 1; p++) {
+		bool ok;
+
+		linetab_add(t, 2, ((0x100000 + p) << 12) + 5 * 64);
+		ok = check(linetab_get(t, 2, 0x100000 + p, l));
+		ok = ok && check_eq_u64(l[5], 1) && check_eq_u64(l[0], 1);
+		if (!ok)
+			break;
+	}
 	keys[0].pid = 3;
 	keys[0].page = 7;
 	keys[1].pid = 1;
@@ -137,6 +252,37 @@ stest_lines(void)
 	linetab_free(NULL);
 }
 
+struct code_want {
+	int32_t pid;
+	uint64_t ip, samples, total;
+	int seen;
+};
+
+static void
+stest_code_entry(const struct codetab_entry *e, uint64_t samples, void *ctx)
+{
+	struct code_want *w = ctx;
+
+	if (e->pid != w->pid || e->ip != w->ip)
+		return;
+	w->seen++;
+	w->samples = samples;
+	w->total = e->total;
+}
+
+/* The interval and total counts of (pid, ip). */
+static void
+stest_code_check(const struct codetab *t, int32_t pid, uint64_t ip,
+		 uint64_t samples, uint64_t total)
+{
+	struct code_want w = { .pid = pid, .ip = ip };
+
+	codetab_foreach(t, stest_code_entry, &w);
+	check_eq_u64(w.seen, 1);
+	check_eq_u64(w.samples, samples);
+	check_eq_u64(w.total, total);
+}
+
 static void
 stest_code(void)
 {
@@ -155,6 +301,19 @@ stest_code(void)
 	codetab_counts(t, &in, &cum);
 	check_eq_u64(in.unknown, 0);
 	check_eq_u64(cum.unknown, 1);
+	stest_code_check(t, 1, 0x400, 1, 3);
+	stest_code_check(t, 2, 0x400, 0, 1);
+	/* A run at one ip (the entry counted last) across an interval. */
+	codetab_add(t, 1, 0x400);
+	stest_code_check(t, 1, 0x400, 2, 4);
+	codetab_next_interval(t);
+	codetab_add(t, 1, 0x400);
+	stest_code_check(t, 1, 0x400, 1, 5);
+	codetab_add(t, 2, 0x400);
+	codetab_add(t, 1, 0);
+	codetab_add(t, 1, 0x400);
+	stest_code_check(t, 1, 0x400, 2, 6);
+	stest_code_check(t, 2, 0x400, 1, 2);
 	/* Fill the table: the rest count as untracked. */
 	for (uint64_t ip = 1; codetab_count(t) < CODETAB_CAPACITY; ip++)
 		codetab_add(t, 9, 0x100000 + ip);
@@ -169,6 +328,102 @@ stest_code(void)
 	check_eq_u64(cum.untracked, 0);
 	codetab_free(t);
 	codetab_free(NULL);
+}
+
+#define DS(a, s) PERF_MEM_S(a, s)
+#define LT_PAGES 5000
+#define LT_SRCS 40
+
+static void
+stest_levels(void)
+{
+	static const uint64_t base[] = {
+		DS(OP, LOAD) | DS(LVL, L1) | DS(LVL, HIT) | DS(LVLNUM, L1),
+		DS(OP, LOAD) | DS(LVL, LFB) | DS(LVL, HIT) | DS(LVLNUM, LFB),
+		DS(OP, LOAD) | DS(LVL, L3) | DS(LVL, HIT) | DS(SNOOP, HITM),
+		DS(OP, LOAD) | DS(LVLNUM, RAM) | DS(LVL, HIT),
+		DS(OP, LOAD) | DS(LVL, REM_RAM1) | DS(LVL, HIT),
+		DS(OP, LOAD) | DS(LVLNUM, PMEM),
+		DS(OP, LOAD) | DS(LVLNUM, CXL) | DS(REMOTE, REMOTE),
+		DS(OP, STORE) | DS(LVL, L1) | DS(LVL, MISS),
+	};
+	/* faults' data_src: every field NA, so no level. */
+	const uint64_t na = 0x1e05080021ull;
+	static uint64_t want[LT_PAGES][DATASRC_LVL__COUNT];
+	uint64_t src[LT_SRCS], sum[DATASRC_LVL__COUNT] = { 0 };
+	uint64_t got[DATASRC_LVL__COUNT];
+	struct levtab *t = levtab_new(0);
+	size_t pages = 0;
+	bool ok = true;
+
+	check(t != NULL);
+	/* Values that differ in bits the level ignores (TLB), so they share
+	 * levels but not memo entries, and outnumber the memo. */
+	for (int i = 0; i < LT_SRCS; i++) {
+		src[i] = base[i % 8] |
+			 ((uint64_t)(i / 8 + 1) << PERF_MEM_TLB_SHIFT);
+		ok &= check(datasrc_level(src[i]) != DATASRC_LVL_NA);
+	}
+	check(LT_SRCS > (1 << LEVTAB_MEMO_BITS));
+	check(datasrc_level(na) == DATASRC_LVL_NA);
+	for (uint64_t p = 0; p < LT_PAGES; p++) {
+		int32_t pid = 1 + (int32_t)(p % 3);
+
+		levtab_add(t, pid, p, 0);		/* no data_src */
+		levtab_add(t, pid, p, na);		/* nothing known */
+		for (uint64_t j = 0; j < p % 5; j++) {
+			uint64_t v = src[(p * 7 + j * 13) % LT_SRCS];
+			enum datasrc_level l = datasrc_level(v);
+
+			levtab_add(t, pid, p, v);
+			want[p][l]++;
+			sum[l]++;
+		}
+		pages += p % 5 != 0;
+	}
+	/* Every page through the table's growth (1024 slots at first). */
+	check_eq_u64(levtab_count(t), pages);
+	for (uint64_t p = 0; p < LT_PAGES && ok; p++) {
+		int32_t pid = 1 + (int32_t)(p % 3);
+
+		if (p % 5 == 0) {
+			ok &= check(!levtab_page(t, pid, p, got));
+			continue;
+		}
+		ok &= check(levtab_page(t, pid, p, got));
+		for (int l = 0; l < DATASRC_LVL__COUNT && ok; l++)
+			ok &= check_eq_u64(got[l], want[p][l]);
+	}
+	check(!levtab_page(t, 9, 1, got));	/* another pid */
+	levtab_interval(t, got);
+	for (int l = 0; l < DATASRC_LVL__COUNT; l++)
+		check_eq_u64(got[l], sum[l]);
+	check_eq_u64(levtab_untracked(t), 0);
+	levtab_next_interval(t);
+	levtab_interval(t, got);
+	check_eq_u64(got[DATASRC_LVL_L1], 0);
+	check(levtab_page(t, 2, 1, got));	/* per page: since reset */
+	check_eq_u64(got[datasrc_level(src[7 % LT_SRCS])], 1);
+	levtab_reset(t);
+	check_eq_u64(levtab_count(t), 0);
+	check(!levtab_page(t, 2, 1, got));
+	levtab_free(t);
+
+	/* A page cap: the third page's samples are counted untracked. */
+	t = levtab_new(2);
+	levtab_add(t, 1, 10, src[0]);
+	levtab_add(t, 1, 11, src[0]);
+	levtab_add(t, 1, 12, src[0]);
+	levtab_add(t, 1, 10, src[0]);
+	check_eq_u64(levtab_count(t), 2);
+	check_eq_u64(levtab_untracked(t), 1);
+	check(!levtab_page(t, 1, 12, got));
+	check(levtab_page(t, 1, 10, got));
+	check_eq_u64(got[datasrc_level(src[0])], 2);
+	levtab_interval(t, got);
+	check_eq_u64(got[datasrc_level(src[0])], 4);
+	levtab_free(t);
+	levtab_free(NULL);
 }
 
 static void
@@ -195,8 +450,10 @@ int
 main(void)
 {
 	stest_sites();
+	stest_sites_model();
 	stest_lines();
 	stest_code();
+	stest_levels();
 	stest_u64map();
 	return test_result();
 }
