@@ -1,0 +1,138 @@
+/*
+ * The page table's insides, shared by pagetab.c (lookups, counts,
+ * intervals), pagetab_grow.c (growth and re-layout of the slot arrays)
+ * and pagetab_topk.c (top-K selection): the structs, and the slot helpers
+ * the hot paths inline, so they stay static inline here.  Not for other
+ * modules: see pagetab.h.  Collector thread only, like the table.
+ */
+#ifndef MEMTOP_PAGETAB_INT_H
+#define MEMTOP_PAGETAB_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pagetab.h"
+
+#define PAGETAB_SUB_BITS	10
+#define PAGETAB_SUBS		(1u << PAGETAB_SUB_BITS)
+#define PAGETAB_SUB_MIN		16	/* slots of a subtable's first array */
+/* Load limit count <= cap * 7 / 8; growth to cap * 6 / 5. */
+#define PAGETAB_LOAD_NUM	7
+#define PAGETAB_LOAD_DEN	8
+#define PAGETAB_GROW_NUM	6
+#define PAGETAB_GROW_DEN	5
+#define PAGETAB_MMAP_BYTES	(64u << 10)
+#define PAGETAB_BASE		((unsigned)sizeof(struct page_entry))
+#define PAGETAB_LOC_BYTES	8	/* u32 local, u32 remote */
+#define PAGETAB_WEIGHT_BYTES	8	/* u32 sum, u32 n */
+
+struct pagetab_sub {
+	unsigned char *slots;	/* cap * stride bytes; NULL when cap 0 */
+	uint32_t cap;
+	uint32_t count;
+	uint32_t grow_at;	/* count that makes the next insert grow */
+	uint32_t mapped;	/* bytes when from mmap, 0 from calloc */
+};
+
+/* Counts past their field, for the entry with this key. */
+struct pagetab_ovf {
+	uint64_t key;		/* 0 = free */
+	uint64_t kinds[3];	/* valid where the entry's kinds[] is SAT */
+	uint64_t total;		/* valid where the entry's total is SAT */
+	uint64_t weight_sum;	/* ... where the weight extension's is */
+	uint64_t weight_n;
+};
+
+struct pagetab {
+	struct pagetab_sub subs[PAGETAB_SUBS];
+	size_t count;
+	size_t max_pages;	/* 0 = unlimited */
+	unsigned page_shift;
+	unsigned ext;		/* PAGETAB_EXT_* */
+	unsigned stride;	/* bytes a slot */
+	unsigned loc_off;	/* byte offsets in a slot; 0 = absent */
+	unsigned weight_off;
+	uint32_t epoch;
+	uint64_t gen;		/* bumped whenever entries move */
+	struct pagetab_ovf *ovf;	/* power-of-two array, load <= 1/2 */
+	size_t ovf_cap;
+	size_t ovf_count;
+};
+
+/* The weight extension; both saturate into the side map like total. */
+struct pagetab_weight {
+	uint32_t sum;
+	uint32_t n;
+};
+
+/*
+ * splitmix64's finaliser: a bijection whose every output bit depends on
+ * every key bit, so consecutive pages land in unrelated subtables and
+ * slots.
+ */
+static inline uint64_t
+pagetab_hash(uint64_t key)
+{
+	key ^= key >> 30;
+	key *= 0xbf58476d1ce4e5b9ull;
+	key ^= key >> 27;
+	key *= 0x94d049bb133111ebull;
+	key ^= key >> 31;
+	return key;
+}
+
+/* 0 when (pid, page) cannot be tracked. */
+static inline uint64_t
+pagetab_key(int32_t pid, uint64_t page)
+{
+	if (pid < 0 || pid > PAGETAB_MAX_PID || page > PAGETAB_PAGE_MASK)
+		return 0;
+	return (uint64_t)(pid + 1) << PAGETAB_PAGE_BITS | page;
+}
+
+static inline struct pagetab_sub *
+pagetab_sub_of(const struct pagetab *t, uint64_t hash)
+{
+	return (struct pagetab_sub *)&t->subs[hash >> (64 - PAGETAB_SUB_BITS)];
+}
+
+static inline size_t
+pagetab_home(uint32_t cap, uint64_t hash)
+{
+	return (size_t)(((uint64_t)(uint32_t)hash * cap) >> 32);
+}
+
+static inline struct page_entry *
+pagetab_at(unsigned char *slots, unsigned stride, size_t i)
+{
+	return (struct page_entry *)(slots + i * stride);
+}
+
+/*
+ * Slot holding key in an array, or the empty slot that ends its probe
+ * chain.  Terminates because every array keeps empty slots.
+ */
+static inline struct page_entry *
+pagetab_probe(unsigned char *slots, uint32_t cap, unsigned stride,
+	      uint64_t hash, uint64_t key)
+{
+	size_t i = pagetab_home(cap, hash);
+
+	for (;;) {
+		struct page_entry *e = pagetab_at(slots, stride, i);
+
+		if (e->key == key || e->key == 0)
+			return e;
+		if (++i == cap)
+			i = 0;
+	}
+}
+
+/* pagetab_grow.c */
+void pagetab_layout(unsigned ext, unsigned *stride, unsigned *loc_off,
+		    unsigned *weight_off);
+void pagetab_array_free(unsigned char *slots, uint32_t mapped);
+int pagetab_sub_grow(struct pagetab *t, struct pagetab_sub *s);
+
+#endif

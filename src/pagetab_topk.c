@@ -1,0 +1,252 @@
+/*
+ * Page table: top-K selection.  One pass over every slot array keeps the
+ * K best entries in a min-heap, then a heap sort leaves them best first.
+ * Collector thread only (frame building).
+ */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "pagetab_int.h"
+
+static void
+pagetab_info(const struct pagetab *t, const struct page_entry *e,
+	     struct page_info *p)
+{
+	p->pid = pagetab_entry_pid(e);
+	p->page = pagetab_entry_page(e);
+	p->node = e->node;
+	pagetab_read(t, e, &p->c);
+}
+
+static inline uint64_t
+pagetab_info_key(const struct page_info *p, enum sort_key key)
+{
+	switch (key) {
+	case SORT_SAMPLES:
+		return p->c.loads + p->c.stores + p->c.other;
+	case SORT_TOTAL:
+		return p->c.total;
+	case SORT_LOADS:
+		return p->c.loads;
+	case SORT_STORES:
+		return p->c.stores;
+	case SORT_LATENCY:
+		return p->c.weight_n ? p->c.weight_sum / p->c.weight_n : 0;
+	default:
+		return 0;
+	}
+}
+
+/* a ranks below b: smaller key, or equal key and larger (pid, page). */
+static inline bool
+pagetab_worse(const struct page_info *a, uint64_t ka,
+	      const struct page_info *b, uint64_t kb)
+{
+	if (ka != kb)
+		return ka < kb;
+	if (a->pid != b->pid)
+		return a->pid > b->pid;
+	return a->page > b->page;
+}
+
+/* heap[0..n) is a min-heap under pagetab_worse: heap[0] drops out first. */
+static void
+pagetab_heap_down(struct page_info *heap, size_t n, size_t i,
+		  enum sort_key key)
+{
+	struct page_info moving = heap[i];
+	uint64_t km = pagetab_info_key(&moving, key);
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+		uint64_t kc;
+
+		if (c >= n)
+			break;
+		kc = pagetab_info_key(&heap[c], key);
+		if (c + 1 < n) {
+			uint64_t kr = pagetab_info_key(&heap[c + 1], key);
+
+			if (pagetab_worse(&heap[c + 1], kr, &heap[c], kc)) {
+				c++;
+				kc = kr;
+			}
+		}
+		if (!pagetab_worse(&heap[c], kc, &moving, km))
+			break;
+		heap[i] = heap[c];
+		i = c;
+	}
+	heap[i] = moving;
+}
+
+static void
+pagetab_heap_up(struct page_info *heap, size_t i, enum sort_key key)
+{
+	struct page_info moving = heap[i];
+	uint64_t km = pagetab_info_key(&moving, key);
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!pagetab_worse(&moving, km, &heap[p],
+				   pagetab_info_key(&heap[p], key)))
+			break;
+		heap[i] = heap[p];
+		i = p;
+	}
+	heap[i] = moving;
+}
+
+struct pagetab_topk_state {
+	const struct pagetab *t;
+	struct page_info *heap;
+	size_t n;
+	size_t k;
+	/* Keys below this cannot enter: 1 until the heap is full (zero keys
+	 * never take part), then the key of heap[0]. */
+	uint64_t min_key;
+	enum sort_key key;
+};
+
+/* p, whose key kp is >= min_key, enters unless it loses a tie. */
+static void
+pagetab_topk_offer(struct pagetab_topk_state *s, const struct page_info *p,
+		   uint64_t kp)
+{
+	if (s->n == s->k) {
+		if (!pagetab_worse(&s->heap[0], s->min_key, p, kp))
+			return;
+		s->heap[0] = *p;
+		pagetab_heap_down(s->heap, s->n, 0, s->key);
+	} else {
+		s->heap[s->n++] = *p;
+		pagetab_heap_up(s->heap, s->n - 1, s->key);
+	}
+	if (s->n == s->k)
+		s->min_key = pagetab_info_key(&s->heap[0], s->key);
+}
+
+/* Rare: a count past its field, or an entry that enters the heap. */
+static void
+pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e)
+{
+	struct page_info p;
+	uint64_t kp;
+
+	pagetab_info(s->t, e, &p);
+	kp = pagetab_info_key(&p, s->key);
+	if (kp && kp >= s->min_key)
+		pagetab_topk_offer(s, &p, kp);
+}
+
+/*
+ * The key of a slot from its fields alone, or UINT64_MAX when a field is
+ * saturated (the full count lives in the side map).  Interval keys are
+ * masked rather than branched on: about half the slots are stale or
+ * empty, a coin flip for a branch predictor; empty slots are all zeroes,
+ * so every key of theirs is 0.
+ */
+static inline __attribute__((always_inline)) uint64_t
+pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
+		 enum sort_key key, uint16_t epoch)
+{
+	uint64_t current = -(uint64_t)(e->epoch == epoch), v;
+	const struct pagetab_weight *w;
+
+	switch (key) {
+	case SORT_SAMPLES:
+		v = ((uint64_t)e->kinds[0] + e->kinds[1] + e->kinds[2]) &
+		    current;
+		return v >= PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_TOTAL:
+		return e->total == PAGETAB_TOTAL_SAT ? UINT64_MAX : e->total;
+	case SORT_LOADS:
+		v = e->kinds[SAMPLE_LOAD] & current;
+		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_STORES:
+		v = e->kinds[SAMPLE_STORE] & current;
+		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+	case SORT_LATENCY:
+		w = (const void *)((const unsigned char *)e + t->weight_off);
+		if (w->sum == PAGETAB_TOTAL_SAT || w->n == PAGETAB_TOTAL_SAT)
+			return UINT64_MAX;
+		return w->n ? w->sum / w->n : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The scan is bound by memory bandwidth only if rejecting a slot costs a
+ * few instructions, so it is inlined once per constant key: the switch
+ * folds away and most slots end at one well-predicted compare.
+ */
+static inline __attribute__((always_inline)) void
+pagetab_topk_scan(struct pagetab_topk_state *s, enum sort_key key)
+{
+	const struct pagetab *t = s->t;
+	uint16_t epoch = (uint16_t)t->epoch;
+
+	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
+		const struct pagetab_sub *sub = &t->subs[j];
+
+		for (uint32_t i = 0; i < sub->cap; i++) {
+			const struct page_entry *e =
+				pagetab_at(sub->slots, t->stride, i);
+			uint64_t ke = pagetab_slot_key(t, e, key, epoch);
+
+			/* 1 KiB ahead hides the DRAM latency the hardware
+			 * prefetcher leaves exposed; prefetches past the
+			 * end of an array never fault. */
+			__builtin_prefetch((const unsigned char *)e + 1024);
+			if (ke >= s->min_key)
+				pagetab_topk_full(s, e);
+		}
+	}
+}
+
+size_t
+pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
+	     struct page_info *out)
+{
+	struct pagetab_topk_state s = {
+		.t = t, .heap = out, .n = 0, .k = k, .min_key = 1, .key = key,
+	};
+
+	if (k == 0)
+		return 0;
+	switch (key) {
+	case SORT_SAMPLES:
+		pagetab_topk_scan(&s, SORT_SAMPLES);
+		break;
+	case SORT_TOTAL:
+		pagetab_topk_scan(&s, SORT_TOTAL);
+		break;
+	case SORT_LOADS:
+		pagetab_topk_scan(&s, SORT_LOADS);
+		break;
+	case SORT_STORES:
+		pagetab_topk_scan(&s, SORT_STORES);
+		break;
+	case SORT_LATENCY:
+		if (!t->weight_off)
+			return 0;
+		pagetab_topk_scan(&s, SORT_LATENCY);
+		break;
+	default:
+		return 0;
+	}
+
+	/* Heap sort: each pass parks the worst remaining entry at the end,
+	 * which leaves out[] best first. */
+	for (size_t end = s.n; end > 1; end--) {
+		struct page_info tmp = out[0];
+
+		out[0] = out[end - 1];
+		out[end - 1] = tmp;
+		pagetab_heap_down(out, end - 1, 0, key);
+	}
+	return s.n;
+}
