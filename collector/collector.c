@@ -6,27 +6,24 @@
  * that ends at the next frame or rescan (or sweep, see COLLECTOR_POLL_MS).
  * At each interval boundary every ring is drained, a frame is built and
  * published, and a new interval starts.  Threads are followed through FORK
- * records and a rescan of /proc/PID/task every COLLECTOR_RESCAN_MS.
+ * records and a rescan of /proc/PID/task every COLLECTOR_RESCAN_MS
+ * (follow.c); the UI's commands are applied in commands.c.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "aggr.h"
 #include "chanset.h"
-#include "cmd.h"
-#include "collector.h"
+#include "collector_int.h"
 #include "frame.h"
 #include "framebuild.h"
-#include "granularity.h"
 #include "ingest.h"
 #include "lathist.h"
 #include "log.h"
@@ -34,100 +31,10 @@
 #include "nodemap.h"
 #include "pagetab.h"
 #include "physnode.h"
-#include "procfs.h"
 #include "queue.h"
 #include "record.h"
-#include "rlimits.h"
 #include "recorder.h"
 #include "source.h"
-#include "topo.h"
-
-/*
- * Longest a FORK record may wait in a sample ring below its watermark, on
- * a channel without a task ring of its own (chanset_n_untasked): it
- * bounds that thread's birth gap.  Other rings need no sweep: FORK, COMM
- * and EXIT records wake the collector through the task ring at once,
- * samples through the watermark, and every frame drains every ring.  Each
- * wakeup costs some 60 us of the collector's CPU on a KVM guest, so it
- * only wakes for work.
- */
-#define COLLECTOR_POLL_MS	25
-#define COLLECTOR_RESCAN_MS	1000
-/* Without a locked-memory limit (root), the rings of a process's threads
- * still take at most this many pages together: 256 MiB, 256 threads at
- * the default ring size. */
-#define COLLECTOR_RING_CAP_PAGES	65536u
-#define COLLECTOR_MAX_EVENTS	64
-/* Share of each interval that re-asking known page nodes may take: 1 %,
- * about 40 K pages a second at the ~250 ns a page move_pages costs. */
-#define COLLECTOR_REVAL_SHARE	0.01
-
-struct target {
-	pid_t pid;
-	char comm[16];
-	uint32_t threads;	/* from the last /proc rescan */
-	bool alive;
-	bool launched;		/* our child: reap it */
-	bool followed;		/* a child process found by its FORK record */
-	/* Threads seen in /proc/PID/task (or FORK records) whose channel
-	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
-	uint32_t unwatched;
-	uint32_t told;		/* the count the log last gave */
-	/* CLOCK_MONOTONIC ns at the end of that scan: a thread born before
-	 * it may be among the unwatched already. */
-	uint64_t scanned_ns;
-	int scan_err;		/* why the last rescan failed, -errno; 0 */
-	/* Time of the COMM record comm came from: per-CPU rings are drained
-	 * one after the other, so an older COMM (the shell before its exec)
-	 * may come after a newer one. */
-	uint64_t comm_time;
-};
-
-struct collector {
-	struct collector_config cfg;
-	struct chanset *cs;
-	struct aggr aggr;
-	struct ingest ingest;		/* the per-sample path into aggr */
-	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
-	struct lathist *lat;
-	struct nodemap *nodemap;
-	struct physnode *physnode;	/* NULL: no memory-block map */
-	struct migrate *migrate;	/* candidates of the last frame */
-	pthread_t thread;
-	bool started;
-	int result;
-
-	struct target *targets;
-	size_t n_targets;
-
-	uint64_t seq;
-	uint64_t skipped;	/* frames dropped because the UI lagged */
-	uint64_t unknown_records;
-	uint64_t bad_records;
-	bool paused;
-	bool quit;
-	/* Launched command watched by per-CPU inherited channels (exact from
-	 * each thread's birth) until a period change moves it to per-thread
-	 * channels, which IOC_PERIOD reaches. */
-	bool inherit;
-	struct collector_follow follow;
-	uint64_t cpu_at_interval;	/* thread CPU ns at interval start */
-	int child_wstatus;
-	double t0;
-	double interval_start;
-	double next_rescan;	/* collector_now() time of the next rescan */
-	char error[256];
-	char cmd_tag;		/* epoll tag of the command queue */
-	/*
-	 * A descriptor held so that one stays free for /proc: channels are
-	 * opened until EMFILE, and a rescan that cannot open /proc/PID/task
-	 * would leave threads born since (FORK records lost, or read while
-	 * no descriptor was free) neither watched nor counted, and a target
-	 * without channels taken for dead.  Released around each /proc
-	 * access (collector_proc_begin/end); -1 while released.
-	 */
-	int spare_fd;
-};
 
 struct collector_drain {
 	struct collector *c;
@@ -135,79 +42,6 @@ struct collector_drain {
 	uint64_t period;	/* in force for this drain's samples */
 	bool task;		/* draining the task ring */
 };
-
-static double
-collector_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t
-collector_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t
-collector_now_ns(void)
-{
-	return collector_clock_ns(CLOCK_MONOTONIC);
-}
-
-/* Frees the spare descriptor for a /proc access on this thread. */
-static void
-collector_proc_begin(struct collector *c)
-{
-	if (c->spare_fd >= 0)
-		close(c->spare_fd);
-	c->spare_fd = -1;
-}
-
-/* Takes the spare descriptor back, so channels cannot use it up. */
-static void
-collector_proc_end(struct collector *c)
-{
-	if (c->spare_fd < 0)
-		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-static struct target *
-collector_find_target(struct collector *c, pid_t pid)
-{
-	for (size_t i = 0; i < c->n_targets; i++)
-		if (c->targets[i].pid == pid)
-			return &c->targets[i];
-	return NULL;
-}
-
-static struct target *
-collector_add_target(struct collector *c, pid_t pid, bool launched)
-{
-	struct target *t = collector_find_target(c, pid), *n;
-
-	if (t)
-		return t;
-	n = realloc(c->targets, (c->n_targets + 1) * sizeof(*n));
-	if (!n)
-		return NULL;
-	c->targets = n;
-	t = &c->targets[c->n_targets++];
-	memset(t, 0, sizeof(*t));
-	t->pid = pid;
-	t->alive = true;
-	t->launched = launched;
-	collector_proc_begin(c);
-	if (procfs_comm(pid, t->comm, sizeof(t->comm)) < 0)
-		snprintf(t->comm, sizeof(t->comm), "?");
-	collector_proc_end(c);
-	return t;
-}
 
 /*
  * MEMTOP_RING_PAGES=N (a power of two, at least 2: a channel maps no
@@ -315,256 +149,11 @@ collector_free(struct collector *c)
 	free(c);
 }
 
-struct collector_scan {
-	struct collector *c;
-	pid_t pid;
-	enum chanset_start start;
-	int first_err;
-	char *err;		/* first failure's message; may be NULL */
-	size_t errlen;
-	unsigned opened;
-	unsigned failed;	/* threads left without a channel */
-};
-
-static void
-collector_scan_thread(pid_t tid, void *ctx)
-{
-	struct collector_scan *s = ctx;
-	char msg[256];
-	int ret;
-
-	/* Inherited per-CPU channels already cover every thread. */
-	if (s->c->inherit || chanset_find(s->c->cs, tid))
-		return;
-	ret = chanset_add_thread(s->c->cs, s->pid, tid, s->start, msg,
-				 sizeof(msg));
-	if (ret == 0) {
-		s->opened++;
-		return;
-	}
-	/* A thread exiting while we open it is normal. */
-	if (ret == -ESRCH || ret == -ENOENT || ret == -EEXIST)
-		return;
-	s->failed++;
-	if (!s->first_err) {
-		s->first_err = ret;
-		if (s->err)
-			snprintf(s->err, s->errlen, "%s", msg);
-	}
-}
-
-/*
- * Records how many of t's threads a scan left without a channel.  Failed
- * opens are retried on every rescan, so the log gets a line when the
- * count changes, not one per thread per retry.
- */
-static void
-collector_note_unwatched(struct target *t, const struct collector_scan *s)
-{
-	if (s->failed && s->failed != t->told)
-		log_msg("pid %d: %u thread(s) not watched: %s", (int)t->pid,
-			s->failed, s->err ? s->err : strerror(-s->first_err));
-	else if (!s->failed && t->told)
-		log_msg("pid %d: every thread watched again", (int)t->pid);
-	t->unwatched = t->told = s->failed;
-}
-
-/* After a full scan of t's threads (not a FORK record's one thread). */
-static void
-collector_scanned(struct target *t, const struct collector_scan *s)
-{
-	collector_note_unwatched(t, s);
-	t->scanned_ns = collector_now_ns();
-}
-
-static void
-collector_count_thread(pid_t tid, void *ctx)
-{
-}
-
-/*
- * Unprivileged rings come out of a small locked-memory allowance: the
- * first threads' full-size rings would use it up and leave later threads
- * unwatched (EPERM).  Sizes rings so that every thread present now fits,
- * twice over, before opening any.  Without a limit, COLLECTOR_RING_CAP_PAGES
- * plays its part, so a process of thousands of threads does not pin
- * gigabytes.
- */
-static void
-collector_size_rings(struct collector *c, pid_t pid)
-{
-	unsigned long budget = rlimits_ring_budget();
-	unsigned want = chanset_ring_pages(c->cs), pages;
-	bool capped = budget == 0;
-	int n;
-
-	/* rlimits_ring_pages leaves half the budget for threads to come. */
-	if (capped)
-		budget = 2ul * COLLECTOR_RING_CAP_PAGES;
-	n = procfs_tasks(pid, collector_count_thread, NULL);
-	if (n <= 0)
-		return;
-	n += (int)chanset_count(c->cs);
-	pages = rlimits_ring_pages(want, (unsigned)n, budget,
-				   CHANNEL_TASK_MAP_PAGES);
-	if (pages < want && capped) {
-		chanset_set_ring_pages(c->cs, pages);
-		log_msg("rings of %u pages instead of %u: %u threads share "
-			"at most %u pages of rings", pages, want, (unsigned)n,
-			COLLECTOR_RING_CAP_PAGES);
-	} else if (pages < want) {
-		chanset_set_ring_pages(c->cs, pages);
-		log_msg("rings of %u pages instead of %u: %u threads and "
-			"%lu pages of locked memory (RLIMIT_MEMLOCK, "
-			"kernel.perf_event_mlock_kb)", pages, want, (unsigned)n,
-			budget);
-	}
-}
-
-int
-collector_attach_pid(struct collector *c, pid_t pid, char *err,
-		     size_t errlen)
-{
-	struct collector_scan s = { .c = c, .pid = pid, .err = err,
-				    .errlen = errlen };
-	struct target *t;
-	int n, kt;
-
-	collector_proc_begin(c);
-	kt = procfs_is_kthread(pid);
-	if (kt == 1) {
-		collector_proc_end(c);
-		snprintf(err, errlen, "pid %d is a kernel thread: it has no "
-			 "user memory to watch", (int)pid);
-		return -EINVAL;
-	}
-	collector_size_rings(c, pid);
-	n = procfs_tasks(pid, collector_scan_thread, &s);
-	collector_proc_end(c);
-	if (n < 0) {
-		snprintf(err, errlen, "pid %d: %s", (int)pid,
-			 n == -ESRCH ? "no such process" : strerror(-n));
-		return n;
-	}
-	if (s.opened == 0) {
-		if (!s.first_err)
-			snprintf(err, errlen, "pid %d: no thread could be "
-				 "watched (process exiting?)", (int)pid);
-		return s.first_err ? s.first_err : -ESRCH;
-	}
-	t = collector_add_target(c, pid, false);
-	if (!t) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	collector_scanned(t, &s);
-	/* Watching some threads is a success: err must not linger. */
-	err[0] = '\0';
-	return 0;
-}
-
-int
-collector_attach_child(struct collector *c, pid_t pid, char *err,
-		       size_t errlen)
-{
-	int ret, n_cpus = topo_n_cpus(c->cfg.topo), opened = 0;
-
-	if (!c->cfg.inherit_launched) {
-		ret = chanset_add_thread(c->cs, pid, pid,
-					 CHANSET_START_ON_EXEC, err, errlen);
-		if (ret < 0)
-			return ret;
-	} else {
-		for (int cpu = 0; cpu < n_cpus; cpu++) {
-			ret = chanset_add_cpu(c->cs, pid, cpu,
-					      CHANSET_START_ON_EXEC, err,
-					      errlen);
-			/* ENODEV: an offline CPU. */
-			if (ret < 0 && ret != -ENODEV)
-				return ret;
-			opened += ret == 0;
-		}
-		if (!opened)
-			return -ENODEV;
-		c->inherit = true;
-	}
-	if (!collector_add_target(c, pid, true)) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* CPU time of the calling thread (the collector), ns. */
 static uint64_t
 collector_cpu_ns(void)
 {
 	return collector_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
-/* Brings the next rescan to within COLLECTOR_POLL_MS. */
-static void
-collector_rescan_soon(struct collector *c)
-{
-	double soon = collector_now() + COLLECTOR_POLL_MS / 1000.0;
-
-	if (soon < c->next_rescan)
-		c->next_rescan = soon;
-}
-
-/* FORK: a new thread of a target, or a child process of one. */
-static void
-collector_on_fork(struct collector *c, const struct record_task *t)
-{
-	char msg[256];
-	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid, .err = msg,
-				    .errlen = sizeof(msg) };
-	struct target *owner;
-	uint64_t now;
-
-	if (!collector_find_target(c, (pid_t)t->pid)) {
-		if (t->pid == t->tid &&
-		    collector_find_target(c, (pid_t)t->ppid)) {
-			struct target *child;
-
-			child = collector_add_target(c, (pid_t)t->pid, false);
-			if (!child)
-				return;
-			child->followed = true;
-		} else {
-			return;
-		}
-	}
-	if (c->inherit)
-		return;
-	collector_scan_thread((pid_t)t->tid, &s);
-	owner = collector_find_target(c, (pid_t)t->pid);
-	if (s.failed && owner && t->time > owner->scanned_ns &&
-	    !owner->told) {
-		/* Born after the last scan, so not counted yet; the first
-		 * thread left out is told at once. */
-		s.failed += owner->unwatched;
-		collector_note_unwatched(owner, &s);
-	} else if (s.failed) {
-		/* Counted here when born after the last scan; otherwise the
-		 * scan may have counted it already (its FORK record read
-		 * after the scan).  Either way a rescan brought forward
-		 * counts exactly and logs the new count once, not a line per
-		 * failed birth of a burst. */
-		if (owner && t->time > owner->scanned_ns)
-			owner->unwatched += s.failed;
-		collector_rescan_soon(c);
-	}
-	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
-	now = collector_now_ns();
-	if (s.opened && now > t->time) {
-		uint64_t gap = now - t->time;
-
-		c->follow.threads++;
-		c->follow.gap_sum_ns += gap;
-		if (gap > c->follow.gap_max_ns)
-			c->follow.gap_max_ns = gap;
-	}
 }
 
 /* Counts what the channel lost and was not counted yet (channel.h). */
@@ -662,7 +251,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	return 0;
 }
 
-static void
+void
 collector_drain(struct collector *c, struct channel *ch)
 {
 	struct collector_drain d = { .c = c, .ch = ch,
@@ -698,7 +287,7 @@ collector_drain(struct collector *c, struct channel *ch)
 }
 
 /* Drains every ring, then closes the channels of exited threads. */
-static void
+void
 collector_drain_all(struct collector *c)
 {
 	for (size_t i = 0; i < chanset_count(c->cs); i++) {
@@ -712,195 +301,6 @@ collector_drain_all(struct collector *c)
 			chanset_remove(c->cs, ch);
 	}
 	aggr_flush(&c->aggr);
-}
-
-static void
-collector_reap(struct collector *c, struct target *t)
-{
-	int status;
-
-	if (!t->launched)
-		return;
-	if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
-		c->child_wstatus = status;
-		t->alive = false;
-		t->launched = false;
-	}
-}
-
-/* Updates liveness and opens channels for threads FORK records missed. */
-static void
-collector_rescan(struct collector *c)
-{
-	for (size_t i = 0; i < c->n_targets; i++) {
-		struct target *t = &c->targets[i];
-		char msg[256];
-		struct collector_scan s = { .c = c, .pid = t->pid, .err = msg,
-					    .errlen = sizeof(msg) };
-		char state;
-		int n;
-
-		if (!t->alive)
-			continue;
-		collector_reap(c, t);
-		if (!t->alive)
-			continue;
-		collector_proc_begin(c);
-		/* 0: gone, or /proc unreadable, which the listing tells. */
-		state = procfs_state(t->pid);
-		n = -ESRCH;
-		if (state != 'Z' && state != 'X')
-			n = procfs_tasks(t->pid, collector_scan_thread, &s);
-		collector_proc_end(c);
-		if (n == -ESRCH) {
-			if (chanset_count_pid(c->cs, t->pid) == 0)
-				t->alive = false;
-			continue;
-		}
-		if (n < 0 && n != t->scan_err)
-			log_msg("pid %d: cannot list its threads: %s; threads "
-				"born since the last scan may be neither "
-				"watched nor counted", (int)t->pid,
-				strerror(-n));
-		t->scan_err = n < 0 ? n : 0;
-		if (n >= 0) {
-			t->threads = (uint32_t)n;
-			collector_scanned(t, &s);
-		}
-	}
-}
-
-static bool
-collector_all_exited(struct collector *c)
-{
-	for (size_t i = 0; i < c->n_targets; i++)
-		if (c->targets[i].alive)
-			return false;
-	return true;
-}
-
-/*
- * IOC_PERIOD does not reach inherited copies, so a period change moves a
- * launched command to per-thread channels: open them disabled at the new
- * period, stop the inherited ones (DISABLE reaches the copies), then
- * enable.  Samples in between are missed, none counted twice.
- */
-static int
-collector_leave_inherit(struct collector *c, uint64_t period)
-{
-	if (period == 0)
-		return -EINVAL;
-	chanset_set_default_period(c->cs, period);
-	c->inherit = false;
-	for (size_t i = 0; i < c->n_targets; i++) {
-		char msg[256];
-		struct collector_scan s = { .c = c, .pid = c->targets[i].pid,
-					    .start = CHANSET_START_DISABLED,
-					    .err = msg, .errlen = sizeof(msg) };
-		int n;
-
-		if (!c->targets[i].alive)
-			continue;
-		collector_proc_begin(c);
-		n = procfs_tasks(s.pid, collector_scan_thread, &s);
-		collector_proc_end(c);
-		if (n >= 0)
-			collector_scanned(&c->targets[i], &s);
-	}
-	chanset_enable(c->cs, false, CHANSET_CPUS);
-	for (size_t i = 0; i < chanset_count(c->cs); i++) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (ch->cpu >= 0) {
-			collector_drain(c, ch);
-			ch->hup = true;
-		}
-	}
-	log_msg("period %llu: moved to per-thread channels",
-		(unsigned long long)period);
-	return c->paused ? 0 : chanset_enable(c->cs, true, CHANSET_THREADS);
-}
-
-static void
-collector_apply(struct collector *c, const struct cmd *cmd)
-{
-	uint64_t period;
-	int ret = 0;
-
-	switch (cmd->type) {
-	case CMD_SET_PERIOD:
-		/* What the PMU accepts (IBS: multiple of 16, >= 0x90); the
-		 * header shows the period in force. */
-		period = cmd->value ? source_period(c->cfg.src, cmd->value) : 0;
-		if (c->inherit) {
-			ret = collector_leave_inherit(c, period);
-			break;
-		}
-		ret = chanset_set_period(c->cs, period);
-		if (ret < 0)
-			log_msg("period %llu refused: %s",
-				(unsigned long long)period,
-				strerror(-ret));
-		break;
-	case CMD_PAUSE:
-	case CMD_RESUME:
-	case CMD_TOGGLE_PAUSE:
-		if (cmd->type == CMD_PAUSE)
-			c->paused = true;
-		else if (cmd->type == CMD_RESUME)
-			c->paused = false;
-		else
-			c->paused = !c->paused;
-		ret = chanset_enable(c->cs, !c->paused, CHANSET_ALL);
-		break;
-	case CMD_RESET:
-		collector_drain_all(c);
-		aggr_reset(&c->aggr);
-		break;
-	case CMD_SORT:
-		if (cmd->value < SORT__COUNT)
-			c->cfg.sort = (enum sort_key)cmd->value;
-		break;
-	case CMD_SET_TOP:
-		if (cmd->value > 0 && cmd->value <= 100000)
-			c->cfg.top_k = (size_t)cmd->value;
-		break;
-	case CMD_QUIT:
-		c->quit = true;
-		break;
-	case CMD_SET_GRANULARITY:
-		ret = granularity_apply(&c->aggr, (unsigned)cmd->value,
-					c->cfg.max_pages);
-		break;
-	case CMD_MIGRATE:
-		if (cmd->addr)
-			migrate_page(c->migrate, &c->aggr, cmd->pid, cmd->addr);
-		else
-			migrate_top(c->migrate, &c->aggr, (size_t)cmd->value);
-		break;
-	case CMD_REPLAY_FASTER:
-	case CMD_REPLAY_SLOWER:
-	case CMD_REPLAY_END:
-		break;		/* replay only */
-	}
-	if (ret < 0)
-		log_msg("command %d: %s", (int)cmd->type, strerror(-ret));
-}
-
-/*
- * Applies the commands queued now, not those pushed meanwhile: a UI that
- * keeps pushing must not keep the collector from draining and publishing.
- * The queue's eventfd stays readable while commands remain, so the rest
- * wait for the next pass of the loop.
- */
-static void
-collector_commands(struct collector *c)
-{
-	size_t n = queue_len(c->cfg.cmds);
-	struct cmd cmd;
-
-	while (n-- > 0 && queue_pop(c->cfg.cmds, &cmd) == 0)
-		collector_apply(c, &cmd);
 }
 
 static int

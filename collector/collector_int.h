@@ -1,0 +1,169 @@
+/*
+ * The collector's insides, shared by collector.c (the thread: draining,
+ * records, frames), follow.c (targets and their threads: attach, FORK
+ * records, /proc rescans, the spare descriptor) and commands.c (the UI's
+ * commands).  Not for other modules: see collector.h.  Collector thread
+ * only, apart from collector_new and the attach calls before it starts.
+ */
+#ifndef MEMTOP_COLLECTOR_INT_H
+#define MEMTOP_COLLECTOR_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "aggr.h"
+#include "chanset.h"
+#include "collector.h"
+#include "ingest.h"
+#include "lathist.h"
+#include "migrate.h"
+#include "nodemap.h"
+#include "physnode.h"
+#include "record.h"
+
+/*
+ * Longest a FORK record may wait in a sample ring below its watermark, on
+ * a channel without a task ring of its own (chanset_n_untasked): it
+ * bounds that thread's birth gap.  Other rings need no sweep: FORK, COMM
+ * and EXIT records wake the collector through the task ring at once,
+ * samples through the watermark, and every frame drains every ring.  Each
+ * wakeup costs some 60 us of the collector's CPU on a KVM guest, so it
+ * only wakes for work.
+ */
+#define COLLECTOR_POLL_MS	25
+#define COLLECTOR_RESCAN_MS	1000
+/* Without a locked-memory limit (root), the rings of a process's threads
+ * still take at most this many pages together: 256 MiB, 256 threads at
+ * the default ring size. */
+#define COLLECTOR_RING_CAP_PAGES	65536u
+#define COLLECTOR_MAX_EVENTS	64
+/* Share of each interval that re-asking known page nodes may take: 1 %,
+ * about 40 K pages a second at the ~250 ns a page move_pages costs. */
+#define COLLECTOR_REVAL_SHARE	0.01
+
+struct target {
+	pid_t pid;
+	char comm[16];
+	uint32_t threads;	/* from the last /proc rescan */
+	bool alive;
+	bool launched;		/* our child: reap it */
+	bool followed;		/* a child process found by its FORK record */
+	/* Threads seen in /proc/PID/task (or FORK records) whose channel
+	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
+	uint32_t unwatched;
+	uint32_t told;		/* the count the log last gave */
+	/* CLOCK_MONOTONIC ns at the end of that scan: a thread born before
+	 * it may be among the unwatched already. */
+	uint64_t scanned_ns;
+	int scan_err;		/* why the last rescan failed, -errno; 0 */
+	/* Time of the COMM record comm came from: per-CPU rings are drained
+	 * one after the other, so an older COMM (the shell before its exec)
+	 * may come after a newer one. */
+	uint64_t comm_time;
+};
+
+struct collector {
+	struct collector_config cfg;
+	struct chanset *cs;
+	struct aggr aggr;
+	struct ingest ingest;		/* the per-sample path into aggr */
+	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
+	struct lathist *lat;
+	struct nodemap *nodemap;
+	struct physnode *physnode;	/* NULL: no memory-block map */
+	struct migrate *migrate;	/* candidates of the last frame */
+	pthread_t thread;
+	bool started;
+	int result;
+
+	struct target *targets;
+	size_t n_targets;
+
+	uint64_t seq;
+	uint64_t skipped;	/* frames dropped because the UI lagged */
+	uint64_t unknown_records;
+	uint64_t bad_records;
+	bool paused;
+	bool quit;
+	/* Launched command watched by per-CPU inherited channels (exact from
+	 * each thread's birth) until a period change moves it to per-thread
+	 * channels, which IOC_PERIOD reaches. */
+	bool inherit;
+	struct collector_follow follow;
+	uint64_t cpu_at_interval;	/* thread CPU ns at interval start */
+	int child_wstatus;
+	double t0;
+	double interval_start;
+	double next_rescan;	/* collector_now() time of the next rescan */
+	char error[256];
+	char cmd_tag;		/* epoll tag of the command queue */
+	/*
+	 * A descriptor held so that one stays free for /proc: channels are
+	 * opened until EMFILE, and a rescan that cannot open /proc/PID/task
+	 * would leave threads born since (FORK records lost, or read while
+	 * no descriptor was free) neither watched nor counted, and a target
+	 * without channels taken for dead.  Released around each /proc
+	 * access (collector_proc_begin/end); -1 while released.
+	 */
+	int spare_fd;
+};
+
+struct collector_scan {
+	struct collector *c;
+	pid_t pid;
+	enum chanset_start start;
+	int first_err;
+	char *err;		/* first failure's message; may be NULL */
+	size_t errlen;
+	unsigned opened;
+	unsigned failed;	/* threads left without a channel */
+};
+
+static inline double
+collector_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static inline uint64_t
+collector_clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t
+collector_now_ns(void)
+{
+	return collector_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* collector.c */
+void collector_drain(struct collector *c, struct channel *ch);
+void collector_drain_all(struct collector *c);
+
+/* follow.c */
+void collector_proc_begin(struct collector *c);
+void collector_proc_end(struct collector *c);
+struct target *collector_find_target(struct collector *c, pid_t pid);
+struct target *collector_add_target(struct collector *c, pid_t pid,
+				    bool launched);
+void collector_scan_thread(pid_t tid, void *ctx);
+void collector_scanned(struct target *t, const struct collector_scan *s);
+void collector_rescan_soon(struct collector *c);
+void collector_on_fork(struct collector *c, const struct record_task *t);
+void collector_rescan(struct collector *c);
+bool collector_all_exited(struct collector *c);
+
+/* commands.c */
+void collector_commands(struct collector *c);
+
+#endif

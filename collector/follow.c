@@ -1,0 +1,374 @@
+/*
+ * Collector: following the targets and their threads.  See
+ * collector_int.h.
+ *
+ * A target's threads get channels when it is attached (one scan of
+ * /proc/PID/task), when their FORK records are read, and at each rescan,
+ * which also catches the threads FORK records missed, counts those left
+ * without a channel (unwatched) and tells when a target is gone.  A
+ * spare descriptor keeps one free for these /proc accesses.  Collector
+ * thread only (and collector_attach_* before it starts).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collector_int.h"
+#include "log.h"
+#include "procfs.h"
+#include "rlimits.h"
+#include "topo.h"
+
+/* Frees the spare descriptor for a /proc access on this thread. */
+void
+collector_proc_begin(struct collector *c)
+{
+	if (c->spare_fd >= 0)
+		close(c->spare_fd);
+	c->spare_fd = -1;
+}
+
+/* Takes the spare descriptor back, so channels cannot use it up. */
+void
+collector_proc_end(struct collector *c)
+{
+	if (c->spare_fd < 0)
+		c->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+struct target *
+collector_find_target(struct collector *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->n_targets; i++)
+		if (c->targets[i].pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+struct target *
+collector_add_target(struct collector *c, pid_t pid, bool launched)
+{
+	struct target *t = collector_find_target(c, pid), *n;
+
+	if (t)
+		return t;
+	n = realloc(c->targets, (c->n_targets + 1) * sizeof(*n));
+	if (!n)
+		return NULL;
+	c->targets = n;
+	t = &c->targets[c->n_targets++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->alive = true;
+	t->launched = launched;
+	collector_proc_begin(c);
+	if (procfs_comm(pid, t->comm, sizeof(t->comm)) < 0)
+		snprintf(t->comm, sizeof(t->comm), "?");
+	collector_proc_end(c);
+	return t;
+}
+
+void
+collector_scan_thread(pid_t tid, void *ctx)
+{
+	struct collector_scan *s = ctx;
+	char msg[256];
+	int ret;
+
+	/* Inherited per-CPU channels already cover every thread. */
+	if (s->c->inherit || chanset_find(s->c->cs, tid))
+		return;
+	ret = chanset_add_thread(s->c->cs, s->pid, tid, s->start, msg,
+				 sizeof(msg));
+	if (ret == 0) {
+		s->opened++;
+		return;
+	}
+	/* A thread exiting while we open it is normal. */
+	if (ret == -ESRCH || ret == -ENOENT || ret == -EEXIST)
+		return;
+	s->failed++;
+	if (!s->first_err) {
+		s->first_err = ret;
+		if (s->err)
+			snprintf(s->err, s->errlen, "%s", msg);
+	}
+}
+
+/*
+ * Records how many of t's threads a scan left without a channel.  Failed
+ * opens are retried on every rescan, so the log gets a line when the
+ * count changes, not one per thread per retry.
+ */
+static void
+collector_note_unwatched(struct target *t, const struct collector_scan *s)
+{
+	if (s->failed && s->failed != t->told)
+		log_msg("pid %d: %u thread(s) not watched: %s", (int)t->pid,
+			s->failed, s->err ? s->err : strerror(-s->first_err));
+	else if (!s->failed && t->told)
+		log_msg("pid %d: every thread watched again", (int)t->pid);
+	t->unwatched = t->told = s->failed;
+}
+
+/* After a full scan of t's threads (not a FORK record's one thread). */
+void
+collector_scanned(struct target *t, const struct collector_scan *s)
+{
+	collector_note_unwatched(t, s);
+	t->scanned_ns = collector_now_ns();
+}
+
+static void
+collector_count_thread(pid_t tid, void *ctx)
+{
+}
+
+/*
+ * Unprivileged rings come out of a small locked-memory allowance: the
+ * first threads' full-size rings would use it up and leave later threads
+ * unwatched (EPERM).  Sizes rings so that every thread present now fits,
+ * twice over, before opening any.  Without a limit, COLLECTOR_RING_CAP_PAGES
+ * plays its part, so a process of thousands of threads does not pin
+ * gigabytes.
+ */
+static void
+collector_size_rings(struct collector *c, pid_t pid)
+{
+	unsigned long budget = rlimits_ring_budget();
+	unsigned want = chanset_ring_pages(c->cs), pages;
+	bool capped = budget == 0;
+	int n;
+
+	/* rlimits_ring_pages leaves half the budget for threads to come. */
+	if (capped)
+		budget = 2ul * COLLECTOR_RING_CAP_PAGES;
+	n = procfs_tasks(pid, collector_count_thread, NULL);
+	if (n <= 0)
+		return;
+	n += (int)chanset_count(c->cs);
+	pages = rlimits_ring_pages(want, (unsigned)n, budget,
+				   CHANNEL_TASK_MAP_PAGES);
+	if (pages < want && capped) {
+		chanset_set_ring_pages(c->cs, pages);
+		log_msg("rings of %u pages instead of %u: %u threads share "
+			"at most %u pages of rings", pages, want, (unsigned)n,
+			COLLECTOR_RING_CAP_PAGES);
+	} else if (pages < want) {
+		chanset_set_ring_pages(c->cs, pages);
+		log_msg("rings of %u pages instead of %u: %u threads and "
+			"%lu pages of locked memory (RLIMIT_MEMLOCK, "
+			"kernel.perf_event_mlock_kb)", pages, want, (unsigned)n,
+			budget);
+	}
+}
+
+int
+collector_attach_pid(struct collector *c, pid_t pid, char *err,
+		     size_t errlen)
+{
+	struct collector_scan s = { .c = c, .pid = pid, .err = err,
+				    .errlen = errlen };
+	struct target *t;
+	int n, kt;
+
+	collector_proc_begin(c);
+	kt = procfs_is_kthread(pid);
+	if (kt == 1) {
+		collector_proc_end(c);
+		snprintf(err, errlen, "pid %d is a kernel thread: it has no "
+			 "user memory to watch", (int)pid);
+		return -EINVAL;
+	}
+	collector_size_rings(c, pid);
+	n = procfs_tasks(pid, collector_scan_thread, &s);
+	collector_proc_end(c);
+	if (n < 0) {
+		snprintf(err, errlen, "pid %d: %s", (int)pid,
+			 n == -ESRCH ? "no such process" : strerror(-n));
+		return n;
+	}
+	if (s.opened == 0) {
+		if (!s.first_err)
+			snprintf(err, errlen, "pid %d: no thread could be "
+				 "watched (process exiting?)", (int)pid);
+		return s.first_err ? s.first_err : -ESRCH;
+	}
+	t = collector_add_target(c, pid, false);
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	collector_scanned(t, &s);
+	/* Watching some threads is a success: err must not linger. */
+	err[0] = '\0';
+	return 0;
+}
+
+int
+collector_attach_child(struct collector *c, pid_t pid, char *err,
+		       size_t errlen)
+{
+	int ret, n_cpus = topo_n_cpus(c->cfg.topo), opened = 0;
+
+	if (!c->cfg.inherit_launched) {
+		ret = chanset_add_thread(c->cs, pid, pid,
+					 CHANSET_START_ON_EXEC, err, errlen);
+		if (ret < 0)
+			return ret;
+	} else {
+		for (int cpu = 0; cpu < n_cpus; cpu++) {
+			ret = chanset_add_cpu(c->cs, pid, cpu,
+					      CHANSET_START_ON_EXEC, err,
+					      errlen);
+			/* ENODEV: an offline CPU. */
+			if (ret < 0 && ret != -ENODEV)
+				return ret;
+			opened += ret == 0;
+		}
+		if (!opened)
+			return -ENODEV;
+		c->inherit = true;
+	}
+	if (!collector_add_target(c, pid, true)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Brings the next rescan to within COLLECTOR_POLL_MS. */
+void
+collector_rescan_soon(struct collector *c)
+{
+	double soon = collector_now() + COLLECTOR_POLL_MS / 1000.0;
+
+	if (soon < c->next_rescan)
+		c->next_rescan = soon;
+}
+
+/* FORK: a new thread of a target, or a child process of one. */
+void
+collector_on_fork(struct collector *c, const struct record_task *t)
+{
+	char msg[256];
+	struct collector_scan s = { .c = c, .pid = (pid_t)t->pid, .err = msg,
+				    .errlen = sizeof(msg) };
+	struct target *owner;
+	uint64_t now;
+
+	if (!collector_find_target(c, (pid_t)t->pid)) {
+		if (t->pid == t->tid &&
+		    collector_find_target(c, (pid_t)t->ppid)) {
+			struct target *child;
+
+			child = collector_add_target(c, (pid_t)t->pid, false);
+			if (!child)
+				return;
+			child->followed = true;
+		} else {
+			return;
+		}
+	}
+	if (c->inherit)
+		return;
+	collector_scan_thread((pid_t)t->tid, &s);
+	owner = collector_find_target(c, (pid_t)t->pid);
+	if (s.failed && owner && t->time > owner->scanned_ns &&
+	    !owner->told) {
+		/* Born after the last scan, so not counted yet; the first
+		 * thread left out is told at once. */
+		s.failed += owner->unwatched;
+		collector_note_unwatched(owner, &s);
+	} else if (s.failed) {
+		/* Counted here when born after the last scan; otherwise the
+		 * scan may have counted it already (its FORK record read
+		 * after the scan).  Either way a rescan brought forward
+		 * counts exactly and logs the new count once, not a line per
+		 * failed birth of a burst. */
+		if (owner && t->time > owner->scanned_ns)
+			owner->unwatched += s.failed;
+		collector_rescan_soon(c);
+	}
+	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
+	now = collector_now_ns();
+	if (s.opened && now > t->time) {
+		uint64_t gap = now - t->time;
+
+		c->follow.threads++;
+		c->follow.gap_sum_ns += gap;
+		if (gap > c->follow.gap_max_ns)
+			c->follow.gap_max_ns = gap;
+	}
+}
+
+static void
+collector_reap(struct collector *c, struct target *t)
+{
+	int status;
+
+	if (!t->launched)
+		return;
+	if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
+		c->child_wstatus = status;
+		t->alive = false;
+		t->launched = false;
+	}
+}
+
+/* Updates liveness and opens channels for threads FORK records missed. */
+void
+collector_rescan(struct collector *c)
+{
+	for (size_t i = 0; i < c->n_targets; i++) {
+		struct target *t = &c->targets[i];
+		char msg[256];
+		struct collector_scan s = { .c = c, .pid = t->pid, .err = msg,
+					    .errlen = sizeof(msg) };
+		char state;
+		int n;
+
+		if (!t->alive)
+			continue;
+		collector_reap(c, t);
+		if (!t->alive)
+			continue;
+		collector_proc_begin(c);
+		/* 0: gone, or /proc unreadable, which the listing tells. */
+		state = procfs_state(t->pid);
+		n = -ESRCH;
+		if (state != 'Z' && state != 'X')
+			n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		collector_proc_end(c);
+		if (n == -ESRCH) {
+			if (chanset_count_pid(c->cs, t->pid) == 0)
+				t->alive = false;
+			continue;
+		}
+		if (n < 0 && n != t->scan_err)
+			log_msg("pid %d: cannot list its threads: %s; threads "
+				"born since the last scan may be neither "
+				"watched nor counted", (int)t->pid,
+				strerror(-n));
+		t->scan_err = n < 0 ? n : 0;
+		if (n >= 0) {
+			t->threads = (uint32_t)n;
+			collector_scanned(t, &s);
+		}
+	}
+}
+
+bool
+collector_all_exited(struct collector *c)
+{
+	for (size_t i = 0; i < c->n_targets; i++)
+		if (c->targets[i].alive)
+			return false;
+	return true;
+}
