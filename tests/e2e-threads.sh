@@ -52,8 +52,14 @@ assert len(late) == 2, workers
 fol = final.get("follow", {})
 # Born after the attach, a late thread loses only what its birth gap (the
 # time memtop measured from its FORK to its channel) covers: one round per
-# started 50 ms interval of that gap, plus the first round.
-may_miss = fol.get("gap_max_us", 0) // (interval_ms * 1000) + 1
+# started 50 ms interval of that gap, plus the first round.  A frame's
+# /proc rescan may find a late thread before its FORK record is read (a
+# window of about a millisecond each frame); that thread then has no
+# measured gap, and may miss what one frame interval (250 ms) covers.
+gap_us = fol.get("gap_max_us", 0)
+if fol.get("threads", 0) < len(late):
+    gap_us = max(gap_us, 250000)
+may_miss = gap_us // (interval_ms * 1000) + 1
 for h in report["hot"]:
     got = pages.get(int(h["addr"], 16), 0)
     assert got <= h["faults"], f"{h['addr']}: memtop {got} > workload {h['faults']}"
@@ -63,7 +69,7 @@ for h in report["hot"]:
     else:
         assert got >= 1, f"early page {h['addr']} never seen"
 assert fol.get("mode") == "per-thread", fol
-assert fol.get("threads", 0) >= 2, fol
+assert fol.get("threads", 0) >= 1, fol
 print(f"ok: {len(tids)} threads sampled, late threads complete; birth gap "
       f"max {fol['gap_max_us']} us, mean {fol['gap_mean_us']} us over {fol['threads']} threads")
 PY
