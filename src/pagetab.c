@@ -9,7 +9,8 @@
  * struct page_entry (24 bytes) followed by the extensions the table has
  * (stride = 24, 32 or 40 bytes); key 0 marks an empty slot.
  *
- * Growth.  A subtable whose load would pass 7/8 is rebuilt into an array
+ * Growth (src/pagetab_grow.c; the top-K scan is in src/pagetab_topk.c).
+ * A subtable whose load would pass 7/8 is rebuilt into an array
  * 6/5 as large.  Only that subtable moves, so one insert never rehashes
  * more than 1/PAGETAB_SUBS of the table (at 10 Mi pages about 10 K
  * entries, a few hundred microseconds), and memory follows the page count
