@@ -30,10 +30,6 @@
 		    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |	\
 		    PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX))
 
-/* x86 page-fault error code bits, as in source.c. */
-#define INGEST_PF_WRITE (1u << 1)
-#define INGEST_PF_INSTR (1u << 4)
-
 void
 ingest_init(struct ingest *in, struct aggr *a)
 {
@@ -143,49 +139,6 @@ ingest_fast_build(struct ingest_fast *f, const struct source *src,
 	f->size = (uint16_t)at;
 }
 
-/*
- * The role's rules, shared by both decoders' results: what kind the
- * sample is and whether it is usable.  As source_decode(): 1 usable, 0
- * unattributed, -1 ignored.
- */
-static inline int
-ingest_kind(const struct event_spec *ev, struct sample *s, uint64_t err)
-{
-	uint64_t op;
-
-	switch (ev->role) {
-	case ROLE_AUX:
-		return -1;
-	case ROLE_LOAD:
-		s->kind = SAMPLE_LOAD;
-		break;
-	case ROLE_STORE:
-		s->kind = SAMPLE_STORE;
-		break;
-	case ROLE_OP:
-		op = s->data_src & 0x1f;
-		s->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
-			  (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
-			  SAMPLE_OTHER;
-		if (!ev->attr.exclude_kernel && (s->addr >> 63))
-			return 0;
-		break;
-	case ROLE_FAULT:
-		s->kind = SAMPLE_OTHER;
-		break;
-	case ROLE_FAULT_TP:
-		if (err & INGEST_PF_INSTR)
-			s->kind = SAMPLE_OTHER;
-		else
-			s->kind = (err & INGEST_PF_WRITE) ? SAMPLE_STORE :
-							    SAMPLE_LOAD;
-		break;
-	}
-	if (s->addr == 0 || s->pid == -1 || s->tid == -1)
-		return 0;
-	return 1;
-}
-
 static inline uint64_t
 ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 	   enum ingest_field k)
@@ -196,7 +149,7 @@ ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 	return v & f->mask[k];
 }
 
-/* Decodes a record of exactly f->size bytes; as ingest_kind(). */
+/* Decodes a record of exactly f->size bytes; as source_classify(). */
 static inline int
 ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
 		   const unsigned char *rec, uint64_t period, struct sample *s)
@@ -215,7 +168,7 @@ ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
 	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
 	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
 	s->addr = ingest_get(rec, f, INGEST_ADDR);
-	return ingest_kind(ev, s, ingest_get(rec, f, INGEST_ERROR));
+	return source_classify(ev, s, ingest_get(rec, f, INGEST_ERROR));
 }
 
 /* The event a record of ch belongs to, or NULL. */

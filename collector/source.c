@@ -98,16 +98,12 @@ source_raw_u64(const struct record_sample *rs, int off)
 	return v;
 }
 
-/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
-#define PF_WRITE (1u << 1)
-#define PF_INSTR (1u << 4)
-
 int
 source_decode(const struct source *src, const struct event_spec *ev,
 	      const struct record_sample *rs, uint64_t period,
 	      struct sample *out)
 {
-	uint64_t err;
+	uint64_t err = 0;
 
 	out->ip = rs->ip;
 	out->time = rs->time;
@@ -120,44 +116,12 @@ source_decode(const struct source *src, const struct event_spec *ev,
 	out->phys_addr = rs->phys_addr;
 	out->addr = rs->addr;
 
-	switch (ev->role) {
-	case ROLE_AUX:
-		return -1;
-	case ROLE_LOAD:
-		out->kind = SAMPLE_LOAD;
-		break;
-	case ROLE_STORE:
-		out->kind = SAMPLE_STORE;
-		break;
-	case ROLE_OP: {
-		uint64_t op = rs->data_src & 0x1f;
-
-		out->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
-			    (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
-			    SAMPLE_OTHER;
-		/* IBS without swfilt samples kernel ops too: a kernel data
-		 * address (top bit set on x86-64) is not the target's. */
-		if (!ev->attr.exclude_kernel && (out->addr >> 63))
-			return 0;
-		break;
-	}
-	case ROLE_FAULT:
-		out->kind = SAMPLE_OTHER;
-		break;
-	case ROLE_FAULT_TP:
+	if (ev->role == ROLE_FAULT_TP) {
 		out->addr = source_raw_u64(rs, ev->tp_addr_off);
 		out->ip = source_raw_u64(rs, ev->tp_ip_off);
 		err = source_raw_u64(rs, ev->tp_error_off);
-		if (err & PF_INSTR)
-			out->kind = SAMPLE_OTHER;
-		else
-			out->kind = (err & PF_WRITE) ? SAMPLE_STORE :
-						       SAMPLE_LOAD;
-		break;
 	}
-	if (out->addr == 0 || out->pid == -1 || out->tid == -1)
-		return 0;
-	return 1;
+	return source_classify(ev, out, err);
 }
 
 /* pebs, ibs or faults alone; why = "<name>: <status>" on failure. */

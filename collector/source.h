@@ -103,6 +103,57 @@ int source_decode(const struct source *src, const struct event_spec *ev,
 		  const struct record_sample *rs, uint64_t period,
 		  struct sample *out);
 
+/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define SOURCE_PF_WRITE (1u << 1)
+#define SOURCE_PF_INSTR (1u << 4)
+
+/*
+ * The role's rules, shared by source_decode() and the collector's
+ * fixed-layout decoder (collector/ingest.c): sets s->kind from the role,
+ * data_src (ROLE_OP) or the fault's error code `err` (ROLE_FAULT_TP), once
+ * s->addr, pid, tid and data_src are filled.  Returns as source_decode().
+ * Inline: it runs for every sample.
+ */
+static inline int
+source_classify(const struct event_spec *ev, struct sample *s, uint64_t err)
+{
+	uint64_t op;
+
+	switch (ev->role) {
+	case ROLE_AUX:
+		return -1;
+	case ROLE_LOAD:
+		s->kind = SAMPLE_LOAD;
+		break;
+	case ROLE_STORE:
+		s->kind = SAMPLE_STORE;
+		break;
+	case ROLE_OP:
+		op = s->data_src & 0x1f;
+		s->kind = (op & PERF_MEM_OP_LOAD) ? SAMPLE_LOAD :
+			  (op & PERF_MEM_OP_STORE) ? SAMPLE_STORE :
+			  SAMPLE_OTHER;
+		/* IBS without swfilt samples kernel ops too: a kernel data
+		 * address (top bit set on x86-64) is not the target's. */
+		if (!ev->attr.exclude_kernel && (s->addr >> 63))
+			return 0;
+		break;
+	case ROLE_FAULT:
+		s->kind = SAMPLE_OTHER;
+		break;
+	case ROLE_FAULT_TP:
+		if (err & SOURCE_PF_INSTR)
+			s->kind = SAMPLE_OTHER;
+		else
+			s->kind = (err & SOURCE_PF_WRITE) ? SAMPLE_STORE :
+							    SAMPLE_LOAD;
+		break;
+	}
+	if (s->addr == 0 || s->pid == -1 || s->tid == -1)
+		return 0;
+	return 1;
+}
+
 /* The sample_type/record layout of an event. */
 void source_layout(const struct event_spec *ev, struct record_layout *l);
 
