@@ -149,18 +149,13 @@ main(int argc, char **argv)
 	const struct { size_t pages; double target_ms; } sizes[] = {
 		{ 1u << 20, 10 }, { 10u << 20, 100 },
 	};
-	size_t divisor = 1;
+	size_t divisor;
 	struct topo *topo;
 	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			divisor = 100;
-		} else {
-			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-			return 2;
-		}
-	}
+	divisor = benchlib_quick_divisor(argc, argv);
+	if (divisor == 0)
+		return 2;
 	topo = topo_new_fake(BENCH_CPUS, cpu_node);
 	if (!topo)
 		return 1;

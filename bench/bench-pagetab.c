@@ -382,20 +382,15 @@ main(int argc, char **argv)
 	struct bench_size sizes[] = {
 		{ 64u << 10, 50 }, { 1u << 20, 20 }, { 10u << 20, 10 },
 	};
-	size_t divisor = 1, stream_len;
+	size_t divisor, stream_len;
 	struct bench_sample *stream;
 	struct page_info *topk_out;
 	double timer_ns;
 	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			divisor = 100;
-		} else {
-			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-			return 2;
-		}
-	}
+	divisor = benchlib_quick_divisor(argc, argv);
+	if (divisor == 0)
+		return 2;
 	stream_len = BENCH_STREAM_SAMPLES / divisor;
 	stream = malloc(stream_len * sizeof(*stream));
 	topk_out = malloc(BENCH_TOPK * sizeof(*topk_out));

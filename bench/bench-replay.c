@@ -26,11 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "cmd.h"
 #include "frame.h"
 #include "perfdata-synth.h"
@@ -51,40 +51,11 @@ bench_clock(clockid_t id)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static double
-bench_now(void)
-{
-	return bench_clock(CLOCK_MONOTONIC);
-}
-
 /* Wall and CPU seconds of one measurement; <= 0 = failed. */
 struct bench_time {
 	double wall;
 	double cpu;
 };
-
-static void
-bench_machine(void)
-{
-	char line[256], model[256] = "unknown";
-	struct utsname un;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':');
-
-		if (strncmp(line, "model name", 10) == 0 && colon) {
-			snprintf(model, sizeof(model), "%s", colon + 2);
-			model[strcspn(model, "\n")] = '\0';
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	uname(&un);
-	printf("machine: %s, %ld CPUs online, Linux %s\n", model,
-	       sysconf(_SC_NPROCESSORS_ONLN), un.release);
-}
 
 /* Reader and decoder alone.  Samples decoded, or -1. */
 static long long
@@ -95,7 +66,7 @@ bench_reader(const char *path, struct bench_time *bt)
 	long long n = 0;
 	uint64_t sum = 0;
 	char err[256];
-	double t0 = bench_now();
+	double t0 = benchlib_now();
 	double c0 = bench_clock(CLOCK_THREAD_CPUTIME_ID);
 
 	if (perfdata_reader_open(&r, path, err, sizeof(err)) < 0) {
@@ -113,7 +84,7 @@ bench_reader(const char *path, struct bench_time *bt)
 			n++;
 		}
 	}
-	bt->wall = bench_now() - t0;
+	bt->wall = benchlib_now() - t0;
 	bt->cpu = bench_clock(CLOCK_THREAD_CPUTIME_ID) - c0;
 	perfdata_reader_free(r);
 	return sum ? n : -1;
@@ -132,7 +103,7 @@ bench_replay(const char *path, struct bench_time *bt)
 	long long samples = -1;
 	char err[256];
 	bool final = false;
-	double t0 = bench_now();
+	double t0 = benchlib_now();
 	double c0 = bench_clock(CLOCK_PROCESS_CPUTIME_ID);
 
 	cfg.frames = queue_new(64, sizeof(struct frame *));
@@ -163,7 +134,7 @@ bench_replay(const char *path, struct bench_time *bt)
 		frame_free(f);
 	}
 	replay_join(rp);
-	bt->wall = bench_now() - t0;
+	bt->wall = benchlib_now() - t0;
 	bt->cpu = bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
 out:
 	replay_free(rp);
@@ -186,7 +157,7 @@ bench_command(const char *const argv[])
 	pid_t pid;
 
 	fflush(stdout);		/* or the child's freopen writes it again */
-	t0 = bench_now();
+	t0 = benchlib_now();
 	pid = fork();
 
 	if (pid < 0)
@@ -201,7 +172,7 @@ bench_command(const char *const argv[])
 	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
 		return bt;
-	bt.wall = bench_now() - t0;
+	bt.wall = benchlib_now() - t0;
 	bt.cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 		 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	return bt;
@@ -245,8 +216,8 @@ main(int argc, char **argv)
 	}
 	snprintf(path, sizeof(path), "%s/memtop-bench-replay.%d.data", tmp,
 		 (int)getpid());
-	bench_machine();
-	t0 = bench_now();
+	benchlib_print_machine();
+	t0 = benchlib_now();
 	if (synth_write(path, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench-replay: %s\n", err);
 		return 1;
@@ -254,7 +225,7 @@ main(int argc, char **argv)
 	printf("file: %llu samples (2 events, DATA_SRC + WEIGHT + PHYS_ADDR, "
 	       "%d nodes, %llu pages x %d processes), written in %.2f s\n",
 	       (unsigned long long)o.samples, o.nodes,
-	       (unsigned long long)o.pages, o.pids, bench_now() - t0);
+	       (unsigned long long)o.pages, o.pids, benchlib_now() - t0);
 
 	n = bench_reader(path, &bt);
 	if (n != (long long)o.samples) {

@@ -134,6 +134,21 @@ benchlib_rss_bytes(void)
 	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+size_t
+benchlib_quick_divisor(int argc, char **argv)
+{
+	size_t divisor = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") != 0) {
+			fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+			return 0;
+		}
+		divisor = 100;
+	}
+	return divisor;
+}
+
 void
 benchlib_print_machine(void)
 {

@@ -51,6 +51,13 @@ uint64_t benchlib_rss_bytes(void);
 void benchlib_print_machine(void);
 
 /*
+ * The command line of a benchmark whose only option is --quick (what
+ * `meson test --benchmark` runs): 100 with --quick, 1 without, 0 after a
+ * usage line on stderr for anything else.
+ */
+size_t benchlib_quick_divisor(int argc, char **argv);
+
+/*
  * A perf mmap ring in ordinary memory: a meta page and 2^k data pages,
  * set up so that ring_init() and ring_drain() treat it exactly like a
  * kernel ring.  The benchmark plays the kernel: it appends records at
