@@ -107,6 +107,37 @@ log_escape(char *out, size_t size, const char *msg)
 	return n;
 }
 
+/*
+ * Formats a message into msg; true when it was cut at LOG_MSG_MAX.
+ * `what` names the caller in the text that replaces a bad format.
+ */
+static bool
+log_format(char *msg, const char *what, const char *fmt, va_list ap)
+{
+	int len = vsnprintf(msg, LOG_MSG_MAX, fmt, ap);
+
+	if (len < 0)
+		snprintf(msg, LOG_MSG_MAX, "(bad %s format '%s')", what, fmt);
+	return len >= LOG_MSG_MAX;
+}
+
+/*
+ * Completes a line whose first n bytes (the prefix) are written: msg
+ * escaped, "..." when it was cut, a newline.  size leaves room for every
+ * byte escaped.  The line's length.
+ */
+static size_t
+log_finish(char *line, size_t size, size_t n, const char *msg, bool cut)
+{
+	n += log_escape(line + n, size - n - 4, msg);
+	if (cut) {
+		memcpy(line + n, "...", 3);
+		n += 3;
+	}
+	line[n++] = '\n';
+	return n;
+}
+
 static void
 log_vmsg(const char *fmt, va_list ap)
 {
@@ -116,7 +147,7 @@ log_vmsg(const char *fmt, va_list ap)
 	struct timespec now;
 	double secs;
 	size_t n;
-	int len;
+	bool cut;
 	int fd = log_state.fd;
 
 	if (fd < 0)
@@ -128,21 +159,13 @@ log_vmsg(const char *fmt, va_list ap)
 	if (prctl(PR_GET_NAME, comm, 0, 0, 0) != 0)
 		strcpy(comm, "?");
 
-	len = vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (len < 0)
-		snprintf(msg, sizeof(msg), "(bad log format '%s')", fmt);
-
+	cut = log_format(msg, "log", fmt, ap);
 	n = (size_t)snprintf(line, sizeof(line), "%.3f [%s/%d] ", secs, comm,
 			     (int)gettid());
 	/* The prefix is short; the clamp keeps room for "...\n" regardless. */
 	if (n > sizeof(line) - 8)
 		n = sizeof(line) - 8;
-	n += log_escape(line + n, sizeof(line) - n - 4, msg);
-	if (len >= (int)sizeof(msg)) {
-		memcpy(line + n, "...", 3);
-		n += 3;
-	}
-	line[n++] = '\n';
+	n = log_finish(line, sizeof(line), n, msg, cut);
 
 	/* One write per line: O_APPEND keeps concurrent lines whole. */
 	while (write(fd, line, n) < 0 && errno == EINTR)
@@ -167,20 +190,13 @@ log_error(const char *fmt, ...)
 	char line[sizeof(prefix) + 4 * LOG_MSG_MAX + 8];
 	size_t n = sizeof(prefix) - 1;
 	va_list ap;
-	int len;
+	bool cut;
 
 	va_start(ap, fmt);
-	len = vsnprintf(msg, sizeof(msg), fmt, ap);
+	cut = log_format(msg, "error", fmt, ap);
 	va_end(ap);
-	if (len < 0)
-		snprintf(msg, sizeof(msg), "(bad error format '%s')", fmt);
 	memcpy(line, prefix, n);
-	n += log_escape(line + n, sizeof(line) - n - 4, msg);
-	if (len >= (int)sizeof(msg)) {
-		memcpy(line + n, "...", 3);
-		n += 3;
-	}
-	line[n++] = '\n';
+	n = log_finish(line, sizeof(line), n, msg, cut);
 	fwrite(line, 1, n, stderr);
 	fflush(stderr);
 	log_msg("error: %s", msg);
