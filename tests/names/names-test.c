@@ -57,10 +57,12 @@ names_touch(char *page)
 	*(volatile char *)page = 3;
 }
 
+/* Takes an address, not a pointer: gcc would otherwise warn that the
+ * (deliberately untouched) stack buffer is read uninitialised. */
 static uintptr_t
-names_page_of(const void *p)
+names_page_of(uintptr_t p)
 {
-	return (uintptr_t)p & ~(uintptr_t)(NAMES_PAGE - 1);
+	return p & ~(uintptr_t)(NAMES_PAGE - 1);
 }
 
 static void *
@@ -69,7 +71,7 @@ names_thread_main(void *arg)
 	struct names_thread *t = arg;
 	/* Deep enough that a page of it is new to the stack. */
 	volatile char buf[6 * NAMES_PAGE];
-	char *page = (char *)names_page_of((const char *)buf + 3 * NAMES_PAGE);
+	char *page = (char *)names_page_of((uintptr_t)buf + 3 * NAMES_PAGE);
 
 	names_touch(page);
 	buf[0] = 1;
@@ -165,7 +167,7 @@ main(int argc, char **argv)
 	names_touch(names_global_data + NAMES_PAGE);
 	names_touch(names_global_array + NAMES_PAGE);
 	lib_page = (uintptr_t)names_lib_touch(2 * NAMES_PAGE);
-	heap_page = names_page_of(heap + NAMES_HEAP_BYTES / 2);
+	heap_page = names_page_of((uintptr_t)heap + NAMES_HEAP_BYTES / 2);
 	names_touch((char *)heap_page);
 	names_touch(map + NAMES_FILE_OFF);
 
