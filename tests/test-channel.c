@@ -8,7 +8,7 @@
  *
  * Then, as root only: a child process that gives up root and locked
  * memory gets a ring smaller than it asked for, and that ring must still
- * wake its poller at a quarter full, not only when full.
+ * wake its poller at its watermark (half the ring), not only when full.
  */
 #include "config.h"
 
@@ -165,9 +165,9 @@ touch_pages(size_t n)
 /*
  * The child of small_ring_wakes: as nobody, with RLIMIT_MEMLOCK 0, a
  * channel asking for 1024 pages maps what perf_event_mlock_kb allows.
- * Filling 3/8 of that ring must wake a poller (the 1/4 watermark); a
- * watermark left at the wanted ring's quarter is clamped by the kernel to
- * the whole ring, and no wakeup would come.
+ * Filling 3/4 of that ring must wake a poller (the watermark is half the
+ * ring); a watermark left at half the wanted ring is clamped by the kernel
+ * to the whole ring, and no wakeup would come.
  */
 static int
 small_ring_child(const struct source *src)
@@ -200,10 +200,10 @@ small_ring_child(const struct source *src)
 	pfd = (struct pollfd){ .fd = channel_poll_fd(ch), .events = POLLIN };
 	poll(&pfd, 1, 0);	/* clears a wakeup the 64 faults caused */
 	check(size >= 16);
-	want = ch->ring.data_size * 3 / 8;
+	want = ch->ring.data_size * 3 / 4;
 	touch_pages(size ? want / size : 0);
-	check(ring_pending(&ch->ring) >= ch->ring.data_size / 4);
-	check(ring_pending(&ch->ring) < ch->ring.data_size / 2);
+	check(ring_pending(&ch->ring) > ch->ring.data_size / 2);
+	check(ring_pending(&ch->ring) < ch->ring.data_size * 7 / 8);
 	pfd.revents = 0;
 	check_eq_i64(poll(&pfd, 1, 0), 1);
 	check(pfd.revents & POLLIN);
