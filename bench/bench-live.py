@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Live figures of memtop on this machine, with the faults source.
 
-  bench-live.py [--quick] --memtop PATH --workload PATH
+  bench-live.py [--quick] [--cpu-only] --memtop PATH --workload PATH
 
   collector CPU  memtop -b --json -e faults -c 1 on memtop-workload refault
                  mode (--interval-ms 0, one thread): the frames'
@@ -18,6 +18,9 @@
   overhead       the workload's touches/s alone, under memtop (default
                  period) and under perf record of the same event, five runs
                  each, alternating; medians.
+
+--cpu-only stops after the collector CPU runs, for A/B runs of two
+binaries alternated.
 
 --quick (meson test --benchmark) runs each part once, small; targets are
 printed, not enforced.  A failed run or a loss count that does not add up
@@ -291,6 +294,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--memtop", required=True)
     ap.add_argument("--workload", required=True)
+    ap.add_argument("--cpu-only", action="store_true",
+                    help="only the collector CPU runs (for A/B runs)")
     a = ap.parse_args()
     paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
     if os.geteuid() != 0 and paranoid > 2:
@@ -314,6 +319,8 @@ def main():
         collector_cpu(a, tmp, "software", {"MEMTOP_FAULTS_NO_TRACEPOINT": "1"})
         # About 100 K faults/s: 192 pages a round, 1 ms apart.
         collector_cpu(a, tmp, "tp-100k", {}, hot=192, interval_ms=1)
+        if a.cpu_only:
+            sys.exit(0)
         event = load_frames(os.path.join(tmp, "cpu-tracepoint.jsonl"))[-1]
         event = event["events"][0]
         print(f"\n== losses ({a.loss_rounds} rounds x {HOT} faults) ==")

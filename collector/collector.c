@@ -198,7 +198,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		if (record_parse_lost(hdr, &n) != 0)
 			break;
 		if (d->task) {
-			aggr_count_lost(&c->aggr, n);
+			c->task_lost += n;
 			/* FORK records among them: find their threads now. */
 			collector_rescan_soon(c);
 		} else {
@@ -411,6 +411,7 @@ collector_emit(struct collector *c, double now, bool final)
 		 c->inherit ? "inherit" : "per-thread");
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;
+	f->follow_task_lost = c->task_lost;
 	f->collector_cpu_ns = collector_cpu_ns() - c->cpu_at_interval;
 	c->cpu_at_interval += f->collector_cpu_ns;
 	f->follow_gap_mean_us = c->follow.threads ?

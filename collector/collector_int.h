@@ -93,6 +93,10 @@ struct collector {
 	 * channels, which IOC_PERIOD reaches. */
 	bool inherit;
 	struct collector_follow follow;
+	/* FORK, COMM and EXIT records the kernel dropped from task rings,
+	 * since start: not samples, so not in counts.lost.  Each loss brings
+	 * a rescan forward, which finds the threads they announced. */
+	uint64_t task_lost;
 	uint64_t cpu_at_interval;	/* thread CPU ns at interval start */
 	int child_wstatus;
 	double t0;

@@ -186,6 +186,10 @@ struct frame {
 	uint64_t follow_threads;	/* threads opened from FORK records */
 	uint64_t follow_gap_max_us;	/* worst FORK -> channel open */
 	uint64_t follow_gap_mean_us;
+	/* Task-ring records (FORK, COMM, EXIT) the kernel dropped since
+	 * start: a thread they announced may go unwatched until the rescan
+	 * each loss brings forward.  Not samples: not in totals.lost. */
+	uint64_t follow_task_lost;
 
 	/* memtop's own cost: CPU time of the collector thread during this
 	 * interval (draining, decoding, aggregating, frame building). */

@@ -126,26 +126,25 @@ struct framebuild_code {
 	bool by_total;
 };
 
-static void
-framebuild_code_pid(const struct codetab_entry *e, uint64_t samples,
-		    void *ctx)
-{
-	struct framebuild_code *c = ctx;
-
-	framebuild_names_prepare(c->pids, c->names, e->pid);
-}
-
-/* Adds one ip's samples to its function.  Functions are interned per
- * process, so the pointer alone identifies (pid, function). */
+/*
+ * Adds one ip's samples to its function.  Functions are interned per
+ * process, so the pointer alone identifies (pid, function).  One pass
+ * over the code table (it is megabytes, mostly empty slots): a pid's maps
+ * are prepared the first time one of its ips comes, before any of its
+ * ips is named, and not again in this frame, so its functions stay put
+ * while they are summed.
+ */
 static void
 framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
 		    void *ctx)
 {
 	struct framebuild_code *c = ctx;
-	const struct names_code *nc = names_code(c->names, e->pid, e->ip);
+	const struct names_code *nc;
 	struct framebuild_func *f, *nf;
 	uintptr_t idx;
 
+	framebuild_names_prepare(c->pids, c->names, e->pid);
+	nc = names_code(c->names, e->pid, e->ip);
 	if (!nc)
 		return;
 	idx = (uintptr_t)u64map_get(&c->index, (uintptr_t)nc->func);
@@ -206,7 +205,6 @@ framebuild_names_code(struct frame *f, struct sides *s,
 				     .by_total = f->sort == SORT_TOTAL };
 	size_t k = 0;
 
-	codetab_foreach(s->code, framebuild_code_pid, &c);
 	codetab_foreach(s->code, framebuild_code_sum, &c);
 	/* Partial selection sort: k is at most FRAME_CODE_SITES. */
 	for (; k < c.n && k < FRAME_CODE_SITES; k++) {

@@ -5,14 +5,22 @@
  * per 4 faults at period 4, none at period 0 (disabled), and the task
  * ring must carry the FORK of a thread the worker creates.
  * Skips (77) when perf_event_open is not permitted here.
+ *
+ * Then, as root only: a child process that gives up root and locked
+ * memory gets a ring smaller than it asked for, and that ring must still
+ * wake its poller at its watermark (half the ring), not only when full.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <grp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -138,6 +146,91 @@ touch_and_count(struct worker *w, struct channel *ch)
 	return t;
 }
 
+/* Faults n fresh pages of the calling thread. */
+static void
+touch_pages(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, n * page, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < n; i++)
+		((volatile unsigned char *)m)[i * page] = 1;
+	munmap(m, n * page);
+}
+
+/*
+ * The child of small_ring_wakes: as nobody, with RLIMIT_MEMLOCK 0, a
+ * channel asking for 1024 pages maps what perf_event_mlock_kb allows.
+ * Filling 3/4 of that ring must wake a poller (the watermark is half the
+ * ring); a watermark left at half the wanted ring is clamped by the kernel
+ * to the whole ring, and no wakeup would come.
+ */
+static int
+small_ring_child(const struct source *src)
+{
+	struct rlimit none = { 0, 0 };
+	struct channel_params p = { .pid = getpid(), .tid = getpid(),
+				    .cpu = -1, .ring_pages = 1024,
+				    .period = 1, .enable = true };
+	struct pollfd pfd;
+	struct channel *ch;
+	uint64_t size, want;
+	char err[512];
+	int ret;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &none) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
+		test_skip("cannot become nobody");
+	ret = channel_open(&ch, src, &p, err, sizeof(err));
+	if (ret < 0)
+		test_skip("channel_open as nobody: %s", err);
+	if (ch->ring_pages >= 1024) {
+		channel_close(ch);
+		test_skip("the locked-memory limit left the ring whole");
+	}
+	/* Bytes a sample takes, from 64 faults. */
+	touch_pages(64);
+	size = ring_pending(&ch->ring) / 64;
+	ring_drain(&ch->ring, NULL, NULL, NULL);
+	pfd = (struct pollfd){ .fd = channel_poll_fd(ch), .events = POLLIN };
+	poll(&pfd, 1, 0);	/* clears a wakeup the 64 faults caused */
+	check(size >= 16);
+	want = ch->ring.data_size * 3 / 4;
+	touch_pages(size ? want / size : 0);
+	check(ring_pending(&ch->ring) > ch->ring.data_size / 2);
+	check(ring_pending(&ch->ring) < ch->ring.data_size * 7 / 8);
+	pfd.revents = 0;
+	check_eq_i64(poll(&pfd, 1, 0), 1);
+	check(pfd.revents & POLLIN);
+	channel_close(ch);
+	return test_result();
+}
+
+static void
+small_ring_wakes(const struct source *src)
+{
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		return;
+	pid = fork();
+	if (pid == 0)
+		exit(small_ring_child(src));
+	check(pid > 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == TEST_SKIP)
+		return;
+	check(WIFEXITED(status));
+	check_eq_i64(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -158,6 +251,8 @@ main(void)
 	if (ret == -EACCES || ret == -EPERM)
 		test_skip("cannot open page-fault events here: %s", err);
 	check_eq_i64(ret, 0);
+	/* Before any thread: the child forks a one-thread process. */
+	small_ring_wakes(&src);
 
 	pthread_create(&thr, NULL, worker_main, &w);
 	pthread_mutex_lock(&w.lock);

@@ -554,6 +554,8 @@ report_json_write(FILE *out, const struct frame *f)
 				false);
 		report_json_u64(&jw, "gap_mean_us", f->follow_gap_mean_us,
 				false);
+		report_json_u64(&jw, "lost_task_records",
+				f->follow_task_lost, false);
 		report_json_putc(&jw, '}');
 	}
 	report_json_u64(&jw, "collector_cpu_us", f->collector_cpu_ns / 1000,
