@@ -88,7 +88,7 @@ sitetab_set(const struct sitetab *t, uint64_t key)
 /* Brings the set of (pid, page) into the cache ahead of sitetab_add: its
  * keys and every way's record (which one is known only after the keys
  * are read).  A key sitetab_add ignores prefetches a harmless set. */
-static inline void
+static inline __attribute__((always_inline)) void
 sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
 {
 	size_t set = sitetab_set(t, ((uint64_t)(uint32_t)pid + 1) <<
