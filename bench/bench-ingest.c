@@ -26,6 +26,17 @@
  * --pages N --layout L --samples N run one case (bench/callgrind.sh);
  * --no-sides leaves out the naming side tables (code sites, line heat,
  * code view), to tell their cost from the page table's.
+ *
+ * Code addresses (--ips): a data page is touched from a handful of code
+ * sites, one or two of them most of the time, and a function touches
+ * many pages.  So by default (`sites`) each page has 1 to
+ * BENCH_PAGE_SITES sites of its own, picked by a hash of the page from
+ * its process's pool of BENCH_IPS ips and drawn with weights 1, 1/2,
+ * 1/3, ...; pages with more sites than the side table keeps
+ * (SITETAB_SITES) exercise its replacement.  `uniform` draws every
+ * sample's ip from the whole pool, independent of the page: nearly every
+ * sample then misses its page's site slots, the side tables' worst case,
+ * printed by the full run beside the default.
  */
 #include "config.h"
 
@@ -49,7 +60,8 @@
 #define BENCH_PIDS		4
 #define BENCH_THREADS		4	/* per pid */
 #define BENCH_CPUS		8
-#define BENCH_IPS		512
+#define BENCH_IPS		512	/* code pool per process */
+#define BENCH_PAGE_SITES	6	/* most code sites of one page */
 /* Above any pid_max (at most 2^22): no process has them, so the naming
  * side table gives up on them at once instead of reading /proc. */
 #define BENCH_PID0		4000000
@@ -81,8 +93,39 @@ static const char *const bench_layout_names[BENCH_N_LAYOUTS] = {
 #define BENCH_TP_IP	16
 #define BENCH_TP_ERROR	24
 
+enum bench_ips {
+	BENCH_IPS_SITES,		/* a few per page (default) */
+	BENCH_IPS_UNIFORM,		/* any of the pool, any page */
+	BENCH_N_IPS,
+};
+
+static const char *const bench_ips_names[BENCH_N_IPS] = {
+	"sites", "uniform",
+};
+
+/* Cumulative weights (of 65536) of a page's sites when it has k + 1:
+ * site j is drawn with weight 1 / (j + 1). */
+static uint32_t bench_site_cum[BENCH_PAGE_SITES][BENCH_PAGE_SITES];
+
+static void
+bench_sites_init(void)
+{
+	for (unsigned k = 0; k < BENCH_PAGE_SITES; k++) {
+		double sum = 0, acc = 0;
+
+		for (unsigned j = 0; j <= k; j++)
+			sum += 1.0 / (j + 1);
+		for (unsigned j = 0; j <= k; j++) {
+			acc += 1.0 / (j + 1);
+			bench_site_cum[k][j] = (uint32_t)(acc / sum * 65536);
+		}
+		bench_site_cum[k][k] = 65536;
+	}
+}
+
 struct bench_case {
 	enum bench_layout layout;
+	enum bench_ips ips;		/* --ips */
 	bool no_sides;			/* --no-sides */
 	struct source src;
 	struct channel ch;		/* only src and ids are used */
@@ -174,9 +217,30 @@ bench_put_u32x2(unsigned char *rec, size_t at, uint32_t a, uint32_t b)
 	return at + 8;
 }
 
+/* The code address of a sample of page index p (see the top comment);
+ * u: random bits of the sample. */
+static uint64_t
+bench_ip(enum bench_ips mode, size_t p, uint64_t u)
+{
+	struct benchlib_rng pr = { BENCH_SEED ^ ((uint64_t)p << 20) };
+	uint64_t ph, x = u & 0xffff;
+	unsigned k, j = 0;
+
+	if (mode == BENCH_IPS_UNIFORM)
+		return 0x400000 + (u >> 16) % BENCH_IPS * 16;
+	ph = benchlib_rand(&pr);
+	k = (unsigned)(ph % BENCH_PAGE_SITES);	/* k + 1 sites */
+	while (x >= bench_site_cum[k][j])
+		j++;
+	/* Site j of the page: ph's bits, mixed again per site. */
+	ph ^= (uint64_t)(j + 1) * 0x9e3779b97f4a7c15ull;
+	ph ^= ph >> 29;
+	return 0x400000 + (ph * 0xbf58476d1ce4e5b9ull >> 40) % BENCH_IPS * 16;
+}
+
 /*
  * Record i of the stream.  Everything but the page comes from a hash of
- * i: thread, CPU, cache line, code address, 30 % stores.
+ * i: thread, CPU, cache line, code address (bench_ip), 30 % stores.
  */
 static size_t
 bench_record(const struct bench_case *bc, const struct bench_stream *st,
@@ -193,7 +257,7 @@ bench_record(const struct bench_case *bc, const struct bench_stream *st,
 	bench_page_key(st->page[i], &pid, &page);
 	tid = (uint32_t)pid + (uint32_t)((h >> 16) % BENCH_THREADS);
 	addr = page << 12 | ((h >> 24) & 0xfc0) | ((h >> 40) & 0x38);
-	ip = 0x400000 + ((h >> 48) % BENCH_IPS) * 16;
+	ip = bench_ip(bc->ips, st->page[i], benchlib_rand(&r));
 	switch (bc->layout) {
 	case BENCH_FAULTS_TP: {
 		unsigned char raw[40] = { 0 };
@@ -328,9 +392,10 @@ bench_ingest(struct bench_case *bc, const struct bench_stream *st,
 	aggr_next_interval(&a);
 	warm = bench_pass(bc, st, &a, &cpu_warm, &bad2);
 	counted = a.interval.samples + a.interval.untracked;
-	printf("  %-9s %8zu pages: %6.1f M samples/s (%5.1f ns, cpu %5.1f ns)"
+	printf("  %-9s %8zu pages%s%s: %6.1f M samples/s (%5.1f ns, cpu %5.1f ns)"
 	       " steady, %6.1f M/s from empty", bench_layout_names[bc->layout],
-	       st->pages, st->len / warm / 1e6, warm * 1e9 / st->len,
+	       st->pages, bc->ips == BENCH_IPS_SITES ? "" : ", ips ",
+	       bc->ips == BENCH_IPS_SITES ? "" : bench_ips_names[bc->ips], st->len / warm / 1e6, warm * 1e9 / st->len,
 	       (double)cpu_warm / st->len, st->len / cold / 1e6);
 	if (target > 0)
 		printf("  target >= %.0f", target);
@@ -481,7 +546,7 @@ main(int argc, char **argv)
 	};
 	size_t n_sizes = 3, divisor = 1, len = BENCH_STREAM, one_pages = 0;
 	bool memory = true, no_sides = false;
-	int layout = -1, rc = 0;
+	int layout = -1, ips = BENCH_IPS_SITES, rc = 0;
 	struct topo *topo, *topo1;
 
 	for (int i = 1; i < argc; i++) {
@@ -494,6 +559,11 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
 			   bench_layout_parse(argv[i + 1], &layout) == 0) {
 			i++;
+		} else if (strcmp(argv[i], "--ips") == 0 && i + 1 < argc &&
+			   (strcmp(argv[i + 1], "sites") == 0 ||
+			    strcmp(argv[i + 1], "uniform") == 0)) {
+			ips = strcmp(argv[++i], "uniform") == 0 ?
+				      BENCH_IPS_UNIFORM : BENCH_IPS_SITES;
 		} else if (strcmp(argv[i], "--no-memory") == 0) {
 			memory = false;
 		} else if (strcmp(argv[i], "--no-sides") == 0) {
@@ -501,7 +571,8 @@ main(int argc, char **argv)
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--pages N] "
 				"[--samples N] [--layout faults-tp|faults-sw|"
-				"pebs|all] [--no-memory] [--no-sides]\n",
+				"pebs|all] [--ips sites|uniform] [--no-memory] "
+				"[--no-sides]\n",
 				argv[0]);
 			return 2;
 		}
@@ -519,9 +590,17 @@ main(int argc, char **argv)
 	printf("memtop ingest benchmark%s\n", divisor > 1 ?
 	       " (--quick: sizes / 100; targets apply to the full run)" : "");
 	benchlib_print_machine();
+	bench_sites_init();
 	printf("stream: %zu samples, Zipf(0.99), %d pids x %d threads, %d "
 	       "CPUs on 2 nodes, %d KiB ring, no move_pages\n", len,
 	       BENCH_PIDS, BENCH_THREADS, BENCH_CPUS, BENCH_RING_PAGES * 4);
+	if (ips == BENCH_IPS_UNIFORM)
+		printf("ips: uniform over %d a process, independent of the "
+		       "page (the side tables' worst case)\n", BENCH_IPS);
+	else
+		printf("ips: 1 to %d code sites a page from %d a process, "
+		       "weights 1, 1/2, 1/3, ... (--ips uniform: worst "
+		       "case)\n", BENCH_PAGE_SITES, BENCH_IPS);
 	for (size_t k = 0; k < n_sizes && rc == 0; k++) {
 		struct bench_stream st = { 0 };
 		size_t pages = sizes[k].pages / divisor;
@@ -534,6 +613,7 @@ main(int argc, char **argv)
 		printf("\n== %zu distinct pages ==\n", pages);
 		for (int l = 0; l < BENCH_N_LAYOUTS && rc == 0; l++) {
 			struct bench_case bc = { .layout = l, .topo = topo,
+						 .ips = ips,
 						 .no_sides = no_sides };
 
 			if (layout >= 0 && l != layout)

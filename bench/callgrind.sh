@@ -6,19 +6,23 @@
 # Instructions do not depend on the machine's load, so this is the
 # noise-free figure printed beside bench-ingest's wall-clock rates.
 #
-#   bench/callgrind.sh [--quick] [--no-sides] [BUILDDIR]
+#   bench/callgrind.sh [--quick] [--no-sides] [--ips MODE] [BUILDDIR]
 #                                             (default BUILDDIR: build)
 #
 # Full: 2 M samples at 64 Ki and 1 Mi pages; --quick: 100 K at 64 Ki.
 # --no-sides: without the naming side tables (bench-ingest --no-sides).
+# --ips uniform: every sample's ip independent of its page, the side
+# tables' worst case (default: a few code sites a page; bench-ingest.c).
 # Exits 77 when valgrind is missing.
 set -u
 quick=0
 sides=
+ips=sites
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	--no-sides) sides=--no-sides ;;
+	--ips) ips=${2:?--ips needs sites or uniform}; shift ;;
 	*) break ;;
 	esac
 	shift
@@ -37,7 +41,7 @@ else
 	samples=2000000 sizes="65536 1048576"
 fi
 echo "memtop callgrind: instructions per sample inside ingest_drain" \
-	"($samples samples, two passes: from empty and steady${sides:+, $sides})"
+	"($samples samples, two passes: from empty and steady, ips $ips${sides:+, $sides})"
 status=0
 for pages in $sizes; do
 	for layout in faults-tp faults-sw pebs; do
@@ -46,7 +50,7 @@ for pages in $sizes; do
 			--toggle-collect=ring_drain \
 			--toggle-collect=ingest_drain "$bench" \
 			--pages "$pages" --samples "$samples" \
-			--layout "$layout" --no-memory $sides \
+			--layout "$layout" --ips "$ips" --no-memory $sides \
 			>"$f.log" 2>&1; then
 			echo "callgrind.sh: bench-ingest failed:" >&2
 			tail -5 "$f.log" >&2

@@ -4,7 +4,9 @@
 #   bench/run-all.sh [BUILDDIR]        (default: build; use a release build,
 #                                       meson setup build-rel -Dbuildtype=release)
 #
-# decode + aggregate, memory per page and growth stalls (bench-ingest),
+# decode + aggregate, memory per page and growth stalls (bench-ingest;
+# then again with every sample's ip independent of its page, the side
+# tables' worst case),
 # frame build (bench-frame), live collector CPU, latency, losses and
 # overhead (bench-live.py), instructions per sample (callgrind.sh) and
 # replay beside perf report (bench-replay).  Each prints the machine it
@@ -20,9 +22,11 @@ run() {
 	"$@" || status=1
 }
 run "$build/bench/bench-ingest"
+run "$build/bench/bench-ingest" --ips uniform --no-memory
 run "$build/bench/bench-frame"
 run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
 	--workload "$build/tools/memtop-workload"
 run "$src/bench/callgrind.sh" "$build"
+run "$src/bench/callgrind.sh" --ips uniform "$build"
 run "$build/bench/bench-replay" --memtop "$build/ui/memtop"
 exit $status

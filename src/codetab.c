@@ -7,8 +7,11 @@
 
 #include "codetab.h"
 
-/* Twice the capacity: linear probes stay short at the 50 % fill cap. */
+/* Slots are at most half full, so linear probes stay short: at most
+ * twice the capacity. */
 #define CODETAB_SLOTS (CODETAB_CAPACITY * 2)
+#define CODETAB_MIN_BITS 10
+#define CODETAB_MIN_SLOTS (1u << CODETAB_MIN_BITS)
 
 struct codetab *
 codetab_new(void)
@@ -17,11 +20,13 @@ codetab_new(void)
 
 	if (!t)
 		return NULL;
-	t->e = calloc(CODETAB_SLOTS, sizeof(*t->e));
+	t->e = calloc(CODETAB_MIN_SLOTS, sizeof(*t->e));
 	if (!t->e) {
 		free(t);
 		return NULL;
 	}
+	t->mask = CODETAB_MIN_SLOTS - 1;
+	t->shift = 64 - CODETAB_MIN_BITS;
 	return t;
 }
 
@@ -34,13 +39,82 @@ codetab_free(struct codetab *t)
 	free(t);
 }
 
+/* The slot where (pid, ip) starts probing in a table of mask + 1
+ * slots: the product's top bits, which every bit of the key reaches
+ * (its middle bits, at a small table, put code addresses a fixed stride
+ * apart into a few long runs). */
 static size_t
-codetab_hash(int32_t pid, uint64_t ip)
+codetab_hash(int32_t pid, uint64_t ip, unsigned shift)
 {
 	uint64_t h = (ip ^ ((uint64_t)(uint32_t)pid << 44)) *
 		     0x9e3779b97f4a7c15ull;
 
-	return (size_t)(h >> 32) & (CODETAB_SLOTS - 1);
+	return (size_t)(h >> shift);
+}
+
+/* Twice the slots, every entry moved; -1 (table unchanged) on ENOMEM. */
+static int
+codetab_grow(struct codetab *t)
+{
+	size_t mask = t->mask * 2 + 1;
+	struct codetab_entry *e = calloc(mask + 1, sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (size_t i = 0; i <= t->mask; i++) {
+		size_t j;
+
+		if (!t->e[i].ip)
+			continue;
+		for (j = codetab_hash(t->e[i].pid, t->e[i].ip,
+				      t->shift - 1);
+		     e[j].ip; j = (j + 1) & mask)
+			;
+		e[j] = t->e[i];
+	}
+	free(t->e);
+	t->e = e;
+	t->mask = mask;
+	t->shift--;
+	t->last = NULL;
+	return 0;
+}
+
+/* The slot of (pid, ip): its entry, or the free slot where it goes. */
+static struct codetab_entry *
+codetab_probe(const struct codetab *t, int32_t pid, uint64_t ip)
+{
+	for (size_t i = codetab_hash(pid, ip, t->shift);;
+	     i = (i + 1) & t->mask) {
+		struct codetab_entry *e = &t->e[i];
+
+		if ((e->ip == ip && e->pid == pid) || e->ip == 0)
+			return e;
+	}
+}
+
+/* A new entry for (pid, ip), which has none, in free slot e (the table
+ * doubles first when it is half full); NULL (counted untracked) when
+ * the table is full or cannot grow.  Out of line: once per code
+ * address. */
+static __attribute__((noinline)) struct codetab_entry *
+codetab_insert(struct codetab *t, int32_t pid, uint64_t ip,
+	       struct codetab_entry *e)
+{
+	if ((t->n + 1) * 2 > t->mask + 1) {
+		if (t->n == CODETAB_CAPACITY || codetab_grow(t) < 0) {
+			t->interval.untracked++;
+			return NULL;
+		}
+		e = codetab_probe(t, pid, ip);
+	}
+	e->ip = ip;
+	e->pid = pid;
+	e->epoch = t->epoch;
+	e->samples = 0;
+	e->total = 0;
+	t->n++;
+	return e;
 }
 
 /* codetab_add when the sample is not of the entry counted last in this
@@ -54,25 +128,9 @@ codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip)
 		t->interval.unknown++;
 		return;
 	}
-	for (size_t i = codetab_hash(pid, ip);;
-	     i = (i + 1) & (CODETAB_SLOTS - 1)) {
-		e = &t->e[i];
-		if (e->ip == ip && e->pid == pid)
-			break;
-		if (e->ip != 0)
-			continue;
-		if (t->n == CODETAB_CAPACITY) {
-			t->interval.untracked++;
-			return;
-		}
-		e->ip = ip;
-		e->pid = pid;
-		e->epoch = t->epoch;
-		e->samples = 0;
-		e->total = 0;
-		t->n++;
-		break;
-	}
+	e = codetab_probe(t, pid, ip);
+	if (e->ip == 0 && !(e = codetab_insert(t, pid, ip, e)))
+		return;
 	if (e->epoch != t->epoch) {
 		e->epoch = t->epoch;
 		e->samples = 0;
@@ -94,7 +152,18 @@ codetab_next_interval(struct codetab *t)
 void
 codetab_reset(struct codetab *t)
 {
-	memset(t->e, 0, CODETAB_SLOTS * sizeof(*t->e));
+	/* Back to the smallest table when there is memory for it (a table
+	 * grown for a large run does not stay resident after it). */
+	struct codetab_entry *e = calloc(CODETAB_MIN_SLOTS, sizeof(*e));
+
+	if (e) {
+		free(t->e);
+		t->e = e;
+		t->mask = CODETAB_MIN_SLOTS - 1;
+		t->shift = 64 - CODETAB_MIN_BITS;
+	} else {
+		memset(t->e, 0, (t->mask + 1) * sizeof(*t->e));
+	}
 	t->last = NULL;
 	t->n = 0;
 	memset(&t->interval, 0, sizeof(t->interval));
@@ -109,7 +178,7 @@ codetab_foreach(const struct codetab *t,
 {
 	if (t->n == 0)
 		return;
-	for (size_t i = 0; i < CODETAB_SLOTS; i++) {
+	for (size_t i = 0; i <= t->mask; i++) {
 		const struct codetab_entry *e = &t->e[i];
 
 		if (e->ip)

@@ -2,8 +2,12 @@
  * Samples per code address (pid, ip), for the frame's code view: which
  * functions cause the most samples.  Collector thread only.
  *
- * A fixed-capacity hash table allocated once (no allocation per sample).
- * Interval counts reset lazily by epoch, like pagetab.  Samples without an
+ * A hash table of at most CODETAB_CAPACITY entries that starts small and
+ * doubles as entries come (an allocation per doubling, none per sample):
+ * the entries of a few thousand code addresses then sit in a few pages
+ * of memory instead of spread over the whole capacity, which cost a TLB
+ * and cache miss a sample.  Interval counts reset lazily by epoch, like
+ * pagetab.  Samples without an
  * ip count as `unknown`; samples of a new ip when the table is full count
  * as `untracked`; both reach the frame, so no sample leaves the code view
  * unaccounted.
@@ -31,6 +35,8 @@ struct codetab_counts {
 
 struct codetab {
 	struct codetab_entry *e;	/* ip 0 = free */
+	size_t mask;			/* slots - 1 */
+	unsigned shift;			/* 64 - log2(slots) */
 	/* The entry counted last: a loop samples the same ip many times in
 	 * a row.  NULL after reset. */
 	struct codetab_entry *last;

@@ -78,7 +78,7 @@ levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 }
 /* Fetches the record of (pid, page) into the cache ahead of levtab_add;
  * nothing while no sample had a level (faults never have one). */
-static inline void
+static inline __attribute__((always_inline)) void
 levtab_prefetch(const struct levtab *t, int32_t pid, uint64_t page)
 {
 	if (t && t->count)

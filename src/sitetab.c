@@ -10,40 +10,34 @@
 
 _Static_assert(sizeof(struct sitetab_rec) == 64,
 	       "a page's sites are one cache line");
-_Static_assert(SITETAB_WAYS == 4, "sitetab_add compares four keys");
+_Static_assert(SITETAB_WAYS == 4, "sitetab_home picks a way from 2 bits");
 
-/* calloc, aligned to a cache line by hand: calloc of a large block maps
- * zero pages lazily, so sets never used cost no memory (aligned_alloc
- * plus memset would make every page resident). */
+/* calloc, aligned to a pair of cache lines by hand (a way and the one
+ * beside it share the pair the hardware fetches together): calloc of a
+ * large block maps zero pages lazily, so sets never used cost no memory
+ * (aligned_alloc plus memset would make every page resident). */
 static void *
 sitetab_calloc(size_t n, size_t size, void **mem)
 {
-	unsigned char *p = calloc(n * size + 64, 1);
+	unsigned char *p = calloc(n * size + 128, 1);
 
 	*mem = p;
 	if (!p)
 		return NULL;
-	return p + ((64 - ((uintptr_t)p & 63)) & 63);
+	return p + ((128 - ((uintptr_t)p & 127)) & 127);
 }
 
 static int
 sitetab_alloc(struct sitetab *t)
 {
-	size_t n = t->n_sets * SITETAB_WAYS;
-	void *km, *rm;
-	uint64_t *k = sitetab_calloc(n, sizeof(*k), &km);
-	struct sitetab_rec *r = sitetab_calloc(n, sizeof(*r), &rm);
+	void *rm;
+	struct sitetab_rec *r = sitetab_calloc(t->n_sets * SITETAB_WAYS,
+					       sizeof(*r), &rm);
 
-	if (!k || !r) {
-		free(km);
-		free(rm);
+	if (!r)
 		return -1;
-	}
-	free(t->key_mem);
 	free(t->rec_mem);
-	t->key = k;
 	t->rec = r;
-	t->key_mem = km;
 	t->rec_mem = rm;
 	return 0;
 }
@@ -71,9 +65,29 @@ sitetab_free(struct sitetab *t)
 {
 	if (!t)
 		return;
-	free(t->key_mem);
 	free(t->rec_mem);
 	free(t);
+}
+
+static uint64_t
+sitetab_ip(const struct sitetab_rec *r, unsigned i)
+{
+	uint64_t v = (uint64_t)r->ip_hi[i] << 32 | r->ip_lo[i];
+
+	return (uint64_t)((int64_t)(v << 16) >> 16);
+}
+
+static bool
+sitetab_slot_used(const struct sitetab_rec *r, unsigned i)
+{
+	return r->ip_lo[i] != 0 || r->ip_hi[i] != 0;
+}
+
+static void
+sitetab_slot_set(struct sitetab_rec *r, unsigned i, uint64_t ip)
+{
+	r->ip_lo[i] = (uint32_t)ip;
+	r->ip_hi[i] = (uint16_t)(ip >> 32);
 }
 
 static uint64_t
@@ -81,37 +95,56 @@ sitetab_weight(const struct sitetab_rec *r)
 {
 	uint64_t w = 0;
 
-	for (uint32_t i = 0; i < SITETAB_SITES && r->ip[i]; i++)
+	for (unsigned i = 0; i < SITETAB_SITES && sitetab_slot_used(r, i); i++)
 		w += r->rank[i];
 	return w;
 }
 
-/* The record of key, claiming one when absent (evicting the set's
- * lightest page when the set is full). */
+/* The record of key, whose home way holds another page (or none): the
+ * way beside it (on the same 128-byte pair of lines, which the prefetch
+ * of the home way often brings along) or another way of the set that
+ * has it, else a free way (the same order), else the set's lightest
+ * page's, evicted.  A page found away from home that outweighs the
+ * page at home swaps places with it, so the pages with most samples,
+ * which take most lookups, are found at home (where sitetab_add and
+ * sitetab_prefetch look first). */
 struct sitetab_rec *
-sitetab_claim(struct sitetab *t, uint64_t key, size_t set)
+sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 {
-	size_t victim = set;
-	uint64_t *k = &t->key[set];
+	size_t victim = home;
+	size_t order[SITETAB_WAYS] = { home, home ^ 1, home ^ 2, home ^ 3 };
+	struct sitetab_rec *h = &t->rec[home];
 	uint64_t vw = UINT64_MAX;
 
-	/* A page that has its record (nearly every sample) costs only the
-	 * key compares; weights are summed only to pick a victim. */
-	for (size_t w = 0; w < SITETAB_WAYS; w++)
-		if (k[w] == key)
-			return &t->rec[set + w];
+	for (size_t w = 1; w < SITETAB_WAYS; w++) {
+		struct sitetab_rec *r = &t->rec[order[w]], tmp;
+
+		if (r->key != key)
+			continue;
+		if (sitetab_weight(r) <= sitetab_weight(h))
+			return r;
+		tmp = *h;
+		*h = *r;
+		*r = tmp;
+		return h;
+	}
+	/* Weights are summed only to pick a victim; a free way weighs 0
+	 * and is taken first. */
 	for (size_t w = 0; w < SITETAB_WAYS; w++) {
-		uint64_t ew = k[w] ? sitetab_weight(&t->rec[set + w]) : 0;
+		const struct sitetab_rec *r = &t->rec[order[w]];
+		uint64_t ew = r->key ? sitetab_weight(r) : 0;
 
 		if (ew < vw) {
 			vw = ew;
-			victim = set + w;
+			victim = order[w];
 		}
+		if (ew == 0)
+			break;
 	}
-	if (t->key[victim])
+	if (t->rec[victim].key)
 		t->evicted++;
-	t->key[victim] = key;
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
+	t->rec[victim].key = key;
 	return &t->rec[victim];
 }
 
@@ -127,19 +160,16 @@ sitetab_slot_add(struct sitetab_rec *r, uint64_t ip, uint32_t n,
 {
 	uint32_t min = 0;
 
-	/* The hit (nearly every sample of a page with few sites): four
-	 * compares against one cache line.  Free slots hold 0 and never
-	 * match. */
-	for (uint32_t i = 0; i < SITETAB_SITES; i++) {
-		if (r->ip[i] == ip) {
+	for (unsigned i = 0; i < SITETAB_SITES; i++) {
+		if (sitetab_slot_used(r, i) && sitetab_ip(r, i) == ip) {
 			r->count[i] += n;
 			r->rank[i] += rank;
 			return;
 		}
 	}
-	for (uint32_t i = 0; i < SITETAB_SITES; i++) {
-		if (r->ip[i] == 0) {
-			r->ip[i] = ip;
+	for (unsigned i = 0; i < SITETAB_SITES; i++) {
+		if (!sitetab_slot_used(r, i)) {
+			sitetab_slot_set(r, i, ip);
 			r->count[i] = n;
 			r->rank[i] = rank;
 			return;
@@ -154,7 +184,7 @@ sitetab_slot_add(struct sitetab_rec *r, uint64_t ip, uint32_t n,
 	} else {
 		r->rank[min] += rank;
 	}
-	r->ip[min] = ip;
+	sitetab_slot_set(r, min, ip);
 	r->count[min] = n;
 }
 
@@ -163,11 +193,16 @@ sitetab_add_n(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip,
 	      uint32_t n, uint32_t inherit)
 {
 	uint64_t key = sitetab_key(pid, page);
+	size_t home;
+	struct sitetab_rec *r;
 
-	if (ip == 0 || n == 0 || key == 0)
+	if (ip == 0 || n == 0 || key == 0 || !sitetab_ip_fits(ip))
 		return;
-	sitetab_slot_add(sitetab_claim(t, key, sitetab_set(t, key)), ip, n,
-			 n + inherit, true);
+	home = sitetab_home(t, key);
+	r = &t->rec[home];
+	if (r->key != key)
+		r = sitetab_claim(t, key, home);
+	sitetab_slot_add(r, ip, n, n + inherit, true);
 }
 
 /* sitetab_slot_add of one sample (merge false) after sitetab_add found
@@ -179,9 +214,9 @@ sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 {
 	uint32_t min = 0;
 
-	for (uint32_t i = 0; i < SITETAB_SITES; i++) {
-		if (r->ip[i] == 0) {
-			r->ip[i] = ip;
+	for (unsigned i = 0; i < SITETAB_SITES; i++) {
+		if (!sitetab_slot_used(r, i)) {
+			sitetab_slot_set(r, i, ip);
 			r->count[i] = 1;
 			r->rank[i] = 1;
 			return;
@@ -190,7 +225,7 @@ sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 			min = i;
 	}
 	r->rank[min]++;
-	r->ip[min] = ip;
+	sitetab_slot_set(r, min, ip);
 	r->count[min] = 1;
 }
 
@@ -198,12 +233,13 @@ static const struct sitetab_rec *
 sitetab_find(const struct sitetab *t, int32_t pid, uint64_t page)
 {
 	uint64_t key = sitetab_key(pid, page);
-	size_t set = sitetab_set(t, key);
+	size_t set;
 
 	if (key == 0)
 		return NULL;
+	set = sitetab_home(t, key) & ~(size_t)(SITETAB_WAYS - 1);
 	for (size_t w = 0; w < SITETAB_WAYS; w++)
-		if (t->key[set + w] == key)
+		if (t->rec[set + w].key == key)
 			return &t->rec[set + w];
 	return NULL;
 }
@@ -217,8 +253,8 @@ sitetab_get(const struct sitetab *t, int32_t pid, uint64_t page,
 
 	if (!r)
 		return 0;
-	while (n < SITETAB_SITES && r->ip[n]) {
-		out[n].ip = r->ip[n];
+	while (n < SITETAB_SITES && sitetab_slot_used(r, (unsigned)n)) {
+		out[n].ip = sitetab_ip(r, (unsigned)n);
 		out[n].count = r->count[n];
 		n++;
 	}
@@ -244,15 +280,16 @@ sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 {
 	for (size_t i = 0; i < src->n_sets * SITETAB_WAYS; i++) {
 		const struct sitetab_rec *r = &src->rec[i];
-		uint64_t key = src->key[i];
+		uint64_t key = r->key;
 		int32_t pid = (int32_t)(key >> PAGETAB_PAGE_BITS) - 1;
 		uint64_t page = key & PAGETAB_PAGE_MASK;
 
 		if (key == 0)
 			continue;
-		for (uint32_t k = 0; k < SITETAB_SITES && r->ip[k]; k++)
+		for (unsigned k = 0; k < SITETAB_SITES &&
+				     sitetab_slot_used(r, k); k++)
 			sitetab_add_n(dst, pid, page >> shift_delta,
-				      r->ip[k], r->count[k],
+				      sitetab_ip(r, k), r->count[k],
 				      r->rank[k] - r->count[k]);
 	}
 	dst->evicted += src->evicted;
@@ -261,14 +298,11 @@ sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 void
 sitetab_reset(struct sitetab *t)
 {
-	/* Fresh zeroed blocks instead of memset, which would make every
+	/* A fresh zeroed block instead of memset, which would make every
 	 * page of the table resident. */
-	if (sitetab_alloc(t) < 0) {
-		memset(t->key, 0,
-		       t->n_sets * SITETAB_WAYS * sizeof(*t->key));
+	if (sitetab_alloc(t) < 0)
 		memset(t->rec, 0,
 		       t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
-	}
 	t->evicted = 0;
 }
 

@@ -12,6 +12,10 @@
  * reports them as the page's sites_other (page total minus the slots'
  * counts).
  *
+ * Only ips that fit 48 bits sign-extended are recorded (every x86-64
+ * address with 4-level page tables, user and kernel; the record has
+ * room for no more); a sample at another ip counts in sites_other.
+ *
  * The table has a fixed capacity (set-associative, SITETAB_WAYS pages per
  * set, allocated once): a page that finds its set full takes the place of
  * the set's page with the fewest samples, which loses its sites (counted
@@ -19,20 +23,25 @@
  *
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
  * 2^PAGETAB_PAGE_BITS (pagetab.h); the page table never hands out others,
- * and sitetab_add ignores them.  A sample reads its set's keys (half a
- * cache line) and its page's record (one line); the per-sample path is
- * inline (sides_account).
+ * and sitetab_add ignores them.  A page's record holds its key (no
+ * separate key array, whose line was one more miss a sample): a set is
+ * four adjacent cache lines, prefetched together, and sitetab_add looks
+ * first at the page's home way (the one its hash prefers), where a new
+ * page goes when it is free and a page found elsewhere in the set moves
+ * when it outweighs the page there, so most samples need no other way.
+ * The per-sample path is inline (sides_account).
  */
 #ifndef MEMTOP_SITETAB_H
 #define MEMTOP_SITETAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pagetab.h"
 
 #define SITETAB_SITES	4
-#define SITETAB_WAYS	4	/* sitetab_add's unrolled compares */
+#define SITETAB_WAYS	4	/* sitetab_home takes 2 bits */
 
 struct sitetab_site {
 	uint64_t ip;
@@ -40,23 +49,24 @@ struct sitetab_site {
 };
 
 /*
- * A set is SITETAB_WAYS keys (two sets share a cache line) and
- * SITETAB_WAYS records of one cache line each, in two arrays.  A key is
- * ((pid + 1) << PAGETAB_PAGE_BITS | page), 0 = free way.  A record's slot
- * i is free when ip[i] == 0 (an unknown ip is never recorded); slots fill
- * in order and empty only all at once.  rank[i] is count[i] plus what
- * slot i inherited when its ip took it.
+ * A set is SITETAB_WAYS records of one cache line each, side by side.
+ * key is ((pid + 1) << PAGETAB_PAGE_BITS | page), 0 = free way.  Slot i
+ * holds ip (ip_hi[i] << 32 | ip_lo[i]) sign-extended from bit 47; it is
+ * free when both halves are 0 (an unknown ip is never recorded); slots
+ * fill in order and empty only all at once.  rank[i] is count[i] plus
+ * what slot i inherited when its ip took it.
  */
 struct sitetab_rec {
-	uint64_t ip[SITETAB_SITES];
+	uint64_t key;
+	uint32_t ip_lo[SITETAB_SITES];
+	uint16_t ip_hi[SITETAB_SITES];
 	uint32_t count[SITETAB_SITES];
 	uint32_t rank[SITETAB_SITES];
 };
 
 struct sitetab {
-	uint64_t *key;			/* n_sets * SITETAB_WAYS */
 	struct sitetab_rec *rec;	/* n_sets * SITETAB_WAYS, aligned */
-	void *key_mem, *rec_mem;	/* what calloc gave */
+	void *rec_mem;			/* what calloc gave */
 	size_t n_sets;			/* power of two */
 	uint64_t evicted;
 };
@@ -76,36 +86,47 @@ sitetab_key(int32_t pid, uint64_t page)
 	return ((uint64_t)pid + 1) << PAGETAB_PAGE_BITS | page;
 }
 
-/* Index of the first way of key's set. */
+/* Index of key's home way: its set (low bits of the hash's upper half)
+ * plus the way its top bits prefer. */
 static inline size_t
-sitetab_set(const struct sitetab *t, uint64_t key)
+sitetab_home(const struct sitetab *t, uint64_t key)
 {
 	uint64_t h = key * 0x9e3779b97f4a7c15ull;
 
-	return ((size_t)(h >> 32) & (t->n_sets - 1)) * SITETAB_WAYS;
+	return ((size_t)(h >> 32) & (t->n_sets - 1)) * SITETAB_WAYS +
+	       (size_t)(h >> (64 - 2));
 }
 
-/* Brings the set of (pid, page) into the cache ahead of sitetab_add: its
- * keys and every way's record (which one is known only after the keys
- * are read).  A key sitetab_add ignores prefetches a harmless set. */
-static inline void
+/* Whether the record can hold ip (see the top comment). */
+static inline bool
+sitetab_ip_fits(uint64_t ip)
+{
+	return (uint64_t)((int64_t)(ip << 16) >> 16) == ip;
+}
+
+/* Brings the set of (pid, page) into the cache ahead of sitetab_add:
+ * its home way, and the other three (four adjacent lines), which a page
+ * away from home and a new page (claim, eviction) read.  Prefetching the
+ * home way only was 6 % slower at 1 Mi pages (faults-tp, where sets are
+ * full and pages come and go) and no faster at 64 Ki.  A key
+ * sitetab_add ignores prefetches a harmless set. */
+static inline __attribute__((always_inline)) void
 sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
 {
-	size_t set = sitetab_set(t, ((uint64_t)(uint32_t)pid + 1) <<
-					    PAGETAB_PAGE_BITS | page);
-	const struct sitetab_rec *r = &t->rec[set];
+	size_t home = sitetab_home(t, ((uint64_t)(uint32_t)pid + 1)
+					      << PAGETAB_PAGE_BITS | page);
+	const struct sitetab_rec *r = &t->rec[home & ~(size_t)3];
 
-	__builtin_prefetch(&t->key[set], 1);
 	__builtin_prefetch(&r[0], 1);
 	__builtin_prefetch(&r[1], 1);
 	__builtin_prefetch(&r[2], 1);
 	__builtin_prefetch(&r[3], 1);
 }
 
-/* The record of key in the set starting at set when it has none yet.
- * Out of line: once per page (and per eviction). */
+/* The record of key when it is not in its home way: another way of the
+ * set, or one claimed (evicting when the set is full).  Out of line. */
 struct sitetab_rec *sitetab_claim(struct sitetab *t, uint64_t key,
-				  size_t set);
+				  size_t home);
 /* Space-Saving for one sample at an ip that holds no slot of r. */
 void sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip);
 
@@ -114,27 +135,20 @@ static inline void
 sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip)
 {
 	uint64_t key = sitetab_key(pid, page);
-	const uint64_t *k;
+	uint32_t lo = (uint32_t)ip;
+	uint16_t hi = (uint16_t)(ip >> 32);
 	struct sitetab_rec *r;
-	size_t set;
+	size_t home;
 
-	if (ip == 0 || key == 0)
+	if (ip == 0 || key == 0 || !sitetab_ip_fits(ip))
 		return;
-	set = sitetab_set(t, key);
-	k = &t->key[set];
-	if (k[0] == key)
-		r = &t->rec[set];
-	else if (k[1] == key)
-		r = &t->rec[set + 1];
-	else if (k[2] == key)
-		r = &t->rec[set + 2];
-	else if (k[3] == key)
-		r = &t->rec[set + 3];
-	else
-		r = sitetab_claim(t, key, set);
-	/* Free slots hold ip 0 and never match. */
+	home = sitetab_home(t, key);
+	r = &t->rec[home];
+	if (r->key != key)
+		r = sitetab_claim(t, key, home);
+	/* Free slots hold 0 and never match. */
 	for (unsigned i = 0; i < SITETAB_SITES; i++) {
-		if (r->ip[i] == ip) {
+		if (r->ip_lo[i] == lo && r->ip_hi[i] == hi) {
 			r->count[i]++;
 			r->rank[i]++;
 			return;

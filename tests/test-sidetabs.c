@@ -11,6 +11,7 @@
 
 #include <linux/perf_event.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codetab.h"
 #include "datasrc.h"
@@ -157,6 +158,13 @@ site_model_add(struct site_model *m, uint64_t ip)
 }
 
 #define SM_PAGES 300
+#define SM_HIGH 8
+
+static const uint64_t sm_ip_high[SM_HIGH] = {
+	0, 0, 0, UINT64_C(1) << 32, UINT64_C(0x7ffd) << 32,
+	UINT64_C(0xffffffff81000000), UINT64_C(1) << 48,
+	UINT64_C(0x00ff800000000000),
+};
 
 static void
 stest_sites_model(void)
@@ -174,11 +182,15 @@ stest_sites_model(void)
 		x ^= x >> 7;
 		x ^= x << 17;
 		p = (x >> 8) % SM_PAGES;
-		/* Skewed: low ips often, up to 12 per page. */
+		/* Skewed: low ips often, up to 12 per page; ips that differ
+		 * only above bit 31 (the record keeps those bits apart), in
+		 * the kernel half, and past 48 bits (not recorded). */
 		ip = 0x1000 + ((x >> 24) % 12) * ((x >> 40) % 3 ? 0 : 1) * 16 +
 		     ((x >> 50) % 3) * 16;
+		ip += sm_ip_high[(x >> 56) % SM_HIGH];
 		sitetab_add(t, (int32_t)(p % 5), p, ip);
-		site_model_add(&m[p], ip);
+		if (sitetab_ip_fits(ip))
+			site_model_add(&m[p], ip);
 	}
 	check_eq_u64(sitetab_evicted(t), 0);
 	for (uint64_t p = 0; p < SM_PAGES && ok; p++) {
@@ -193,6 +205,74 @@ stest_sites_model(void)
 			ok &= check(j < m[p].used);
 			ok = ok && check_eq_u64(s[k].count, m[p].count[j]);
 		}
+	}
+	sitetab_free(t);
+}
+
+/* n pages of pid 4 with one home way in t (so one set). */
+static size_t
+stest_set_pages(const struct sitetab *t, uint64_t *pages, size_t n)
+{
+	size_t home = sitetab_home(t, sitetab_key(4, 0)), k = 0;
+
+	for (uint64_t p = 0; k < n && p < 100000; p++)
+		if (sitetab_home(t, sitetab_key(4, p)) == home)
+			pages[k++] = p;
+	return k;
+}
+
+/* Pages sharing a set and a home way: the first to come takes it, and a
+ * later page that outweighs it takes it over.  Counts must follow the
+ * pages through the swaps (a model of four pages), no page is lost while
+ * the set has room, and then the lightest goes. */
+static void
+stest_sites_home(void)
+{
+	struct sitetab *t = sitetab_new(64);
+	struct sitetab_site s[SITETAB_SITES];
+	uint64_t pages[5], n[5] = { 0 };
+	uint64_t x = 0x1234567;
+
+	check(stest_set_pages(t, pages, 5) == 5);
+	/* Page 0 comes first and sits at home, 1..3 take the other ways;
+	 * then all gain weight in turns, page 3 most: it and the others
+	 * swap places with the page at home on the way. */
+	for (int i = 0; i < 4000; i++) {
+		unsigned k;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		k = i < 4 ? (unsigned)i : (unsigned)(x % 10) % 4;
+		if (i >= 4 && x % 3 == 0)
+			k = 3;
+		sitetab_add(t, 4, pages[k], 0x500 + (x >> 20) % 3 * 16);
+		n[k]++;
+	}
+	check_eq_u64(sitetab_evicted(t), 0);
+	/* The heaviest page moved home. */
+	check(t->rec[sitetab_home(t, sitetab_key(4, pages[0]))].key ==
+	      sitetab_key(4, pages[3]));
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t sum = 0;
+		size_t m = sitetab_get(t, 4, pages[k], s);
+
+		check_eq_u64(m, 3);
+		for (size_t j = 0; j < m; j++)
+			sum += s[j].count;
+		check_eq_u64(sum, n[k]);
+	}
+	/* A fifth page: the set's lightest page gives way. */
+	{
+		unsigned light = 0;
+
+		for (unsigned k = 1; k < 4; k++)
+			if (n[k] < n[light])
+				light = k;
+		sitetab_add(t, 4, pages[4], 0x900);
+		check_eq_u64(sitetab_evicted(t), 1);
+		check_eq_u64(sitetab_get(t, 4, pages[light], s), 0);
+		check_eq_u64(sitetab_get(t, 4, pages[4], s), 1);
 	}
 	sitetab_free(t);
 }
@@ -330,6 +410,105 @@ stest_code(void)
 	codetab_free(NULL);
 }
 
+struct code_ref {
+	int32_t pid;
+	uint64_t ip, samples, total;
+	uint32_t epoch;
+};
+
+#define CM_KEYS 6000
+
+/* Finds (pid, ip) in the model of stest_code_model (linear: it is a
+ * test). */
+static struct code_ref *
+code_ref_find(struct code_ref *ref, size_t *n, int32_t pid, uint64_t ip)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (ref[i].pid == pid && ref[i].ip == ip)
+			return &ref[i];
+	if (*n == CM_KEYS)
+		return NULL;
+	ref[*n].pid = pid;
+	ref[*n].ip = ip;
+	return &ref[(*n)++];
+}
+
+static void
+code_model_entry(const struct codetab_entry *e, uint64_t samples, void *ctx)
+{
+	struct code_want *w = ctx;
+
+	w->seen++;
+	w->samples += samples;
+	w->total += e->total;
+}
+
+/* Exact counts against a plain model through the table's doublings (up
+ * to 6000 code addresses, runs at one ip, intervals), then again after a
+ * reset. */
+static void
+stest_code_model(void)
+{
+	static struct code_ref ref[CM_KEYS];
+	struct codetab *t = codetab_new();
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t epoch = 0;
+
+	for (int round = 0; round < 2; round++) {
+		size_t n = 0;
+		bool ok = true;
+
+		for (int i = 0; i < 120000; i++) {
+			int32_t pid;
+			uint64_t ip;
+			struct code_ref *r;
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			if (i % 20000 == 19999) {
+				codetab_next_interval(t);
+				epoch++;
+			}
+			pid = (int32_t)(x % 7);
+			/* Code a fixed stride apart, as functions are. */
+			ip = 0x400000 + (x >> 8) % (CM_KEYS / 7) * 64;
+			r = code_ref_find(ref, &n, pid, ip);
+			for (unsigned k = 0; k <= (x >> 40) % 3; k++) {
+				codetab_add(t, pid, ip);
+				if (r->epoch != epoch)
+					r->samples = 0;
+				r->epoch = epoch;
+				r->samples++;
+				r->total++;
+			}
+		}
+		check_eq_u64(codetab_count(t), n);
+		for (size_t i = 0; i < n && ok; i++) {
+			struct code_want w = { .pid = ref[i].pid,
+					       .ip = ref[i].ip };
+
+			codetab_foreach(t, stest_code_entry, &w);
+			ok &= check_eq_u64(w.seen, 1);
+			ok = ok && check_eq_u64(w.total, ref[i].total);
+			ok = ok && check_eq_u64(w.samples,
+						ref[i].epoch == epoch ?
+						ref[i].samples : 0);
+		}
+		{
+			struct code_want all = { 0 };
+
+			codetab_foreach(t, code_model_entry, &all);
+			check_eq_u64(all.seen, n);
+		}
+		codetab_reset(t);
+		memset(ref, 0, sizeof(ref));
+		epoch = 0;
+		check_eq_u64(codetab_count(t), 0);
+	}
+	codetab_free(t);
+}
+
 #define DS(a, s) PERF_MEM_S(a, s)
 #define LT_PAGES 5000
 #define LT_SRCS 40
@@ -451,8 +630,10 @@ main(void)
 {
 	stest_sites();
 	stest_sites_model();
+	stest_sites_home();
 	stest_lines();
 	stest_code();
+	stest_code_model();
 	stest_levels();
 	stest_u64map();
 	return test_result();
