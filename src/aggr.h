@@ -48,10 +48,18 @@ struct aggr {
 	int16_t *cpu_node_idx;		/* n_cpus */
 	int16_t *node_idx;		/* max_node + 1 */
 	int max_node;
+	/* The same per CPU for aggr_flush, n_cpus + 1 of them, the last
+	 * for a CPU out of range: see aggr.c. */
+	struct aggr_cpu *cpu_acc;
+	/* A batch's samples by (CPU node, page node), each with a row and a
+	 * column for "unknown": (n_nodes + 1)^2, zero between batches; the
+	 * cells a batch touched, in cell_list. */
+	uint64_t *cells;
+	uint32_t *cell_list;
 
 	/* This interval. */
 	struct counts interval;
-	uint64_t *cpu_samples;		/* n_cpus */
+	uint64_t *cpu_samples;		/* n_cpus (+ 1 that aggr.c uses) */
 	uint64_t *node_mem;		/* n_nodes: samples landing there */
 	uint64_t *matrix;		/* n_nodes^2, row = CPU node index */
 	uint64_t *matrix_unknown;	/* n_nodes: page node unknown */
