@@ -134,6 +134,8 @@ ingest_fast_build(struct ingest_fast *f, const struct source *src,
 	ingest_field(f, INGEST_DATA_SRC, data_src, UINT64_MAX);
 	ingest_field(f, INGEST_PHYS, phys, UINT64_MAX);
 	f->cpu_absent = cpu < 0 ? UINT32_MAX : 0;
+	f->bare = !f->mask[INGEST_WEIGHT] && !f->mask[INGEST_DATA_SRC] &&
+		  !f->mask[INGEST_PHYS];
 	f->raw = (int16_t)raw;
 	f->raw_size = raw_size;
 	f->size = (uint16_t)at;
@@ -149,26 +151,45 @@ ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 	return v & f->mask[k];
 }
 
-/* Decodes a record of exactly f->size bytes; as source_classify(). */
-static inline int
-ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
-		   const unsigned char *rec, uint64_t period, struct sample *s)
+/*
+ * Decodes a record of exactly f->size bytes; as source_classify().  With
+ * !all, leaves out what the aggregation does not read (time, period):
+ * ingest_drain's batch slots.
+ */
+static inline __attribute__((always_inline)) int
+ingest_fast_fill(const struct event_spec *ev, const struct ingest_fast *f,
+		 const unsigned char *rec, uint64_t period, struct sample *s,
+		 bool all)
 {
 	uint64_t tid = ingest_get(rec, f, INGEST_TID);
-	uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
 
+	if (all) {
+		uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
+
+		s->time = ingest_get(rec, f, INGEST_TIME);
+		s->period = v ? v : period;
+	}
 	s->ip = ingest_get(rec, f, INGEST_IP);
-	s->time = ingest_get(rec, f, INGEST_TIME);
 	s->pid = (int32_t)(uint32_t)tid;
 	s->tid = (int32_t)(uint32_t)(tid >> 32);
 	s->cpu = (int32_t)((uint32_t)ingest_get(rec, f, INGEST_CPU) |
 			   f->cpu_absent);
-	s->period = v ? v : period;
-	s->weight = ingest_get(rec, f, INGEST_WEIGHT);
-	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
-	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
+	if (f->bare) {
+		s->weight = s->data_src = s->phys_addr = 0;
+	} else {
+		s->weight = ingest_get(rec, f, INGEST_WEIGHT);
+		s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
+		s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
+	}
 	s->addr = ingest_get(rec, f, INGEST_ADDR);
 	return source_classify(ev, s, ingest_get(rec, f, INGEST_ERROR));
+}
+
+static inline int
+ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
+		   const unsigned char *rec, uint64_t period, struct sample *s)
+{
+	return ingest_fast_fill(ev, f, rec, period, s, true);
 }
 
 /* The event a record of ch belongs to, or NULL. */
@@ -288,67 +309,137 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 	return 1;
 }
 
-size_t
-ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
-	     uint64_t period, ring_record_fn other, void *ctx,
-	     struct ring_stats *stats)
+/*
+ * The drain's copy of the fixed layouts of a source's first two events
+ * (one, or loads and stores), in locals so that nothing the loop stores
+ * into a sample can alias them and force a reload per record.  size 0:
+ * no fixed layout (yet); records take the general way, which learns it.
+ */
+static inline __attribute__((always_inline)) void
+ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
+		     struct ingest_fast *lf)
+{
+	for (unsigned k = 0; k < 2; k++) {
+		if (in->fast_src == ch->src && k < ch->src->n_events &&
+		    k < ch->n_fds) {
+			lf[k] = in->fast[k];
+		} else {
+			/* learnt kept: the drain relearns when it changes. */
+			memset(&lf[k], 0, sizeof(lf[k]));
+			lf[k].raw = -1;
+			lf[k].learnt = in->fast[k].learnt;
+		}
+	}
+}
+
+/* ingest_drain's loop, compiled for sources of one event and for the
+ * others (one a constant). */
+static inline __attribute__((always_inline)) void
+ingest_drain_loop(struct ingest *in, const struct channel *ch,
+		  struct ring *r, struct ring_pos *pos, uint64_t period,
+		  ring_record_fn other, void *ctx, const bool one)
 {
 	const struct perf_event_header *hdr;
+	const struct event_spec *evs = ch->src->events;
+	/* As ingest_event: IDENTIFIER tells events apart. */
+	uint64_t id0 = ch->ids[0], id1 = ch->ids[1];
 	struct aggr *a = in->aggr;
 	struct lathist *lat = in->lat;
-	struct ring_pos pos;
 	uint64_t queued = 0;
-	/*
-	 * A source of one event: its fixed layout's size and RAW size kept
-	 * in locals, since every store into a sample (its u8 kind) may alias
-	 * anything and would make the compiler reload them per record.
-	 * size1 0: no fixed layout (yet); records take the general way,
-	 * which learns it.
-	 */
-	const struct event_spec *ev1 = ch->src->n_events == 1 ?
-				       &ch->src->events[0] : NULL;
-	const struct ingest_fast *f1 = &in->fast[0];
-	uint16_t size1 = 0;
-	int16_t raw1 = -1;
-	uint32_t raw_size1 = 0;
+	struct ingest_fast lf[2];
+	const struct source *lsrc = in->fast_src;
+	/* The cursor in a local too (ring_begin's pointer escapes), and
+	 * the batch's fill: a->n_batch is brought up to date before
+	 * anything outside the loop may look at it. */
+	struct ring_pos p = *pos;
+	size_t nb = a->n_batch;
 
-	ring_begin(r, &pos);
-	while ((hdr = ring_next(r, &pos)) != NULL) {
+	ingest_drain_layouts(in, ch, lf);
+	while ((hdr = ring_next(r, &p)) != NULL) {
+		const unsigned char *rec = (const void *)hdr;
+		const struct ingest_fast *f = &lf[0];
 		struct sample *s;
-		uint32_t raw_size = raw_size1;
-		int ret;
+		uint32_t raw_size;
+		int ret, k = 0;
 
 		if (__builtin_expect(hdr->type != PERF_RECORD_SAMPLE, 0)) {
-			if (other != NULL && other(hdr, ctx) != 0)
+			int stop;
+
+			if (other == NULL)
+				continue;
+			a->n_batch = nb;
+			stop = other(hdr, ctx);
+			nb = a->n_batch;
+			if (stop)
 				break;
 			continue;
 		}
-		s = aggr_slot(a);
-		if (hdr->size == size1 && raw1 >= 0)
-			memcpy(&raw_size, (const unsigned char *)hdr + raw1,
-			       sizeof(raw_size));
-		if (hdr->size == size1 && raw_size == raw_size1) {
-			ret = ingest_fast_decode(ev1, f1, (const void *)hdr,
-						 period, s);
+		s = &a->batch[nb];
+		if (!one) {
+			uint64_t id;
+
+			k = -1;
+			if (hdr->size >= sizeof(*hdr) + sizeof(id)) {
+				memcpy(&id, rec + sizeof(*hdr), sizeof(id));
+				k = id == id1 && ch->n_fds >= 2 ? 1 :
+				    id == id0 && ch->n_fds >= 1 ? 0 : -1;
+			}
+			f = &lf[k & 1];
+		}
+		raw_size = f->raw_size;
+		if (hdr->size == f->size && f->raw >= 0)
+			memcpy(&raw_size, rec + f->raw, sizeof(raw_size));
+		if ((one || k >= 0) && hdr->size == f->size &&
+		    raw_size == f->raw_size) {
+			/* The aggregation reads no time: taken here when
+			 * the latency histogram wants it. */
+			ret = ingest_fast_fill(one ? &evs[0] : &evs[k], f, rec,
+					       period, s, false);
+			if (lat && ret > 0)
+				lathist_add(lat, ingest_get(rec, f,
+							    INGEST_TIME));
 		} else {
 			ret = ingest_decode_inline(in, ch, hdr, period, s);
-			if (ev1 && in->fast_src == ch->src) {
-				size1 = f1->size;
-				raw1 = f1->raw;
-				raw_size1 = f1->raw_size;
+			/* Copied again only when a layout was just
+			 * learnt. */
+			if (in->fast_src != lsrc ||
+			    in->fast[0].learnt != lf[0].learnt ||
+			    in->fast[1].learnt != lf[1].learnt) {
+				ingest_drain_layouts(in, ch, lf);
+				lsrc = in->fast_src;
 			}
+			if (lat && ret > 0)
+				lathist_add(lat, s->time);
 		}
 		if (__builtin_expect(ret <= 0, 0)) {
 			ingest_not_queued(in, ret);
 			continue;
 		}
-		if (lat)
-			lathist_add(lat, s->time);
 		queued++;
-		aggr_commit(a);
+		if (__builtin_expect(++nb == AGGR_BATCH, 0)) {
+			a->n_batch = nb;
+			aggr_flush(a);
+			nb = a->n_batch;
+		}
 	}
+	a->n_batch = nb;
 	/* Nothing in the loop reads the count: added once. */
 	in->stats.samples += queued;
+	*pos = p;
+}
+
+size_t
+ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
+	     uint64_t period, ring_record_fn other, void *ctx,
+	     struct ring_stats *stats)
+{
+	struct ring_pos pos;
+
+	ring_begin(r, &pos);
+	if (ch->src->n_events == 1)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true);
+	else
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false);
 	ring_end(r, &pos, stats);
 	return pos.n;
 }

@@ -42,6 +42,7 @@ enum ingest_field {
 struct ingest_fast {
 	uint16_t size;
 	bool learnt;
+	bool bare;		/* no WEIGHT, DATA_SRC, PHYS_ADDR: read as 0 */
 	int16_t raw;
 	uint32_t raw_size;
 	uint32_t cpu_absent;		/* 0xffffffff without CPU: cpu -1 */
