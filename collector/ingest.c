@@ -333,14 +333,18 @@ ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
 }
 
 /* ingest_drain's loop, compiled for sources of one event and for the
- * others (one a constant). */
+ * others, with and without the latency histogram (one and timed are
+ * constants). */
 static inline __attribute__((always_inline)) void
 ingest_drain_loop(struct ingest *in, const struct channel *ch,
 		  struct ring *r, struct ring_pos *pos, uint64_t period,
-		  ring_record_fn other, void *ctx, const bool one)
+		  ring_record_fn other, void *ctx, const bool one,
+		  const bool timed)
 {
 	const struct perf_event_header *hdr;
-	const struct event_spec *evs = ch->src->events;
+	/* The events too: a sample's kind is a u32 like their role, so a
+	 * store to it would make the role be read again per record. */
+	struct event_spec evs[2];
 	/* As ingest_event: IDENTIFIER tells events apart. */
 	uint64_t id0 = ch->ids[0], id1 = ch->ids[1];
 	struct aggr *a = in->aggr;
@@ -349,16 +353,20 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 	struct ingest_fast lf[2];
 	const struct source *lsrc = in->fast_src;
 	/* The cursor in a local too (ring_begin's pointer escapes), and
-	 * the batch's fill: a->n_batch is brought up to date before
-	 * anything outside the loop may look at it. */
+	 * the batch's fill: the next slot s, queued since from; a->n_batch
+	 * is brought up to date before anything outside the loop may look
+	 * at it. */
 	struct ring_pos p = *pos;
-	size_t nb = a->n_batch;
+	struct sample *s = &a->batch[a->n_batch], *from = s;
+	struct sample *end = &a->batch[AGGR_BATCH];
 
 	ingest_drain_layouts(in, ch, lf);
+	evs[0] = ch->src->events[0];
+	if (!one)
+		evs[1] = ch->src->events[1];
 	while ((hdr = ring_next(r, &p)) != NULL) {
 		const unsigned char *rec = (const void *)hdr;
 		const struct ingest_fast *f = &lf[0];
-		struct sample *s;
 		uint32_t raw_size;
 		int ret, k = 0;
 
@@ -367,14 +375,14 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 
 			if (other == NULL)
 				continue;
-			a->n_batch = nb;
+			queued += (uint64_t)(s - from);
+			a->n_batch = (size_t)(s - a->batch);
 			stop = other(hdr, ctx);
-			nb = a->n_batch;
+			s = from = &a->batch[a->n_batch];
 			if (stop)
 				break;
 			continue;
 		}
-		s = &a->batch[nb];
 		if (!one) {
 			uint64_t id;
 
@@ -395,7 +403,7 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 			 * the latency histogram wants it. */
 			ret = ingest_fast_fill(one ? &evs[0] : &evs[k], f, rec,
 					       period, s, false);
-			if (lat && ret > 0)
+			if (timed && ret > 0)
 				lathist_add(lat, ingest_get(rec, f,
 							    INGEST_TIME));
 		} else {
@@ -408,21 +416,22 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 				ingest_drain_layouts(in, ch, lf);
 				lsrc = in->fast_src;
 			}
-			if (lat && ret > 0)
+			if (timed && ret > 0)
 				lathist_add(lat, s->time);
 		}
 		if (__builtin_expect(ret <= 0, 0)) {
 			ingest_not_queued(in, ret);
 			continue;
 		}
-		queued++;
-		if (__builtin_expect(++nb == AGGR_BATCH, 0)) {
-			a->n_batch = nb;
+		if (__builtin_expect(++s == end, 0)) {
+			queued += (uint64_t)(s - from);
+			a->n_batch = AGGR_BATCH;
 			aggr_flush(a);
-			nb = a->n_batch;
+			s = from = &a->batch[a->n_batch];
 		}
 	}
-	a->n_batch = nb;
+	queued += (uint64_t)(s - from);
+	a->n_batch = (size_t)(s - a->batch);
 	/* Nothing in the loop reads the count: added once. */
 	in->stats.samples += queued;
 	*pos = p;
@@ -436,10 +445,18 @@ ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
 	struct ring_pos pos;
 
 	ring_begin(r, &pos);
-	if (ch->src->n_events == 1)
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true);
+	if (ch->src->n_events == 1 && !in->lat)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true,
+				  false);
+	else if (!in->lat)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false,
+				  false);
+	else if (ch->src->n_events == 1)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true,
+				  true);
 	else
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false);
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false,
+				  true);
 	ring_end(r, &pos, stats);
 	return pos.n;
 }
