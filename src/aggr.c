@@ -233,7 +233,10 @@ aggr_node_index(const struct aggr *a, int node)
 #define AGGR_TSLOTS	64
 
 struct aggr_tslot {
-	int32_t tid, pid;	/* pid: the newest, as threadtab keeps */
+	/* A sample's pid and tid as they lie in struct sample, so one
+	 * compare tells whether the slot counts for this thread and pid;
+	 * a new pid for the tid spills first (threadtab keeps the newest). */
+	uint64_t pid_tid;
 	uint32_t n;
 };
 
@@ -249,23 +252,32 @@ struct aggr_run {
 static void
 aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
 {
-	if (ts->n)
-		threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
+	struct sample key;
+
+	if (ts->n) {
+		memcpy(&key.pid, &ts->pid_tid, sizeof(ts->pid_tid));
+		threadtab_add(a->threads, key.pid, key.tid, ts->n);
+	}
 	ts->n = 0;
 }
 
-static inline void
-aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
-		  int32_t tid)
-{
-	struct aggr_tslot *ts = &run->threads[(uint32_t)tid &
-					      (AGGR_TSLOTS - 1)];
+_Static_assert(offsetof(struct sample, tid) ==
+	       offsetof(struct sample, pid) + sizeof(int32_t),
+	       "pid and tid are read as one u64");
 
-	if (__builtin_expect(ts->tid != tid, 0)) {
+static inline void
+aggr_thread_count(struct aggr *a, struct aggr_run *run,
+		  const struct sample *s)
+{
+	struct aggr_tslot *ts = &run->threads[(uint32_t)s->tid &
+					      (AGGR_TSLOTS - 1)];
+	uint64_t pid_tid;
+
+	memcpy(&pid_tid, &s->pid, sizeof(pid_tid));
+	if (__builtin_expect(ts->pid_tid != pid_tid, 0)) {
 		aggr_tslot_spill(a, ts);
-		ts->tid = tid;
+		ts->pid_tid = pid_tid;
 	}
-	ts->pid = pid;
 	ts->n++;
 }
 
@@ -275,7 +287,11 @@ aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
 #define AGGR_F_LOC	2u	/* locality extension (more than one node) */
 #define AGGR_F_WEIGHT	4u	/* weight extension */
 #define AGGR_F_VOTE	8u	/* cpuvote (more than two nodes) */
-#define AGGR_F_ALL	15u
+#define AGGR_F_LIST	16u	/* many cells: list those touched */
+#define AGGR_F_ALL	31u
+
+/* Up to this many cells (three nodes) the fold reads them all. */
+#define AGGR_FEW_CELLS	16
 
 /*
  * Accounts the batch's samples through the entries the lookup found (NULL:
@@ -328,7 +344,9 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		col = (uint16_t)e->node <= max_node ?
 		      (uint32_t)(node_idx[e->node] + 1) : 0;
 		cell = cp->row + col;
-		if (cells[cell]++ == 0)
+		if (!(f & AGGR_F_LIST))
+			cells[cell]++;
+		else if (cells[cell]++ == 0)
 			cell_list[n_cells++] = cell;
 		cpu_samples[cp->slot]++;
 		if ((f & AGGR_F_VOTE) && cp->ci1 &&
@@ -337,7 +355,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 			a->vote_untracked++;
 		if ((f & AGGR_F_LOC) && cp->ci1 && col)
 			pagetab_locality_inc(e, run->loc_off, cp->ci1 == col);
-		aggr_thread_count(a, run, s->pid, s->tid);
+		aggr_thread_count(a, run, s);
 		if (f & AGGR_F_SIDES)
 			sides_account(a->sides, s, pagetab_entry_page(e));
 	}
@@ -345,14 +363,15 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 	a->interval.untracked += untracked;
 }
 
-/* Adds the batch's cells to the node totals and zeroes them again. */
+/* Adds the batch's cells to the node totals and zeroes them again: those
+ * listed, or all of them (list NULL). */
 static void
-aggr_fold(struct aggr *a, const struct aggr_run *run)
+aggr_fold(struct aggr *a, const uint32_t *list, size_t n_list)
 {
 	size_t nn = (size_t)a->n_nodes, nn1 = nn + 1;
 
-	for (size_t k = 0; k < run->n_cells; k++) {
-		uint32_t cell = a->cell_list[k];
+	for (size_t k = 0; k < n_list; k++) {
+		uint32_t cell = list ? list[k] : (uint32_t)k;
 		size_t row = cell / nn1, col = cell % nn1;
 		uint64_t v = a->cells[cell];
 
@@ -472,6 +491,7 @@ aggr_flush(struct aggr *a)
 	struct page_entry *ents[AGGR_BATCH];
 	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
 	struct aggr_run run;
+	size_t n_cells;
 	unsigned f;
 
 	if (n == 0) {
@@ -492,11 +512,16 @@ aggr_flush(struct aggr *a)
 	memset(&run, 0, sizeof(run));
 	run.loc_off = pagetab_loc_off(a->pages);
 	run.weight_off = pagetab_weight_off(a->pages);
+	n_cells = ((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1);
 	f = (a->sides ? AGGR_F_SIDES : 0) | (run.loc_off ? AGGR_F_LOC : 0) |
 	    (run.weight_off ? AGGR_F_WEIGHT : 0) |
-	    (a->cpuvote ? AGGR_F_VOTE : 0);
+	    (a->cpuvote ? AGGR_F_VOTE : 0) |
+	    (n_cells > AGGR_FEW_CELLS ? AGGR_F_LIST : 0);
 	aggr_account_batch(a, &run, ents, n, f);
-	aggr_fold(a, &run);
+	if (f & AGGR_F_LIST)
+		aggr_fold(a, a->cell_list, run.n_cells);
+	else
+		aggr_fold(a, NULL, n_cells);
 	for (size_t i = 0; i < AGGR_TSLOTS; i++)
 		aggr_tslot_spill(a, &run.threads[i]);
 	a->interval.loads += run.kinds[SAMPLE_LOAD];

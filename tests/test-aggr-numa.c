@@ -449,8 +449,8 @@ out:
 /*
  * The accounting loop against a plain model, sample by sample, for each
  * variant aggr_flush compiles: one, two and three nodes (cpuvote, the
- * general loop), with and without weights, with and without the side
- * tables.  Random CPUs (some out of range), kinds (some past
+ * general loop) and four (cells listed as touched), with and without
+ * weights, with and without the side tables.  Random CPUs (some out of range), kinds (some past
  * SAMPLE_OTHER), 70 threads (more than a batch's thread slots), pages on
  * every node, unknown or never asked: every total, the node matrix and
  * unknowns, each CPU, thread and page (kinds, total, local/remote,
@@ -596,13 +596,15 @@ test_account_model(void)
 	static const int one[4] = { 0, 0, 0, 0 };
 	static const int two[6] = { 0, 0, 0, 1, 1, 1 };
 	static const int three[8] = { 0, 0, 1, 1, 2, 2, 2, 0 };
+	static const int four[8] = { 3, 0, 1, 2, 3, 0, 1, 2 };
 
 	for (int v = 0; v < 4; v++) {
 		bool weights = v & 1, sides = v & 2;
 
 		if (!model_run(one, 4, weights, sides, 11 + (uint64_t)v) ||
 		    !model_run(two, 6, weights, sides, 21 + (uint64_t)v) ||
-		    !model_run(three, 8, weights, sides, 31 + (uint64_t)v))
+		    !model_run(three, 8, weights, sides, 31 + (uint64_t)v) ||
+		    !model_run(four, 8, weights, sides, 41 + (uint64_t)v))
 			test_fail_at(__FILE__, __LINE__,
 				     "model mismatch: weights %d sides %d",
 				     weights, sides);
