@@ -332,15 +332,23 @@ ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
 	}
 }
 
-/* ingest_drain's loop, compiled for sources of one event and for the
- * others, with and without the latency histogram (one and timed are
- * constants). */
+/* ingest_drain_loop's role argument besides an enum event_role. */
+#define INGEST_TWO	(-1)	/* two events, told apart by IDENTIFIER */
+#define INGEST_ONE	(-2)	/* one event, of any role */
+
+/*
+ * ingest_drain's loop, compiled for sources of one event and for the
+ * others, with and without the latency histogram (role and timed are
+ * constants).  A role >= 0 is the one event's, known to the compiler so
+ * that source_classify() keeps only its rule.
+ */
 static inline __attribute__((always_inline)) void
 ingest_drain_loop(struct ingest *in, const struct channel *ch,
 		  struct ring *r, struct ring_pos *pos, uint64_t period,
-		  ring_record_fn other, void *ctx, const bool one,
+		  ring_record_fn other, void *ctx, const int role,
 		  const bool timed)
 {
+	const bool one = role != INGEST_TWO;
 	const struct perf_event_header *hdr;
 	/* The events too: a sample's kind is a u32 like their role, so a
 	 * store to it would make the role be read again per record. */
@@ -362,6 +370,8 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 
 	ingest_drain_layouts(in, ch, lf);
 	evs[0] = ch->src->events[0];
+	if (role >= 0)
+		evs[0].role = (enum event_role)role;	/* as it was */
 	if (!one)
 		evs[1] = ch->src->events[1];
 	while ((hdr = ring_next(r, &p)) != NULL) {
@@ -444,19 +454,25 @@ ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
 {
 	struct ring_pos pos;
 
+	bool one = ch->src->n_events == 1;
+	enum event_role role = ch->src->events[0].role;
+
 	ring_begin(r, &pos);
-	if (ch->src->n_events == 1 && !in->lat)
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true,
-				  false);
-	else if (!in->lat)
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false,
-				  false);
-	else if (ch->src->n_events == 1)
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, true,
-				  true);
+	if (in->lat)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  one ? INGEST_ONE : INGEST_TWO, true);
+	else if (!one)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  INGEST_TWO, false);
+	else if (role == ROLE_FAULT_TP)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  ROLE_FAULT_TP, false);
+	else if (role == ROLE_FAULT)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  ROLE_FAULT, false);
 	else
-		ingest_drain_loop(in, ch, r, &pos, period, other, ctx, false,
-				  true);
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  INGEST_ONE, false);
 	ring_end(r, &pos, stats);
 	return pos.n;
 }

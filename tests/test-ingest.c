@@ -158,6 +158,12 @@ setup(struct source *src, struct channel *ch, int layout)
 		ch->ids[0] = 11;
 		ch->ids[1] = 12;
 		ch->ids[2] = 13;
+		if (layout == 3) {
+			/* IBS-like: the same records from one event whose
+			 * kind comes from DATA_SRC. */
+			ev->role = ROLE_OP;
+			src->n_events = 1;
+		}
 	}
 	ch->src = src;
 	ch->n_fds = src->n_events;
@@ -426,6 +432,12 @@ drain_record(struct rec *r, int layout, int i, uint64_t *rng)
 		h = rec_sw(r, pid, addr);
 	else
 		h = rec_pebs(r, 11 + (v >> 50) % 4, addr, (v >> 20) & 0xff);
+	if (layout == 3) {
+		/* DATA_SRC (the last field): loads, stores, neither. */
+		uint64_t ds = (v >> 10) & 0x6;
+
+		memcpy(r->b + h->size - 8, &ds, sizeof(ds));
+	}
 	/* pid/tid follow IDENTIFIER and IP in all three. */
 	memcpy(r->b + 28, &tid, sizeof(tid));
 	return h;
@@ -494,10 +506,11 @@ test_drain(const struct topo *topo)
 	close(fd_a);
 	close(fd_b);
 	/* Each layout with and without the latency histogram: the drain
-	 * is compiled for both. */
-	for (int run = 0; run < 6; run++) {
-		int layout = run % 3;
-		bool timed = run >= 3;
+	 * is compiled for both, and without it for each role of a
+	 * one-event source (layout 3: ROLE_OP). */
+	for (int run = 0; run < 8; run++) {
+		int layout = run % 4;
+		bool timed = run >= 4;
 		struct ingest in_a, in_b;
 		struct aggr a, b;
 		struct source src;
