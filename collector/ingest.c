@@ -332,6 +332,36 @@ ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
 	}
 }
 
+/*
+ * ring_next for the drain: the common record here, from the cursor and
+ * the ring's data area held in the loop's locals, which ring_next would
+ * turn into memory by handing their address to ring_next_slow; any other
+ * record (wrapped, misaligned, malformed) through ring_next on a copy.
+ */
+static inline const struct perf_event_header *
+ingest_next(struct ring *r, const unsigned char *data, uint64_t data_size,
+	    struct ring_pos *pos)
+{
+	uint64_t off = pos->tail & (data_size - 1);
+	uint64_t avail = pos->head - pos->tail;
+	const struct perf_event_header *rec = (const void *)(data + off);
+	struct ring_pos copy;
+
+	if (avail == 0)
+		return NULL;
+	if (__builtin_expect(off % 8 == 0 && rec->size >= sizeof(*rec) &&
+			     rec->size % 8 == 0 && rec->size <= avail &&
+			     off + rec->size <= data_size, 1)) {
+		pos->tail += rec->size;
+		pos->n++;
+		return rec;
+	}
+	copy = *pos;
+	rec = ring_next(r, &copy);
+	*pos = copy;
+	return rec;
+}
+
 /* ingest_drain_loop's role argument besides an enum event_role. */
 #define INGEST_TWO	(-1)	/* two events, told apart by IDENTIFIER */
 #define INGEST_ONE	(-2)	/* one event, of any role */
@@ -365,6 +395,8 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 	 * is brought up to date before anything outside the loop may look
 	 * at it. */
 	struct ring_pos p = *pos;
+	const unsigned char *data = r->data;
+	uint64_t data_size = r->data_size;
 	struct sample *s = &a->batch[a->n_batch], *from = s;
 	struct sample *end = &a->batch[AGGR_BATCH];
 
@@ -374,7 +406,7 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 		evs[0].role = (enum event_role)role;	/* as it was */
 	if (!one)
 		evs[1] = ch->src->events[1];
-	while ((hdr = ring_next(r, &p)) != NULL) {
+	while ((hdr = ingest_next(r, data, data_size, &p)) != NULL) {
 		const unsigned char *rec = (const void *)hdr;
 		const struct ingest_fast *f = &lf[0];
 		uint32_t raw_size;
