@@ -323,6 +323,9 @@ ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
 		if (in->fast_src == ch->src && k < ch->src->n_events &&
 		    k < ch->n_fds) {
 			lf[k] = in->fast[k];
+			/* The loop fills slots without aggr_commit. */
+			if (lf[k].mask[INGEST_WEIGHT] && in->aggr)
+				in->aggr->weights_possible = true;
 		} else {
 			/* learnt kept: the drain relearns when it changes. */
 			memset(&lf[k], 0, sizeof(lf[k]));
@@ -450,6 +453,7 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 							    INGEST_TIME));
 		} else {
 			ret = ingest_decode_inline(in, ch, hdr, period, s);
+			a->weights_possible |= ret > 0 && s->weight;
 			/* Copied again only when a layout was just
 			 * learnt. */
 			if (in->fast_src != lsrc ||

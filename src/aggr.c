@@ -133,6 +133,7 @@ aggr_fini(struct aggr *a)
 void
 aggr_add(struct aggr *a, const struct sample *s)
 {
+	a->weights_possible |= s->weight != 0;
 	a->batch[a->n_batch++] = *s;
 	if (a->n_batch == AGGR_BATCH)
 		aggr_flush(a);
@@ -501,7 +502,7 @@ aggr_flush(struct aggr *a)
 	/* The first sample with a latency brings the weight extension; if
 	 * that fails for want of memory, latencies are not shown. */
 	if (!(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT) &&
-	    aggr_batch_weighs(a))
+	    a->weights_possible && aggr_batch_weighs(a))
 		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
 	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
 	/* Without side tables, nodemap or physnode nothing happens between

@@ -95,6 +95,11 @@ struct aggr {
 
 	struct sample batch[AGGR_BATCH];
 	size_t n_batch;
+	/* A sample with a weight may have been queued since the weight
+	 * extension was last missing: until it is, aggr_flush looks for
+	 * one in each batch.  Whoever fills slots without aggr_commit
+	 * (collector/ingest.c) sets it. */
+	bool weights_possible;
 };
 
 /* topo must outlive the aggr.  nodemap may be NULL.  0 or -ENOMEM. */
@@ -120,6 +125,7 @@ aggr_slot(struct aggr *a)
 static inline void
 aggr_commit(struct aggr *a)
 {
+	a->weights_possible |= a->batch[a->n_batch].weight != 0;
 	if (++a->n_batch == AGGR_BATCH)
 		aggr_flush(a);
 }

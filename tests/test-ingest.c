@@ -443,9 +443,35 @@ drain_record(struct rec *r, int layout, int i, uint64_t *rng)
 	return h;
 }
 
+struct page_match {
+	struct pagetab *self, *other;
+	uint64_t mismatches;
+};
+
+/* The entry's counts (weights too) match those of the other table. */
+static int
+page_match(struct page_entry *e, void *ctx)
+{
+	struct page_match *m = ctx;
+	struct page_entry *o = pagetab_find(m->other, pagetab_entry_pid(e),
+					    pagetab_entry_page(e));
+	struct page_counts ce, co;
+
+	if (!o) {
+		m->mismatches++;
+		return 0;
+	}
+	pagetab_read(m->self, e, &ce);
+	pagetab_read(m->other, o, &co);
+	if (memcmp(&ce, &co, sizeof(ce)) != 0)
+		m->mismatches++;
+	return 0;
+}
+
 static bool
 same_aggr(struct aggr *a, struct aggr *b)
 {
+	struct page_match pm = { .self = a->pages, .other = b->pages };
 	struct thread_entry *ta, *tb;
 	size_t na, nb;
 	bool ok = true;
@@ -459,6 +485,11 @@ same_aggr(struct aggr *a, struct aggr *b)
 	ok &= check_eq_u64(a->mem_unknown, b->mem_unknown);
 	ok &= check_eq_u64(a->cpu_unknown, b->cpu_unknown);
 	ok &= check_eq_u64(pagetab_count(a->pages), pagetab_count(b->pages));
+	/* Every page's counts, weights (and so the weight extension) too. */
+	ok &= check_eq_u64(pagetab_ext(a->pages), pagetab_ext(b->pages));
+	if (ok)
+		pagetab_foreach(a->pages, page_match, &pm);
+	ok &= check_eq_u64(pm.mismatches, 0);
 	ta = threadtab_snapshot(a->threads, &na);
 	tb = threadtab_snapshot(b->threads, &nb);
 	ok &= check_eq_u64(na, nb);
