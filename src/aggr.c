@@ -395,35 +395,26 @@ static void
 aggr_account_batch(struct aggr *a, struct aggr_run *run,
 		   struct page_entry *const *ents, size_t n, unsigned f)
 {
+#define AGGR_CASE(c)						\
+	case (c):						\
+		aggr_account_all(a, run, ents, n, (c));		\
+		break
+
 	switch (f) {
-	case 0:
-		aggr_account_all(a, run, ents, n, 0);
-		break;
-	case AGGR_F_LOC:
-		aggr_account_all(a, run, ents, n, AGGR_F_LOC);
-		break;
-	case AGGR_F_WEIGHT:
-		aggr_account_all(a, run, ents, n, AGGR_F_WEIGHT);
-		break;
-	case AGGR_F_LOC | AGGR_F_WEIGHT:
-		aggr_account_all(a, run, ents, n, AGGR_F_LOC | AGGR_F_WEIGHT);
-		break;
-	case AGGR_F_SIDES:
-		aggr_account_all(a, run, ents, n, AGGR_F_SIDES);
-		break;
-	case AGGR_F_SIDES | AGGR_F_LOC:
-		aggr_account_all(a, run, ents, n, AGGR_F_SIDES | AGGR_F_LOC);
-		break;
-	case AGGR_F_SIDES | AGGR_F_WEIGHT:
-		aggr_account_all(a, run, ents, n,
-				 AGGR_F_SIDES | AGGR_F_WEIGHT);
-		break;
+	AGGR_CASE(0);
+	AGGR_CASE(AGGR_F_LOC);
+	AGGR_CASE(AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_LOC | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_WEIGHT);
 	default:
 		/* More than two nodes, or sides, locality and weight at
 		 * once: a branch for each feature. */
 		aggr_account_all(a, run, ents, n, f & AGGR_F_ALL);
 		break;
 	}
+#undef AGGR_CASE
 }
 
 /* Whether any queued sample carries a weight: no early exit, so the
