@@ -408,9 +408,10 @@ aggr_account_batch(struct aggr *a, struct aggr_run *run,
 	AGGR_CASE(AGGR_F_SIDES);
 	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC);
 	AGGR_CASE(AGGR_F_SIDES | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC | AGGR_F_WEIGHT);
 	default:
-		/* More than two nodes, or sides, locality and weight at
-		 * once: a branch for each feature. */
+		/* More than two nodes (cpuvote; from four on, a list of
+		 * cells): a branch for each feature. */
 		aggr_account_all(a, run, ents, n, f & AGGR_F_ALL);
 		break;
 	}
