@@ -216,12 +216,6 @@ aggr_resolve(struct aggr *a, const bool *want)
 	}
 }
 
-static inline int
-aggr_node_index(const struct aggr *a, int node)
-{
-	return node >= 0 && node <= a->max_node ? a->node_idx[node] : -1;
-}
-
 /*
  * Per-thread counts of one batch, added to the thread table once a thread
  * a batch instead of once a sample: a ring holds one thread's samples,
@@ -253,11 +247,11 @@ struct aggr_run {
 static void
 aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
 {
-	struct sample key;
+	int32_t pid_tid[2];	/* as in struct sample */
 
 	if (ts->n) {
-		memcpy(&key.pid, &ts->pid_tid, sizeof(ts->pid_tid));
-		threadtab_add(a->threads, key.pid, key.tid, ts->n);
+		memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
+		threadtab_add(a->threads, pid_tid[0], pid_tid[1], ts->n);
 	}
 	ts->n = 0;
 }
