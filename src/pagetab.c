@@ -262,23 +262,28 @@ pagetab_get_rest(struct pagetab *t, uint64_t key, uint64_t hash,
  * hashes are known; n <= PAGETAB_MANY. */
 static void
 pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
-			const uint64_t *hashes, size_t n,
+			uint64_t *hashes, size_t n,
 			struct page_entry **out, bool *inserted)
 {
 	size_t moved = 0;	/* keys before this may have moved */
 	uint64_t gen = t->gen;
 	uint16_t epoch = (uint16_t)t->epoch;
-	unsigned char *home[PAGETAB_MANY];
+	unsigned char *home[PAGETAB_MANY + PAGETAB_PREFETCH];
 
-	for (size_t i = 0; i < n && i < PAGETAB_PREFETCH; i++)
+	if (n == 0)
+		return;
+	/* Hashes past the last repeat the first, so that the loop fetches
+	 * ahead without asking whether there is a key there. */
+	for (size_t i = n; i < n + PAGETAB_PREFETCH; i++)
+		hashes[i] = hashes[0];
+	for (size_t i = 0; i < PAGETAB_PREFETCH; i++)
 		home[i] = pagetab_home_slot(t, hashes[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct page_entry *e = (struct page_entry *)home[i];
 		bool ins;
 
-		if (i + PAGETAB_PREFETCH < n)
-			home[i + PAGETAB_PREFETCH] = pagetab_home_slot(t,
-					hashes[i + PAGETAB_PREFETCH]);
+		home[i + PAGETAB_PREFETCH] = pagetab_home_slot(t,
+				hashes[i + PAGETAB_PREFETCH]);
 		/* An empty slot holds key 0, the untrackable key: hence
 		 * the test of the key itself. */
 		if (__builtin_expect(e && keys[i], 1)) {
@@ -299,8 +304,7 @@ pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
 		if (ins && t->gen != gen) {
 			gen = t->gen;
 			moved = i;
-			for (size_t j = i + 1; j < n &&
-			     j <= i + PAGETAB_PREFETCH; j++)
+			for (size_t j = i + 1; j <= i + PAGETAB_PREFETCH; j++)
 				home[j] = pagetab_home_slot(t, hashes[j]);
 		}
 	}
@@ -314,7 +318,7 @@ void
 pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		 size_t n, struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY + PAGETAB_PREFETCH];
 	bool ins[PAGETAB_MANY];
 
 	if (n > PAGETAB_MANY) {
@@ -349,7 +353,7 @@ void
 pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
 		    struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY + PAGETAB_PREFETCH];
 	bool ins[PAGETAB_MANY];
 	unsigned shift = t->page_shift;
 
