@@ -437,7 +437,8 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 				k = id == id1 && ch->n_fds >= 2 ? 1 :
 				    id == id0 && ch->n_fds >= 1 ? 0 : -1;
 			}
-			f = &lf[k & 1];
+			/* Pointers, not an index: no multiply per use. */
+			f = k == 1 ? &lf[1] : &lf[0];
 		}
 		raw_size = f->raw_size;
 		if (hdr->size == f->size && f->raw >= 0)
@@ -446,8 +447,8 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 		    raw_size == f->raw_size) {
 			/* The aggregation reads no time: taken here when
 			 * the latency histogram wants it. */
-			ret = ingest_fast_fill(one ? &evs[0] : &evs[k], f, rec,
-					       period, s, false);
+			ret = ingest_fast_fill(one || k != 1 ? &evs[0] :
+					       &evs[1], f, rec, period, s, false);
 			if (timed && ret > 0)
 				lathist_add(lat, ingest_get(rec, f,
 							    INGEST_TIME));
