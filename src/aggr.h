@@ -93,6 +93,8 @@ struct aggr {
 	 * memory: frames then carry no names. */
 	struct sides *sides;
 
+	/* Queued samples.  The aggregation reads neither time nor period:
+	 * collector/ingest.c's drain leaves them unset. */
 	struct sample batch[AGGR_BATCH];
 	size_t n_batch;
 	/* A sample with a weight may have been queued since the weight
