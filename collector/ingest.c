@@ -134,6 +134,8 @@ ingest_fast_build(struct ingest_fast *f, const struct source *src,
 	ingest_field(f, INGEST_DATA_SRC, data_src, UINT64_MAX);
 	ingest_field(f, INGEST_PHYS, phys, UINT64_MAX);
 	f->cpu_absent = cpu < 0 ? UINT32_MAX : 0;
+	f->bare = !f->mask[INGEST_WEIGHT] && !f->mask[INGEST_DATA_SRC] &&
+		  !f->mask[INGEST_PHYS];
 	f->raw = (int16_t)raw;
 	f->raw_size = raw_size;
 	f->size = (uint16_t)at;
@@ -149,26 +151,45 @@ ingest_get(const unsigned char *rec, const struct ingest_fast *f,
 	return v & f->mask[k];
 }
 
-/* Decodes a record of exactly f->size bytes; as source_classify(). */
-static inline int
-ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
-		   const unsigned char *rec, uint64_t period, struct sample *s)
+/*
+ * Decodes a record of exactly f->size bytes; as source_classify().  With
+ * !all, leaves out what the aggregation does not read (time, period):
+ * ingest_drain's batch slots.
+ */
+static inline __attribute__((always_inline)) int
+ingest_fast_fill(const struct event_spec *ev, const struct ingest_fast *f,
+		 const unsigned char *rec, uint64_t period, struct sample *s,
+		 bool all)
 {
 	uint64_t tid = ingest_get(rec, f, INGEST_TID);
-	uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
 
+	if (all) {
+		uint64_t v = ingest_get(rec, f, INGEST_PERIOD);
+
+		s->time = ingest_get(rec, f, INGEST_TIME);
+		s->period = v ? v : period;
+	}
 	s->ip = ingest_get(rec, f, INGEST_IP);
-	s->time = ingest_get(rec, f, INGEST_TIME);
 	s->pid = (int32_t)(uint32_t)tid;
 	s->tid = (int32_t)(uint32_t)(tid >> 32);
 	s->cpu = (int32_t)((uint32_t)ingest_get(rec, f, INGEST_CPU) |
 			   f->cpu_absent);
-	s->period = v ? v : period;
-	s->weight = ingest_get(rec, f, INGEST_WEIGHT);
-	s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
-	s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
+	if (f->bare) {
+		s->weight = s->data_src = s->phys_addr = 0;
+	} else {
+		s->weight = ingest_get(rec, f, INGEST_WEIGHT);
+		s->data_src = ingest_get(rec, f, INGEST_DATA_SRC);
+		s->phys_addr = ingest_get(rec, f, INGEST_PHYS);
+	}
 	s->addr = ingest_get(rec, f, INGEST_ADDR);
 	return source_classify(ev, s, ingest_get(rec, f, INGEST_ERROR));
+}
+
+static inline int
+ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
+		   const unsigned char *rec, uint64_t period, struct sample *s)
+{
+	return ingest_fast_fill(ev, f, rec, period, s, true);
 }
 
 /* The event a record of ch belongs to, or NULL. */
@@ -288,67 +309,207 @@ ingest_sample(struct ingest *in, const struct channel *ch,
 	return 1;
 }
 
-size_t
-ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
-	     uint64_t period, ring_record_fn other, void *ctx,
-	     struct ring_stats *stats)
+/*
+ * The drain's copy of the fixed layouts of a source's first two events
+ * (one, or loads and stores), in locals so that nothing the loop stores
+ * into a sample can alias them and force a reload per record.  size 0:
+ * no fixed layout (yet); records take the general way, which learns it.
+ */
+static inline __attribute__((always_inline)) void
+ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
+		     struct ingest_fast *lf)
 {
+	for (unsigned k = 0; k < 2; k++) {
+		if (in->fast_src == ch->src && k < ch->src->n_events &&
+		    k < ch->n_fds) {
+			lf[k] = in->fast[k];
+			/* The loop fills slots without aggr_commit. */
+			if (lf[k].mask[INGEST_WEIGHT] && in->aggr)
+				in->aggr->weights_possible = true;
+		} else {
+			/* learnt kept: the drain relearns when it changes. */
+			memset(&lf[k], 0, sizeof(lf[k]));
+			lf[k].raw = -1;
+			lf[k].learnt = in->fast[k].learnt;
+		}
+	}
+}
+
+/*
+ * ring_next for the drain: the common record here, from the cursor and
+ * the ring's data area held in the loop's locals, which ring_next would
+ * turn into memory by handing their address to ring_next_slow; any other
+ * record (wrapped, misaligned, malformed) through ring_next on a copy.
+ */
+static inline const struct perf_event_header *
+ingest_next(struct ring *r, const unsigned char *data, uint64_t data_size,
+	    struct ring_pos *pos)
+{
+	uint64_t off = pos->tail & (data_size - 1);
+	uint64_t avail = pos->head - pos->tail;
+	const struct perf_event_header *rec = (const void *)(data + off);
+	struct ring_pos copy;
+
+	if (avail == 0)
+		return NULL;
+	if (__builtin_expect(off % 8 == 0 && rec->size >= sizeof(*rec) &&
+			     rec->size % 8 == 0 && rec->size <= avail &&
+			     off + rec->size <= data_size, 1)) {
+		pos->tail += rec->size;
+		pos->n++;
+		return rec;
+	}
+	copy = *pos;
+	rec = ring_next(r, &copy);
+	*pos = copy;
+	return rec;
+}
+
+/* ingest_drain_loop's role argument besides an enum event_role. */
+#define INGEST_TWO	(-1)	/* two events, told apart by IDENTIFIER */
+#define INGEST_ONE	(-2)	/* one event, of any role */
+
+/*
+ * ingest_drain's loop, compiled for sources of one event and for the
+ * others, with and without the latency histogram (role and timed are
+ * constants).  A role >= 0 is the one event's, known to the compiler so
+ * that source_classify() keeps only its rule.
+ */
+static inline __attribute__((always_inline)) void
+ingest_drain_loop(struct ingest *in, const struct channel *ch,
+		  struct ring *r, struct ring_pos *pos, uint64_t period,
+		  ring_record_fn other, void *ctx, const int role,
+		  const bool timed)
+{
+	const bool one = role != INGEST_TWO;
 	const struct perf_event_header *hdr;
+	/* The events too: a sample's kind is a u32 like their role, so a
+	 * store to it would make the role be read again per record. */
+	struct event_spec evs[2];
+	/* As ingest_event: IDENTIFIER tells events apart. */
+	uint64_t id0 = ch->ids[0], id1 = ch->ids[1];
 	struct aggr *a = in->aggr;
 	struct lathist *lat = in->lat;
-	struct ring_pos pos;
 	uint64_t queued = 0;
-	/*
-	 * A source of one event: its fixed layout's size and RAW size kept
-	 * in locals, since every store into a sample (its u8 kind) may alias
-	 * anything and would make the compiler reload them per record.
-	 * size1 0: no fixed layout (yet); records take the general way,
-	 * which learns it.
-	 */
-	const struct event_spec *ev1 = ch->src->n_events == 1 ?
-				       &ch->src->events[0] : NULL;
-	const struct ingest_fast *f1 = &in->fast[0];
-	uint16_t size1 = 0;
-	int16_t raw1 = -1;
-	uint32_t raw_size1 = 0;
+	struct ingest_fast lf[2];
+	const struct source *lsrc = in->fast_src;
+	/* The cursor in a local too (ring_begin's pointer escapes), and
+	 * the batch's fill: the next slot s, queued since from; a->n_batch
+	 * is brought up to date before anything outside the loop may look
+	 * at it. */
+	struct ring_pos p = *pos;
+	const unsigned char *data = r->data;
+	uint64_t data_size = r->data_size;
+	struct sample *s = &a->batch[a->n_batch], *from = s;
+	struct sample *end = &a->batch[AGGR_BATCH];
 
-	ring_begin(r, &pos);
-	while ((hdr = ring_next(r, &pos)) != NULL) {
-		struct sample *s;
-		uint32_t raw_size = raw_size1;
-		int ret;
+	ingest_drain_layouts(in, ch, lf);
+	evs[0] = ch->src->events[0];
+	if (role >= 0)
+		evs[0].role = (enum event_role)role;	/* as it was */
+	if (!one)
+		evs[1] = ch->src->events[1];
+	while ((hdr = ingest_next(r, data, data_size, &p)) != NULL) {
+		const unsigned char *rec = (const void *)hdr;
+		const struct ingest_fast *f = &lf[0];
+		uint32_t raw_size;
+		int ret, k = 0;
 
 		if (__builtin_expect(hdr->type != PERF_RECORD_SAMPLE, 0)) {
-			if (other != NULL && other(hdr, ctx) != 0)
+			int stop;
+
+			if (other == NULL)
+				continue;
+			queued += (uint64_t)(s - from);
+			a->n_batch = (size_t)(s - a->batch);
+			stop = other(hdr, ctx);
+			s = from = &a->batch[a->n_batch];
+			if (stop)
 				break;
 			continue;
 		}
-		s = aggr_slot(a);
-		if (hdr->size == size1 && raw1 >= 0)
-			memcpy(&raw_size, (const unsigned char *)hdr + raw1,
-			       sizeof(raw_size));
-		if (hdr->size == size1 && raw_size == raw_size1) {
-			ret = ingest_fast_decode(ev1, f1, (const void *)hdr,
-						 period, s);
+		if (!one) {
+			uint64_t id;
+
+			k = -1;
+			if (hdr->size >= sizeof(*hdr) + sizeof(id)) {
+				memcpy(&id, rec + sizeof(*hdr), sizeof(id));
+				k = id == id1 && ch->n_fds >= 2 ? 1 :
+				    id == id0 && ch->n_fds >= 1 ? 0 : -1;
+			}
+			/* Pointers, not an index: no multiply per use. */
+			f = k == 1 ? &lf[1] : &lf[0];
+		}
+		raw_size = f->raw_size;
+		if (hdr->size == f->size && f->raw >= 0)
+			memcpy(&raw_size, rec + f->raw, sizeof(raw_size));
+		if ((one || k >= 0) && hdr->size == f->size &&
+		    raw_size == f->raw_size) {
+			/* The aggregation reads no time: taken here when
+			 * the latency histogram wants it. */
+			ret = ingest_fast_fill(one || k != 1 ? &evs[0] :
+					       &evs[1], f, rec, period, s, false);
+			if (timed && ret > 0)
+				lathist_add(lat, ingest_get(rec, f,
+							    INGEST_TIME));
 		} else {
 			ret = ingest_decode_inline(in, ch, hdr, period, s);
-			if (ev1 && in->fast_src == ch->src) {
-				size1 = f1->size;
-				raw1 = f1->raw;
-				raw_size1 = f1->raw_size;
+			a->weights_possible |= ret > 0 && s->weight;
+			/* Copied again only when a layout was just
+			 * learnt. */
+			if (in->fast_src != lsrc ||
+			    in->fast[0].learnt != lf[0].learnt ||
+			    in->fast[1].learnt != lf[1].learnt) {
+				ingest_drain_layouts(in, ch, lf);
+				lsrc = in->fast_src;
 			}
+			if (timed && ret > 0)
+				lathist_add(lat, s->time);
 		}
 		if (__builtin_expect(ret <= 0, 0)) {
 			ingest_not_queued(in, ret);
 			continue;
 		}
-		if (lat)
-			lathist_add(lat, s->time);
-		queued++;
-		aggr_commit(a);
+		if (__builtin_expect(++s == end, 0)) {
+			queued += (uint64_t)(s - from);
+			a->n_batch = AGGR_BATCH;
+			aggr_flush(a);
+			s = from = &a->batch[a->n_batch];
+		}
 	}
+	queued += (uint64_t)(s - from);
+	a->n_batch = (size_t)(s - a->batch);
 	/* Nothing in the loop reads the count: added once. */
 	in->stats.samples += queued;
+	*pos = p;
+}
+
+size_t
+ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
+	     uint64_t period, ring_record_fn other, void *ctx,
+	     struct ring_stats *stats)
+{
+	struct ring_pos pos;
+
+	bool one = ch->src->n_events == 1;
+	enum event_role role = ch->src->events[0].role;
+
+	ring_begin(r, &pos);
+	if (in->lat)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  one ? INGEST_ONE : INGEST_TWO, true);
+	else if (!one)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  INGEST_TWO, false);
+	else if (role == ROLE_FAULT_TP)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  ROLE_FAULT_TP, false);
+	else if (role == ROLE_FAULT)
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  ROLE_FAULT, false);
+	else
+		ingest_drain_loop(in, ch, r, &pos, period, other, ctx,
+				  INGEST_ONE, false);
 	ring_end(r, &pos, stats);
 	return pos.n;
 }

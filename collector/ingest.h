@@ -42,6 +42,7 @@ enum ingest_field {
 struct ingest_fast {
 	uint16_t size;
 	bool learnt;
+	bool bare;		/* no WEIGHT, DATA_SRC, PHYS_ADDR: read as 0 */
 	int16_t raw;
 	uint32_t raw_size;
 	uint32_t cpu_absent;		/* 0xffffffff without CPU: cpu -1 */
@@ -89,7 +90,8 @@ int ingest_sample(struct ingest *in, const struct channel *ch,
  * call per record; every other record goes to other (NULL: skipped),
  * which stops the drain by returning non-zero, as with ring_drain.  The
  * caller learns of malformed samples from in->stats.bad.  Returns the
- * number of records read.
+ * number of records read.  The samples it queues carry no time or period
+ * (the aggregation reads neither; the latency histogram gets the time).
  */
 size_t ingest_drain(struct ingest *in, const struct channel *ch,
 		    struct ring *r, uint64_t period, ring_record_fn other,

@@ -22,6 +22,19 @@ _Static_assert(AGGR_BATCH <= PAGETAB_MANY, "batch larger than a lookup");
 /* Samples ahead whose side-table slots are fetched while one is counted. */
 #define AGGR_PREFETCH	8
 
+/*
+ * What aggr_flush needs of a sample's CPU, in one place: the row of its
+ * node in the batch's cells ((node index + 1) * (n_nodes + 1); 0 for a
+ * CPU without a node or out of range), that node index + 1 (0: none),
+ * and the cpu_samples slot it counts in (slot n_cpus, never read, when
+ * it counts in cpu_unknown instead).
+ */
+struct aggr_cpu {
+	uint32_t row;
+	uint32_t ci1;
+	uint32_t slot;
+};
+
 /* The per-sample lookups of CPU -> node index and node -> index. */
 static int
 aggr_init_index(struct aggr *a)
@@ -38,6 +51,21 @@ aggr_init_index(struct aggr *a)
 		a->cpu_node_idx[c] = (int16_t)topo_cpu_node_index(a->topo, c);
 	for (int n = 0; n <= a->max_node; n++)
 		a->node_idx[n] = (int16_t)topo_node_index(a->topo, n);
+	a->cpu_acc = calloc((size_t)a->n_cpus + 1, sizeof(*a->cpu_acc));
+	a->cells = calloc(((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1),
+			  sizeof(*a->cells));
+	a->cell_list = calloc(AGGR_BATCH, sizeof(*a->cell_list));
+	if (!a->cpu_acc || !a->cells || !a->cell_list)
+		return -ENOMEM;
+	for (int c = 0; c <= a->n_cpus; c++) {
+		int ci = c < a->n_cpus ? a->cpu_node_idx[c] : -1;
+
+		a->cpu_acc[c].ci1 = (uint32_t)(ci + 1);
+		a->cpu_acc[c].row = (uint32_t)(ci + 1) *
+				    (uint32_t)(a->n_nodes + 1);
+		a->cpu_acc[c].slot = ci >= 0 ? (uint32_t)c :
+					       (uint32_t)a->n_cpus;
+	}
 	return 0;
 }
 
@@ -55,7 +83,7 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	nn = (size_t)a->n_nodes;
 	a->pages = pagetab_new(page_shift, max_pages);
 	a->threads = threadtab_new();
-	a->cpu_samples = calloc((size_t)a->n_cpus, sizeof(uint64_t));
+	a->cpu_samples = calloc((size_t)a->n_cpus + 1, sizeof(uint64_t));
 	a->node_mem = calloc(nn, sizeof(uint64_t));
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
 	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
@@ -87,6 +115,12 @@ aggr_fini(struct aggr *a)
 	free(a->cpu_node_idx);
 	free(a->node_idx);
 	a->cpu_node_idx = a->node_idx = NULL;
+	free(a->cpu_acc);
+	a->cpu_acc = NULL;
+	free(a->cells);
+	a->cells = NULL;
+	free(a->cell_list);
+	a->cell_list = NULL;
 	cpuvote_free(a->cpuvote);
 	a->cpuvote = NULL;
 	sides_free(a->sides);
@@ -99,6 +133,7 @@ aggr_fini(struct aggr *a)
 void
 aggr_add(struct aggr *a, const struct sample *s)
 {
+	a->weights_possible |= s->weight != 0;
 	a->batch[a->n_batch++] = *s;
 	if (a->n_batch == AGGR_BATCH)
 		aggr_flush(a);
@@ -181,12 +216,6 @@ aggr_resolve(struct aggr *a, const bool *want)
 	}
 }
 
-static inline int
-aggr_node_index(const struct aggr *a, int node)
-{
-	return node >= 0 && node <= a->max_node ? a->node_idx[node] : -1;
-}
-
 /*
  * Per-thread counts of one batch, added to the thread table once a thread
  * a batch instead of once a sample: a ring holds one thread's samples,
@@ -199,7 +228,10 @@ aggr_node_index(const struct aggr *a, int node)
 #define AGGR_TSLOTS	64
 
 struct aggr_tslot {
-	int32_t tid, pid;	/* pid: the newest, as threadtab keeps */
+	/* A sample's pid and tid as they lie in struct sample, so one
+	 * compare tells whether the slot counts for this thread and pid;
+	 * a new pid for the tid spills first (threadtab keeps the newest). */
+	uint64_t pid_tid;
 	uint32_t n;
 };
 
@@ -208,111 +240,208 @@ struct aggr_run {
 	uint64_t kinds[3];
 	unsigned loc_off;	/* the page table's extensions, 0 none */
 	unsigned weight_off;
+	size_t n_cells;		/* cells touched (aggr->cell_list) */
 	struct aggr_tslot threads[AGGR_TSLOTS];
 };
 
 static void
 aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
 {
-	if (ts->n)
-		threadtab_add(a->threads, ts->pid, ts->tid, ts->n);
+	int32_t pid_tid[2];	/* as in struct sample */
+
+	if (ts->n) {
+		memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
+		threadtab_add(a->threads, pid_tid[0], pid_tid[1], ts->n);
+	}
 	ts->n = 0;
 }
 
-static inline void
-aggr_thread_count(struct aggr *a, struct aggr_run *run, int32_t pid,
-		  int32_t tid)
-{
-	struct aggr_tslot *ts = &run->threads[(uint32_t)tid &
-					      (AGGR_TSLOTS - 1)];
+_Static_assert(offsetof(struct sample, tid) ==
+	       offsetof(struct sample, pid) + sizeof(int32_t),
+	       "pid and tid are read as one u64");
 
-	if (__builtin_expect(ts->tid != tid, 0)) {
+static inline void
+aggr_thread_count(struct aggr *a, struct aggr_run *run,
+		  const struct sample *s)
+{
+	struct aggr_tslot *ts = &run->threads[(uint32_t)s->tid &
+					      (AGGR_TSLOTS - 1)];
+	uint64_t pid_tid;
+
+	memcpy(&pid_tid, &s->pid, sizeof(pid_tid));
+	if (__builtin_expect(ts->pid_tid != pid_tid, 0)) {
 		aggr_tslot_spill(a, ts);
-		ts->tid = tid;
+		ts->pid_tid = pid_tid;
 	}
-	ts->pid = pid;
 	ts->n++;
 }
 
+/* The features aggr_account_all is compiled for, each one a loop with
+ * only the branches it needs. */
+#define AGGR_F_SIDES	1u	/* side tables */
+#define AGGR_F_LOC	2u	/* locality extension (more than one node) */
+#define AGGR_F_WEIGHT	4u	/* weight extension */
+#define AGGR_F_VOTE	8u	/* cpuvote (more than two nodes) */
+#define AGGR_F_LIST	16u	/* many cells: list those touched */
+#define AGGR_F_ALL	31u
+
+/* Up to this many cells (three nodes) the fold reads them all. */
+#define AGGR_FEW_CELLS	16
+
+/*
+ * Accounts the batch's samples through the entries the lookup found (NULL:
+ * untracked).  The node counts go to the batch's cells first, one add a
+ * sample whatever is known of the CPU's and the page's node; aggr_fold
+ * spreads them over the node totals.  f is a constant in every caller.
+ */
 static inline __attribute__((always_inline)) void
-aggr_account(struct aggr *a, struct aggr_run *run, const struct sample *s,
-	     struct page_entry *e)
+aggr_account_all(struct aggr *a, struct aggr_run *run,
+		 struct page_entry *const *ents, size_t n, unsigned f)
 {
-	int ci = -1, nj;
-	size_t nn = (size_t)a->n_nodes;
-	unsigned kind = s->kind <= SAMPLE_OTHER ? s->kind : SAMPLE_OTHER;
+	const struct aggr_cpu *cpus = a->cpu_acc;
+	const int16_t *node_idx = a->node_idx;
+	uint64_t *cells = a->cells, *cpu_samples = a->cpu_samples;
+	uint32_t *cell_list = a->cell_list;
+	uint32_t n_cpus = (uint32_t)a->n_cpus;
+	uint16_t max_node = (uint16_t)a->max_node;
+	struct pagetab *pages = a->pages;
+	size_t n_cells = run->n_cells;
+	uint64_t untracked = 0;
 
-	run->kinds[kind]++;
-	pagetab_count1(a->pages, e, kind);
-	if (s->weight && run->weight_off)
-		pagetab_weight_add(a->pages, e, run->weight_off, s->weight);
-	if ((uint32_t)s->cpu < (uint32_t)a->n_cpus)
-		ci = a->cpu_node_idx[s->cpu];
-	nj = aggr_node_index(a, e->node);
-	if (a->cpuvote && ci >= 0 &&
-	    cpuvote_add(a->cpuvote, s->pid, pagetab_entry_page(e), ci) < 0)
-		a->vote_untracked++;
+	for (size_t i = 0; i < n; i++) {
+		const struct sample *s = &a->batch[i];
+		struct page_entry *e = ents[i];
+		const struct aggr_cpu *cp;
+		unsigned kind;
+		uint32_t c, col, cell;
 
-	if (nj >= 0)
-		a->node_mem[nj]++;
-	else
-		a->mem_unknown++;
-	if (ci < 0) {
-		a->cpu_unknown++;
-	} else {
-		a->cpu_samples[s->cpu]++;
-		if (nj >= 0) {
-			a->matrix[(size_t)ci * nn + (size_t)nj]++;
-			if (run->loc_off)
-				pagetab_locality_inc(e, run->loc_off,
-						     ci == nj);
-		} else {
-			a->matrix_unknown[ci]++;
+		/* The side tables are as large as the page table. */
+		if ((f & AGGR_F_SIDES) && i + AGGR_PREFETCH < n &&
+		    ents[i + AGGR_PREFETCH])
+			sides_prefetch(a->sides,
+				       a->batch[i + AGGR_PREFETCH].pid,
+				       pagetab_entry_page(
+					       ents[i + AGGR_PREFETCH]));
+		if (__builtin_expect(!e, 0)) {
+			untracked++;
+			continue;
 		}
+		kind = s->kind <= SAMPLE_OTHER ? s->kind : SAMPLE_OTHER;
+		run->kinds[kind]++;
+		pagetab_count1(pages, e, kind);
+		if ((f & AGGR_F_WEIGHT) && s->weight)
+			pagetab_weight_add(pages, e, run->weight_off,
+					   s->weight);
+		c = (uint32_t)s->cpu < n_cpus ? (uint32_t)s->cpu : n_cpus;
+		cp = &cpus[c];
+		/* Node numbers past max_node and PAGE_NODE_* (negative, so
+		 * large as u16) have no index: column 0. */
+		col = (uint16_t)e->node <= max_node ?
+		      (uint32_t)(node_idx[e->node] + 1) : 0;
+		cell = cp->row + col;
+		if (!(f & AGGR_F_LIST))
+			cells[cell]++;
+		else if (cells[cell]++ == 0)
+			cell_list[n_cells++] = cell;
+		cpu_samples[cp->slot]++;
+		if ((f & AGGR_F_VOTE) && cp->ci1 &&
+		    cpuvote_add(a->cpuvote, s->pid, pagetab_entry_page(e),
+				(int)cp->ci1 - 1) < 0)
+			a->vote_untracked++;
+		if ((f & AGGR_F_LOC) && cp->ci1 && col)
+			pagetab_locality_inc(e, run->loc_off, cp->ci1 == col);
+		aggr_thread_count(a, run, s);
+		if (f & AGGR_F_SIDES)
+			sides_account(a->sides, s, pagetab_entry_page(e));
 	}
-	aggr_thread_count(a, run, s->pid, s->tid);
-	if (a->sides)
-		sides_account(a->sides, s, pagetab_entry_page(e));
+	run->n_cells = n_cells;
+	a->interval.untracked += untracked;
+}
+
+/* Adds the batch's cells to the node totals and zeroes them again: those
+ * listed, or all of them (list NULL). */
+static void
+aggr_fold(struct aggr *a, const uint32_t *list, size_t n_list)
+{
+	size_t nn = (size_t)a->n_nodes, nn1 = nn + 1;
+
+	for (size_t k = 0; k < n_list; k++) {
+		uint32_t cell = list ? list[k] : (uint32_t)k;
+		size_t row = cell / nn1, col = cell % nn1;
+		uint64_t v = a->cells[cell];
+
+		a->cells[cell] = 0;
+		if (col)
+			a->node_mem[col - 1] += v;
+		else
+			a->mem_unknown += v;
+		if (!row)
+			a->cpu_unknown += v;
+		else if (col)
+			a->matrix[(row - 1) * nn + col - 1] += v;
+		else
+			a->matrix_unknown[row - 1] += v;
+	}
+}
+
+/* aggr_account_all for the features on, f, with f a constant. */
+static void
+aggr_account_batch(struct aggr *a, struct aggr_run *run,
+		   struct page_entry *const *ents, size_t n, unsigned f)
+{
+#define AGGR_CASE(c)						\
+	case (c):						\
+		aggr_account_all(a, run, ents, n, (c));		\
+		break
+
+	switch (f) {
+	AGGR_CASE(0);
+	AGGR_CASE(AGGR_F_LOC);
+	AGGR_CASE(AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_LOC | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC | AGGR_F_WEIGHT);
+	default:
+		/* More than two nodes (cpuvote; from four on, a list of
+		 * cells): a branch for each feature. */
+		aggr_account_all(a, run, ents, n, f & AGGR_F_ALL);
+		break;
+	}
+#undef AGGR_CASE
+}
+
+/* Whether any queued sample carries a weight: no early exit, so the
+ * loop is a chain of ORs. */
+static bool
+aggr_batch_weighs(const struct aggr *a)
+{
+	uint64_t any = 0;
+
+	for (size_t i = 0; i < a->n_batch; i++)
+		any |= a->batch[i].weight;
+	return any != 0;
 }
 
 /*
- * A batch: every page looked up (inserted when new) in one pass with the
- * slots of later samples prefetched, then move_pages for the pages that
- * need it, then each sample accounted through the entry found in the
- * first pass (nothing is inserted in between, so the pointers hold).
+ * Page -> node work of a batch, between lookup and accounting: side tables
+ * told of new pages, nodes from PHYS_ADDR, pages queued for move_pages.
+ * Returns whether any page is queued (want[]).
  */
-void
-aggr_flush(struct aggr *a)
+static bool
+aggr_decide(struct aggr *a, struct page_entry *const *ents,
+	    const bool *inserted, bool *want)
 {
-	size_t n = a->n_batch;
-	struct page_entry *ents[AGGR_BATCH];
-	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
 	bool any_query = false;
-	struct aggr_run run;
 
-	if (n == 0) {
-		sides_flush_end(a->sides);
-		return;
-	}
-	/* The first sample with a latency brings the weight extension; if
-	 * that fails for want of memory, latencies are not shown. */
-	if (!(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT)) {
-		for (size_t i = 0; i < n; i++)
-			if (a->batch[i].weight) {
-				pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
-				break;
-			}
-	}
-	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < a->n_batch; i++) {
 		const struct sample *s = &a->batch[i];
 		struct page_entry *e = ents[i];
 
 		want[i] = false;
-		if (!e) {
-			a->interval.untracked++;
+		if (!e)
 			continue;
-		}
 		if (inserted[i] && a->sides)
 			sides_new_page(a->sides, s->pid, s->addr);
 		/* The node at sample time, from the memory-block map: no
@@ -333,22 +462,53 @@ aggr_flush(struct aggr *a)
 			any_query = true;
 		}
 	}
-	if (any_query)
+	return any_query;
+}
+
+/*
+ * A batch: every page looked up (inserted when new) in one pass with the
+ * slots of later samples prefetched, then move_pages for the pages that
+ * need it, then each sample accounted through the entry found in the
+ * first pass (nothing is inserted in between, so the pointers hold).
+ */
+void
+aggr_flush(struct aggr *a)
+{
+	size_t n = a->n_batch;
+	struct page_entry *ents[AGGR_BATCH];
+	bool inserted[AGGR_BATCH], want[AGGR_BATCH];
+	struct aggr_run run;
+	size_t n_cells;
+	unsigned f;
+
+	if (n == 0) {
+		sides_flush_end(a->sides);
+		return;
+	}
+	/* The first sample with a latency brings the weight extension; if
+	 * that fails for want of memory, latencies are not shown. */
+	if (!(pagetab_ext(a->pages) & PAGETAB_EXT_WEIGHT) &&
+	    a->weights_possible && aggr_batch_weighs(a))
+		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
+	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
+	/* Without side tables, nodemap or physnode nothing happens between
+	 * lookup and accounting. */
+	if ((a->sides || a->nodemap || a->physnode) &&
+	    aggr_decide(a, ents, inserted, want))
 		aggr_resolve(a, want);
 	memset(&run, 0, sizeof(run));
 	run.loc_off = pagetab_loc_off(a->pages);
 	run.weight_off = pagetab_weight_off(a->pages);
-	for (size_t i = 0; i < n; i++) {
-		/* The side tables are as large as the page table. */
-		if (a->sides && i + AGGR_PREFETCH < n &&
-		    ents[i + AGGR_PREFETCH])
-			sides_prefetch(a->sides,
-				       a->batch[i + AGGR_PREFETCH].pid,
-				       pagetab_entry_page(
-					       ents[i + AGGR_PREFETCH]));
-		if (ents[i])
-			aggr_account(a, &run, &a->batch[i], ents[i]);
-	}
+	n_cells = ((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1);
+	f = (a->sides ? AGGR_F_SIDES : 0) | (run.loc_off ? AGGR_F_LOC : 0) |
+	    (run.weight_off ? AGGR_F_WEIGHT : 0) |
+	    (a->cpuvote ? AGGR_F_VOTE : 0) |
+	    (n_cells > AGGR_FEW_CELLS ? AGGR_F_LIST : 0);
+	aggr_account_batch(a, &run, ents, n, f);
+	if (f & AGGR_F_LIST)
+		aggr_fold(a, a->cell_list, run.n_cells);
+	else
+		aggr_fold(a, NULL, n_cells);
 	for (size_t i = 0; i < AGGR_TSLOTS; i++)
 		aggr_tslot_spill(a, &run.threads[i]);
 	a->interval.loads += run.kinds[SAMPLE_LOAD];

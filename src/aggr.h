@@ -48,10 +48,18 @@ struct aggr {
 	int16_t *cpu_node_idx;		/* n_cpus */
 	int16_t *node_idx;		/* max_node + 1 */
 	int max_node;
+	/* The same per CPU for aggr_flush, n_cpus + 1 of them, the last
+	 * for a CPU out of range: see aggr.c. */
+	struct aggr_cpu *cpu_acc;
+	/* A batch's samples by (CPU node, page node), each with a row and a
+	 * column for "unknown": (n_nodes + 1)^2, zero between batches; the
+	 * cells a batch touched, in cell_list. */
+	uint64_t *cells;
+	uint32_t *cell_list;
 
 	/* This interval. */
 	struct counts interval;
-	uint64_t *cpu_samples;		/* n_cpus */
+	uint64_t *cpu_samples;		/* n_cpus (+ 1 that aggr.c uses) */
 	uint64_t *node_mem;		/* n_nodes: samples landing there */
 	uint64_t *matrix;		/* n_nodes^2, row = CPU node index */
 	uint64_t *matrix_unknown;	/* n_nodes: page node unknown */
@@ -85,8 +93,15 @@ struct aggr {
 	 * memory: frames then carry no names. */
 	struct sides *sides;
 
+	/* Queued samples.  The aggregation reads neither time nor period:
+	 * collector/ingest.c's drain leaves them unset. */
 	struct sample batch[AGGR_BATCH];
 	size_t n_batch;
+	/* A sample with a weight may have been queued since the weight
+	 * extension was last missing: until it is, aggr_flush looks for
+	 * one in each batch.  Whoever fills slots without aggr_commit
+	 * (collector/ingest.c) sets it. */
+	bool weights_possible;
 };
 
 /* topo must outlive the aggr.  nodemap may be NULL.  0 or -ENOMEM. */
@@ -112,6 +127,7 @@ aggr_slot(struct aggr *a)
 static inline void
 aggr_commit(struct aggr *a)
 {
+	a->weights_possible |= a->batch[a->n_batch].weight != 0;
 	if (++a->n_batch == AGGR_BATCH)
 		aggr_flush(a);
 }

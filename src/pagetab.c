@@ -201,47 +201,111 @@ pagetab_get(struct pagetab *t, int32_t pid, uint64_t addr, bool *inserted)
 	return e;
 }
 
-/* Brings the slot a key will probe first into the cache. */
-static inline void
-pagetab_prefetch(const struct pagetab *t, uint64_t hash)
+/*
+ * What pagetab_get_hashed_many keeps of a key served PAGETAB_PREFETCH
+ * keys ahead: its home slot, fetched into the cache then, so that the
+ * lookup starts there without computing it again (unless a subtable has
+ * grown since: t->gen says).
+ */
+static inline unsigned char *
+pagetab_home_slot(const struct pagetab *t, uint64_t hash)
 {
 	const struct pagetab_sub *s = pagetab_sub_of(t, hash);
-	const unsigned char *p;
+	unsigned char *p;
 
 	if (!s->cap)
-		return;
+		return NULL;
 	p = s->slots + pagetab_home(s->cap, hash) * t->stride;
 	__builtin_prefetch(p, 1);
 	/* A slot may straddle two cache lines. */
 	__builtin_prefetch(p + t->stride - 1, 1);
+	return p;
+}
+
+/* pagetab_probe from the slot after e, a slot of hash's array that does
+ * not hold key. */
+static inline struct page_entry *
+pagetab_probe_on(const struct pagetab *t, struct page_entry *e,
+		 uint64_t hash, uint64_t key)
+{
+	const struct pagetab_sub *s = pagetab_sub_of(t, hash);
+	unsigned char *p = (unsigned char *)e, *end;
+	unsigned stride = t->stride;
+
+	end = s->slots + (size_t)s->cap * stride;
+	do {
+		p += stride;
+		if (p == end)
+			p = s->slots;
+		e = (struct page_entry *)p;
+	} while (e->key != key && e->key != 0);
+	return e;
+}
+
+/*
+ * The rest of a lookup that did not find the key of the current
+ * interval on its probe chain: a new interval's first touch, an insert,
+ * an untrackable key (0).  Out of line: the loop keeps only the
+ * common case.
+ */
+static __attribute__((noinline)) struct page_entry *
+pagetab_get_rest(struct pagetab *t, uint64_t key, uint64_t hash,
+		 bool *inserted)
+{
+	*inserted = false;
+	if (!key)
+		return NULL;
+	return pagetab_get_hashed(t, key, hash, inserted);
 }
 
 /* pagetab_get_many's work once the keys (0: untrackable) and their
  * hashes are known; n <= PAGETAB_MANY. */
 static void
 pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
-			const uint64_t *hashes, size_t n,
+			uint64_t *hashes, size_t n,
 			struct page_entry **out, bool *inserted)
 {
 	size_t moved = 0;	/* keys before this may have moved */
 	uint64_t gen = t->gen;
+	uint16_t epoch = (uint16_t)t->epoch;
+	unsigned char *home[PAGETAB_MANY + PAGETAB_PREFETCH];
 
-	for (size_t i = 0; i < n && i < PAGETAB_PREFETCH; i++)
-		pagetab_prefetch(t, hashes[i]);
+	if (n == 0)
+		return;
+	/* Hashes past the last repeat the first, so that the loop fetches
+	 * ahead without asking whether there is a key there. */
+	for (size_t i = n; i < n + PAGETAB_PREFETCH; i++)
+		hashes[i] = hashes[0];
+	for (size_t i = 0; i < PAGETAB_PREFETCH; i++)
+		home[i] = pagetab_home_slot(t, hashes[i]);
 	for (size_t i = 0; i < n; i++) {
-		bool ins = false;
+		struct page_entry *e = (struct page_entry *)home[i];
+		bool ins;
 
-		if (i + PAGETAB_PREFETCH < n)
-			pagetab_prefetch(t, hashes[i + PAGETAB_PREFETCH]);
-		out[i] = keys[i] ? pagetab_get_hashed(t, keys[i], hashes[i],
-						      &ins) : NULL;
-		if (inserted)
-			inserted[i] = ins;
+		home[i + PAGETAB_PREFETCH] = pagetab_home_slot(t,
+				hashes[i + PAGETAB_PREFETCH]);
+		/* An empty slot holds key 0, the untrackable key: hence
+		 * the test of the key itself. */
+		if (__builtin_expect(e && keys[i], 1)) {
+			if (e->key != keys[i])
+				e = pagetab_probe_on(t, e, hashes[i], keys[i]);
+			if (__builtin_expect(e->key == keys[i] &&
+					     e->epoch == epoch, 1)) {
+				out[i] = e;
+				inserted[i] = false;
+				continue;
+			}
+		}
+		out[i] = pagetab_get_rest(t, keys[i], hashes[i], &ins);
+		inserted[i] = ins;
 		/* Only an insert grows a subtable, moving the entries of the
-		 * keys served before this one. */
+		 * keys served before this one and the home slots fetched
+		 * for those after it. */
 		if (ins && t->gen != gen) {
 			gen = t->gen;
 			moved = i;
+			for (size_t j = i + 1; j <= i + PAGETAB_PREFETCH; j++)
+				home[j] = pagetab_home_slot(t, hashes[j]);
 		}
 	}
 	for (size_t i = 0; i < moved; i++)
@@ -254,7 +318,8 @@ void
 pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		 size_t n, struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY + PAGETAB_PREFETCH];
+	bool ins[PAGETAB_MANY];
 
 	if (n > PAGETAB_MANY) {
 		size_t last = (n - 1) % PAGETAB_MANY + 1;
@@ -280,20 +345,24 @@ pagetab_get_many(struct pagetab *t, const int32_t *pid, const uint64_t *addr,
 		keys[i] = pagetab_key(pid[i], addr[i] >> t->page_shift);
 		hashes[i] = pagetab_hash(keys[i]);
 	}
-	pagetab_get_hashed_many(t, keys, hashes, n, out, inserted);
+	pagetab_get_hashed_many(t, keys, hashes, n, out,
+				inserted ? inserted : ins);
 }
 
 void
 pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
 		    struct page_entry **out, bool *inserted)
 {
-	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY];
+	uint64_t keys[PAGETAB_MANY], hashes[PAGETAB_MANY + PAGETAB_PREFETCH];
+	bool ins[PAGETAB_MANY];
+	unsigned shift = t->page_shift;
 
 	for (size_t i = 0; i < n; i++) {
-		keys[i] = pagetab_key(s[i].pid, s[i].addr >> t->page_shift);
+		keys[i] = pagetab_key(s[i].pid, s[i].addr >> shift);
 		hashes[i] = pagetab_hash(keys[i]);
 	}
-	pagetab_get_hashed_many(t, keys, hashes, n, out, inserted);
+	pagetab_get_hashed_many(t, keys, hashes, n, out,
+				inserted ? inserted : ins);
 }
 
 struct page_entry *

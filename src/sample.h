@@ -24,7 +24,9 @@ struct sample {
 	int32_t pid;		/* -1 = unknown (exiting task) */
 	int32_t tid;
 	int32_t cpu;		/* -1 = unknown */
-	uint8_t kind;		/* enum sample_kind */
+	/* enum sample_kind.  Not a char type: a store to one may alias
+	 * anything, and the decode loop would reload its state after each. */
+	uint32_t kind;
 };
 
 #endif

@@ -158,6 +158,12 @@ setup(struct source *src, struct channel *ch, int layout)
 		ch->ids[0] = 11;
 		ch->ids[1] = 12;
 		ch->ids[2] = 13;
+		if (layout == 3) {
+			/* IBS-like: the same records from one event whose
+			 * kind comes from DATA_SRC. */
+			ev->role = ROLE_OP;
+			src->n_events = 1;
+		}
 	}
 	ch->src = src;
 	ch->n_fds = src->n_events;
@@ -426,14 +432,46 @@ drain_record(struct rec *r, int layout, int i, uint64_t *rng)
 		h = rec_sw(r, pid, addr);
 	else
 		h = rec_pebs(r, 11 + (v >> 50) % 4, addr, (v >> 20) & 0xff);
+	if (layout == 3) {
+		/* DATA_SRC (the last field): loads, stores, neither. */
+		uint64_t ds = (v >> 10) & 0x6;
+
+		memcpy(r->b + h->size - 8, &ds, sizeof(ds));
+	}
 	/* pid/tid follow IDENTIFIER and IP in all three. */
 	memcpy(r->b + 28, &tid, sizeof(tid));
 	return h;
 }
 
+struct page_match {
+	struct pagetab *self, *other;
+	uint64_t mismatches;
+};
+
+/* The entry's counts (weights too) match those of the other table. */
+static int
+page_match(struct page_entry *e, void *ctx)
+{
+	struct page_match *m = ctx;
+	struct page_entry *o = pagetab_find(m->other, pagetab_entry_pid(e),
+					    pagetab_entry_page(e));
+	struct page_counts ce, co;
+
+	if (!o) {
+		m->mismatches++;
+		return 0;
+	}
+	pagetab_read(m->self, e, &ce);
+	pagetab_read(m->other, o, &co);
+	if (memcmp(&ce, &co, sizeof(ce)) != 0)
+		m->mismatches++;
+	return 0;
+}
+
 static bool
 same_aggr(struct aggr *a, struct aggr *b)
 {
+	struct page_match pm = { .self = a->pages, .other = b->pages };
 	struct thread_entry *ta, *tb;
 	size_t na, nb;
 	bool ok = true;
@@ -447,6 +485,11 @@ same_aggr(struct aggr *a, struct aggr *b)
 	ok &= check_eq_u64(a->mem_unknown, b->mem_unknown);
 	ok &= check_eq_u64(a->cpu_unknown, b->cpu_unknown);
 	ok &= check_eq_u64(pagetab_count(a->pages), pagetab_count(b->pages));
+	/* Every page's counts, weights (and so the weight extension) too. */
+	ok &= check_eq_u64(pagetab_ext(a->pages), pagetab_ext(b->pages));
+	if (ok)
+		pagetab_foreach(a->pages, page_match, &pm);
+	ok &= check_eq_u64(pm.mismatches, 0);
 	ta = threadtab_snapshot(a->threads, &na);
 	tb = threadtab_snapshot(b->threads, &nb);
 	ok &= check_eq_u64(na, nb);
@@ -466,10 +509,39 @@ same_aggr(struct aggr *a, struct aggr *b)
  * thread slots, so tids share slots and counts are handed on mid-batch;
  * each thread's count is also checked against the decoder's verdicts.
  */
+/* Two files of the same contents (small ones). */
+static bool
+same_file(const char *pa, const char *pb)
+{
+	char ba[4096] = "", bb[4096] = "";
+	FILE *fa = fopen(pa, "r"), *fb = fopen(pb, "r");
+	size_t na = fa ? fread(ba, 1, sizeof(ba), fa) : 0;
+	size_t nb = fb ? fread(bb, 1, sizeof(bb), fb) : 0;
+
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return fa && fb && na > 0 && na == nb && memcmp(ba, bb, na) == 0;
+}
+
 static void
 test_drain(const struct topo *topo)
 {
-	for (int layout = 0; layout < 3; layout++) {
+	char lat_a[] = "/tmp/memtop-test-drain-a.XXXXXX";
+	char lat_b[] = "/tmp/memtop-test-drain-b.XXXXXX";
+	int fd_a = mkstemp(lat_a), fd_b = mkstemp(lat_b);
+
+	if (!check(fd_a >= 0 && fd_b >= 0))
+		return;
+	close(fd_a);
+	close(fd_b);
+	/* Each layout with and without the latency histogram: the drain
+	 * is compiled for both, and without it for each role of a
+	 * one-event source (layout 3: ROLE_OP). */
+	for (int run = 0; run < 8; run++) {
+		int layout = run % 4;
+		bool timed = run >= 4;
 		struct ingest in_a, in_b;
 		struct aggr a, b;
 		struct source src;
@@ -495,6 +567,14 @@ test_drain(const struct topo *topo)
 		}
 		ingest_init(&in_a, &a);
 		ingest_init(&in_b, &b);
+		/* The drain reads a sample's time apart from the rest (the
+		 * aggregation does not want it): both histograms must
+		 * match. */
+		if (timed) {
+			in_a.lat = lathist_new(lat_a);
+			in_b.lat = lathist_new(lat_b);
+			check(in_a.lat != NULL && in_b.lat != NULL);
+		}
 		while (i < 6000) {
 			/* Fill the ring, then drain it in one go. */
 			for (; i < 6000; i++) {
@@ -534,6 +614,13 @@ test_drain(const struct topo *topo)
 				      in_a.stats.ignored > 0));
 		same_aggr(&a, &b);
 		check_eq_u64(a.interval.samples, in_a.stats.samples);
+		if (timed) {
+			lathist_publish(in_a.lat, 1, 3000000);
+			lathist_publish(in_b.lat, 1, 3000000);
+			lathist_free(in_a.lat);
+			lathist_free(in_b.lat);
+			check(same_file(lat_a, lat_b));
+		}
 		te = threadtab_snapshot(b.threads, &n_te);
 		check_eq_u64(n_te, 100);
 		for (size_t k = 0; te && k < n_te; k++)
@@ -543,6 +630,8 @@ test_drain(const struct topo *topo)
 		aggr_fini(&a);
 		aggr_fini(&b);
 	}
+	unlink(lat_a);
+	unlink(lat_b);
 }
 
 /* The callback's non-zero return stops the drain after that record; the

@@ -165,9 +165,31 @@ ptest_get_many(void)
 		for (size_t i = 0; i < n; i++) {
 			struct page_entry *e = pagetab_find(t, pid[i],
 						addr[i] >> PTEST_SHIFT);
+			struct page_entry *re = pagetab_find(ref, pid[i],
+						addr[i] >> PTEST_SHIFT);
 
 			if (out[i] && e != out[i])
 				bad++;
+			if (re)
+				pagetab_count1(ref, re, SAMPLE_LOAD);
+		}
+		/* The interval's counts too: a page's first lookup of an
+		 * interval must start them from 0, as pagetab_get does. */
+		for (size_t i = 0; i < n; i++) {
+			struct page_entry *re = pagetab_find(ref, pid[i],
+						addr[i] >> PTEST_SHIFT);
+			struct page_counts ct, cr;
+
+			if (!out[i] || !re)
+				continue;
+			pagetab_read(t, out[i], &ct);
+			pagetab_read(ref, re, &cr);
+			if (ct.loads != cr.loads || ct.total != cr.total)
+				bad++;
+		}
+		if (round % 7 == 6) {
+			pagetab_next_interval(t);
+			pagetab_next_interval(ref);
 		}
 	}
 	check_eq_u64(bad, 0);
