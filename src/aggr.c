@@ -264,8 +264,7 @@ aggr_account(struct aggr *a, struct aggr_run *run, const struct sample *s,
 		if (nj >= 0) {
 			a->matrix[(size_t)ci * nn + (size_t)nj]++;
 			if (run->loc_off)
-				pagetab_locality_inc(e, run->loc_off,
-						     ci == nj);
+				pagetab_locality_inc(a->pages, e, ci == nj);
 		} else {
 			a->matrix_unknown[ci]++;
 		}
