@@ -32,8 +32,8 @@
  * samples, and a read looks in the side map only for a field in its upper
  * half.  A local/remote base belongs to the interval it was made in.
  *
- * Interval counts are valid for the interval `epoch_lo` (8 bits); so that
- * an entry idle for exactly 256 intervals cannot look current, every
+ * Interval counts are valid for the interval in the low 8 bits of ivl; so
+ * that an entry idle for exactly 256 intervals cannot look current, every
  * interval zeroes the interval counts of PAGETAB_SWEEP subtables in turn,
  * which visits each one every PAGETAB_SUBS / PAGETAB_SWEEP = 256
  * intervals, by the time the epoch wraps.
@@ -129,7 +129,7 @@ static inline void
 pagetab_clear_interval(struct page_entry *e)
 {
 	e->kinds[0] = e->kinds[1] = e->kinds[2] = 0;
-	e->local = e->remote = 0;
+	e->ivl &= PAGETAB_IVL_EPOCH;
 }
 
 static inline struct page_entry *
@@ -157,8 +157,8 @@ pagetab_get_hashed(struct pagetab *t, uint64_t key, uint64_t hash,
 		e = pagetab_probe(s->slots, s->cap, t->stride, hash, key);
 		if (e->key == key) {
 			if (!pagetab_current(e, epoch)) {
-				e->epoch_lo = epoch & 0xff;
 				pagetab_clear_interval(e);
+				e->ivl = epoch & PAGETAB_IVL_EPOCH;
 			}
 			return e;
 		}
@@ -178,7 +178,7 @@ pagetab_get_hashed(struct pagetab *t, uint64_t key, uint64_t hash,
 	memset(e, 0, t->stride);
 	e->key = key;
 	e->node = PAGE_NODE_UNQUERIED;
-	e->epoch_lo = epoch & 0xff;
+	e->ivl = epoch & PAGETAB_IVL_EPOCH;
 	s->count++;
 	t->count++;
 	*inserted = true;
@@ -476,16 +476,22 @@ static void
 pagetab_add_locality_n(struct pagetab *t, struct page_entry *e,
 		       uint64_t local, uint64_t remote)
 {
+	uint64_t n[2] = { remote, local };
+
 	if (!t->loc_off)
 		return;
-	if (local)
-		e->local = (uint32_t)pagetab_add_carry(t, e->key, e->local,
-			PAGETAB_LOC_HALF, PAGETAB_LOC_MAX,
-			offsetof(struct pagetab_ovf, local), local);
-	if (remote)
-		e->remote = (uint32_t)pagetab_add_carry(t, e->key, e->remote,
-			PAGETAB_LOC_HALF, PAGETAB_LOC_MAX,
-			offsetof(struct pagetab_ovf, remote), remote);
+	for (int k = 0; k < 2; k++) {
+		unsigned shift = pagetab_loc_shift(k);
+		uint32_t v;
+
+		if (!n[k])
+			continue;
+		v = (uint32_t)pagetab_add_carry(t, e->key,
+			pagetab_entry_loc(e, k), PAGETAB_LOC_HALF,
+			PAGETAB_LOC_MAX, k ? offsetof(struct pagetab_ovf, local) :
+			offsetof(struct pagetab_ovf, remote), n[k]);
+		e->ivl = (e->ivl & ~(PAGETAB_LOC_MAX << shift)) | v << shift;
+	}
 }
 
 void
@@ -546,8 +552,8 @@ pagetab_read(const struct pagetab *t, const struct page_entry *e,
 	    (current && (e->kinds[0] == PAGETAB_KIND_SAT ||
 			 e->kinds[1] == PAGETAB_KIND_SAT ||
 			 e->kinds[2] == PAGETAB_KIND_SAT ||
-			 e->local >= PAGETAB_LOC_HALF ||
-			 e->remote >= PAGETAB_LOC_HALF)) ||
+			 pagetab_entry_loc(e, true) >= PAGETAB_LOC_HALF ||
+			 pagetab_entry_loc(e, false) >= PAGETAB_LOC_HALF)) ||
 	    (w && (w->sum == PAGETAB_WEIGHT_SAT ||
 		   w->n == PAGETAB_WEIGHT_SAT)))
 		o = pagetab_ovf_find(t, e->key);
@@ -562,10 +568,12 @@ pagetab_read(const struct pagetab *t, const struct page_entry *e,
 	out->total = pagetab_carry_value(e->total, PAGETAB_TOTAL_HALF,
 		pagetab_carry_base(t, o, offsetof(struct pagetab_ovf, total)));
 	if (t->loc_off && current) {
-		out->local = pagetab_carry_value(e->local, PAGETAB_LOC_HALF,
+		out->local = pagetab_carry_value(pagetab_entry_loc(e, true),
+			PAGETAB_LOC_HALF,
 			pagetab_carry_base(t, o,
 				offsetof(struct pagetab_ovf, local)));
-		out->remote = pagetab_carry_value(e->remote, PAGETAB_LOC_HALF,
+		out->remote = pagetab_carry_value(pagetab_entry_loc(e, false),
+			PAGETAB_LOC_HALF,
 			pagetab_carry_base(t, o,
 				offsetof(struct pagetab_ovf, remote)));
 	}

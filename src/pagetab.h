@@ -15,7 +15,7 @@
  * space.
  *
  * Interval counters are reset lazily: an entry's counts belong to the
- * interval `epoch_lo` (its low 8 bits); pagetab_next_interval() advances
+ * interval in the low 8 bits of `ivl`; pagetab_next_interval() advances
  * the table's epoch, and an entry whose epoch is older reads as zero.
  *
  * Keys: pid 0 .. PAGETAB_MAX_PID and pages below 2^PAGETAB_PAGE_BITS
@@ -67,12 +67,35 @@ struct page_entry {
 	uint16_t total;		/* samples since insert or reset (carried) */
 	int16_t node;		/* memory node or PAGE_NODE_* */
 	uint16_t flags;		/* free for the caller (node query stamp) */
-	uint32_t epoch_lo : 8;	/* interval the counts below and kinds[]
-				 * belong to (low bits) */
-	uint32_t local : 12;	/* this interval, carried: CPU node == page
-				 * node (PAGETAB_EXT_LOCALITY) */
-	uint32_t remote : 12;	/* ... CPU node != page node */
+	uint32_t ivl;		/* epoch | local | remote, see below */
 };
+
+/*
+ * ivl, the interval word: bits 0-7 the interval (its low bits) that
+ * kinds[], local and remote belong to; bits 8-19 local, this interval's
+ * samples from a CPU of the page's node; bits 20-31 remote, from another
+ * node (both carried, PAGETAB_EXT_LOCALITY only).  One word, so that a
+ * new interval resets all three with one store.
+ */
+#define PAGETAB_IVL_EPOCH	0xffu
+#define PAGETAB_LOCAL_SHIFT	8
+#define PAGETAB_REMOTE_SHIFT	20
+
+/* Arithmetic, not a choice: the per-sample increment stays free of
+ * branches and of the registers two constants would take. */
+static inline unsigned
+pagetab_loc_shift(bool local)
+{
+	return PAGETAB_REMOTE_SHIFT -
+	       (unsigned)local * (PAGETAB_REMOTE_SHIFT - PAGETAB_LOCAL_SHIFT);
+}
+
+/* The local (or remote) field of e. */
+static inline uint32_t
+pagetab_entry_loc(const struct page_entry *e, bool local)
+{
+	return e->ivl >> pagetab_loc_shift(local) & PAGETAB_LOC_MAX;
+}
 
 /* An entry's counts at full width, as of now. */
 struct page_counts {
@@ -184,20 +207,18 @@ void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
 unsigned pagetab_loc_off(const struct pagetab *t);
 
 /* pagetab_add_locality(t, e, local) for a table that counts locality:
- * inline below the carry, out of line at it. */
+ * inline below the carry, out of line at it.  No branch on local, a coin
+ * flip on pages that both nodes touch. */
 static inline void
 pagetab_locality_inc(struct pagetab *t, struct page_entry *e, bool local)
 {
-	if (local) {
-		if (__builtin_expect(e->local < PAGETAB_LOC_MAX - 1, 1)) {
-			e->local++;
-			return;
-		}
-	} else if (__builtin_expect(e->remote < PAGETAB_LOC_MAX - 1, 1)) {
-		e->remote++;
-		return;
-	}
-	pagetab_add_locality(t, e, local);
+	unsigned shift = pagetab_loc_shift(local);
+
+	if (__builtin_expect((e->ivl >> shift & PAGETAB_LOC_MAX) <
+			     PAGETAB_LOC_MAX - 1, 1))
+		e->ivl += UINT32_C(1) << shift;
+	else
+		pagetab_add_locality(t, e, local);
 }
 
 /* Byte offset of the weight extension in an entry (0 without it), for

@@ -91,7 +91,7 @@ pagetab_sub_copy(const struct pagetab *t, const struct pagetab_sub *s,
 				  pagetab_hash(e->key), e->key);
 		memcpy(d, e, PAGETAB_BASE);
 		if (loc_off && !t->loc_off)
-			d->local = d->remote = 0;
+			d->ivl &= PAGETAB_IVL_EPOCH;
 		if (weight_off && t->weight_off)
 			memcpy((unsigned char *)d + weight_off,
 			       (unsigned char *)e + t->weight_off,

@@ -24,8 +24,7 @@
 #define PAGETAB_GROW_DEN	5
 #define PAGETAB_MMAP_BYTES	(64u << 10)
 #define PAGETAB_BASE		((unsigned)sizeof(struct page_entry))
-/* The word after flags: epoch_lo, local, remote. */
-#define PAGETAB_LOC_OFF		(offsetof(struct page_entry, flags) + 2)
+#define PAGETAB_LOC_OFF		offsetof(struct page_entry, ivl)
 #define PAGETAB_WEIGHT_BYTES	8	/* u32 sum, u32 n */
 
 /* Memory per page rests on it: 24 bytes a slot whatever the node count. */
@@ -100,7 +99,7 @@ pagetab_hash(uint64_t key)
 static inline bool
 pagetab_current(const struct page_entry *e, uint32_t epoch)
 {
-	return e->epoch_lo == (uint8_t)epoch;
+	return (uint8_t)e->ivl == (uint8_t)epoch;
 }
 
 /* 0 when (pid, page) cannot be tracked. */

@@ -40,7 +40,7 @@ ptest_basic(void)
 	check_eq_u64(pagetab_entry_page(a), 5);
 	check_eq_i64(pagetab_entry_pid(a), 1);
 	check_eq_i64(a->node, PAGE_NODE_UNQUERIED);
-	check_eq_u64(a->epoch_lo, (uint8_t)pagetab_epoch(t));
+	check_eq_u64(a->ivl & PAGETAB_IVL_EPOCH, (uint8_t)pagetab_epoch(t));
 	check_eq_u64(ptest_read(t, a).total, 0);
 	pagetab_count1(t, a, SAMPLE_LOAD);
 
@@ -124,7 +124,7 @@ ptest_epoch(void)
 	if (!check(e != NULL))
 		goto out;
 	/* find leaves the entry alone; it reads as zero this interval. */
-	check_eq_u64(e->epoch_lo, (uint8_t)first);
+	check_eq_u64(e->ivl & PAGETAB_IVL_EPOCH, (uint8_t)first);
 	c = ptest_read(t, e);
 	check_eq_u64(c.loads + c.stores + c.other + c.local + c.remote, 0);
 	check_eq_u64(c.total, 7);
@@ -132,7 +132,7 @@ ptest_epoch(void)
 	e = pagetab_get(t, 7, ptest_addr(100), NULL);
 	if (!check(e != NULL))
 		goto out;
-	check_eq_u64(e->epoch_lo, (uint8_t)(first + 1));
+	check_eq_u64(e->ivl & PAGETAB_IVL_EPOCH, (uint8_t)(first + 1));
 	c = ptest_read(t, e);
 	check_eq_u64(c.loads + c.stores + c.other + c.local + c.remote, 0);
 	check_eq_u64(c.total, 7);
