@@ -349,7 +349,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 				(int)cp->ci1 - 1) < 0)
 			a->vote_untracked++;
 		if ((f & AGGR_F_LOC) && cp->ci1 && col)
-			pagetab_locality_inc(e, run->loc_off, cp->ci1 == col);
+			pagetab_locality_inc(pages, e, cp->ci1 == col);
 		aggr_thread_count(a, run, s);
 		if (f & AGGR_F_SIDES)
 			sides_account(a->sides, s, pagetab_entry_page(e));

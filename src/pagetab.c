@@ -6,8 +6,9 @@
  * Layout.  The table is PAGETAB_SUBS subtables; the top bits of a key's
  * hash pick the subtable, the low 32 bits its home slot (range-reduced by
  * a multiply, so a capacity need not be a power of two).  A slot is one
- * struct page_entry (24 bytes) followed by the extensions the table has
- * (stride = 24, 32 or 40 bytes); key 0 marks an empty slot.
+ * struct page_entry (24 bytes, local/remote included) followed by the
+ * weight extension when the table has it (stride = 24 or 32 bytes); key
+ * 0 marks an empty slot.
  *
  * Growth (src/pagetab_grow.c; the top-K scan is in src/pagetab_topk.c).
  * A subtable whose load would pass 7/8 is rebuilt into an array
@@ -21,14 +22,21 @@
  * come straight from mmap, rounded up to whole pages that the capacity
  * then fills, so freeing one returns it to the system at once.
  *
- * Counts.  kinds[] are u16 and total u32.  A count that reaches its
- * field's maximum leaves it there and continues, exactly, in a side map
- * keyed like the table (a handful of pages ever get there: 65535 samples
- * on one page in one interval).  Interval counts are valid for the
- * interval `epoch` (16 bits); so that an entry idle for exactly 2^16
- * intervals cannot look current, every interval zeroes the interval
- * counts of one subtable in turn, which visits each one every
- * PAGETAB_SUBS intervals, long before the epoch wraps.
+ * Counts.  kinds[] are u16 and saturate: a kind that reaches 65535 on one
+ * page in one interval leaves its field there and continues, exactly, in
+ * a side map keyed like the table (a handful of pages ever get there).
+ * total (u16) and local/remote (12 bits) carry instead: from half their
+ * range on, the side map may hold a base the field counts on from, and
+ * the field's upper half takes the next samples inline again, so a hot
+ * page costs one side-map update per 2048 (local/remote) or 32768 (total)
+ * samples, and a read looks in the side map only for a field in its upper
+ * half.  A local/remote base belongs to the interval it was made in.
+ *
+ * Interval counts are valid for the interval in the low 8 bits of ivl; so
+ * that an entry idle for exactly 256 intervals cannot look current, every
+ * interval zeroes the interval counts of PAGETAB_SWEEP subtables in turn,
+ * which visits each one every PAGETAB_SUBS / PAGETAB_SWEEP = 256
+ * intervals, by the time the epoch wraps.
  */
 #include "config.h"
 
@@ -37,6 +45,9 @@
 #include <string.h>
 
 #include "pagetab_int.h"
+
+/* Subtables whose interval counts each interval zeroes (see "Counts"). */
+#define PAGETAB_SWEEP	(PAGETAB_SUBS / 256)
 
 static size_t
 pagetab_sub_bytes(const struct pagetab *t, const struct pagetab_sub *s)
@@ -113,13 +124,12 @@ pagetab_weight_off(const struct pagetab *t)
 	return t->weight_off;
 }
 
-/* Zeroes the interval counts of e (kinds and the locality extension). */
+/* Zeroes the interval counts of e (kinds, local, remote). */
 static inline void
-pagetab_clear_interval(const struct pagetab *t, struct page_entry *e)
+pagetab_clear_interval(struct page_entry *e)
 {
 	e->kinds[0] = e->kinds[1] = e->kinds[2] = 0;
-	if (t->loc_off)
-		memset((unsigned char *)e + t->loc_off, 0, PAGETAB_LOC_BYTES);
+	e->ivl &= PAGETAB_IVL_EPOCH;
 }
 
 static inline struct page_entry *
@@ -139,16 +149,16 @@ pagetab_get_hashed(struct pagetab *t, uint64_t key, uint64_t hash,
 		   bool *inserted)
 {
 	struct pagetab_sub *s = pagetab_sub_of(t, hash);
-	uint16_t epoch = (uint16_t)t->epoch;
+	uint32_t epoch = t->epoch;
 	struct page_entry *e = NULL;
 
 	*inserted = false;
 	if (s->cap) {
 		e = pagetab_probe(s->slots, s->cap, t->stride, hash, key);
 		if (e->key == key) {
-			if (e->epoch != epoch) {
-				e->epoch = epoch;
-				pagetab_clear_interval(t, e);
+			if (!pagetab_current(e, epoch)) {
+				pagetab_clear_interval(e);
+				e->ivl = epoch & PAGETAB_IVL_EPOCH;
 			}
 			return e;
 		}
@@ -168,7 +178,7 @@ pagetab_get_hashed(struct pagetab *t, uint64_t key, uint64_t hash,
 	memset(e, 0, t->stride);
 	e->key = key;
 	e->node = PAGE_NODE_UNQUERIED;
-	e->epoch = epoch;
+	e->ivl = epoch & PAGETAB_IVL_EPOCH;
 	s->count++;
 	t->count++;
 	*inserted = true;
@@ -267,7 +277,7 @@ pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
 {
 	size_t moved = 0;	/* keys before this may have moved */
 	uint64_t gen = t->gen;
-	uint16_t epoch = (uint16_t)t->epoch;
+	uint32_t epoch = t->epoch;
 	unsigned char *home[PAGETAB_MANY + PAGETAB_PREFETCH];
 
 	if (n == 0)
@@ -290,7 +300,7 @@ pagetab_get_hashed_many(struct pagetab *t, const uint64_t *keys,
 			if (e->key != keys[i])
 				e = pagetab_probe_on(t, e, hashes[i], keys[i]);
 			if (__builtin_expect(e->key == keys[i] &&
-					     e->epoch == epoch, 1)) {
+					     pagetab_current(e, epoch), 1)) {
 				out[i] = e;
 				inserted[i] = false;
 				continue;
@@ -459,12 +469,65 @@ pagetab_add_kind(struct pagetab *t, struct page_entry *e, unsigned kind,
 			kind * sizeof(uint64_t), n);
 }
 
+/*
+ * The base of a carried count in the side map (member of struct
+ * pagetab_ovf), 0 when there is none: local and remote bases count only
+ * in the interval they were made in.
+ */
+static uint64_t
+pagetab_carry_base(const struct pagetab *t, const struct pagetab_ovf *o,
+		   size_t member)
+{
+	if (!o || (member != offsetof(struct pagetab_ovf, total) &&
+		   o->loc_epoch != t->epoch))
+		return 0;
+	return *(const uint64_t *)((const unsigned char *)o + member);
+}
+
+/* A carried count from its field and base (see pagetab.h). */
+static inline uint64_t
+pagetab_carry_value(uint64_t field, uint64_t half, uint64_t base)
+{
+	return field >= half && base ? base + field - half : field;
+}
+
+/*
+ * Adds n to a carried count whose field holds `field` (maximum max, carry
+ * from half); returns the new field.  The field keeps counting on its own
+ * while it can, base or not; past max - 1 the whole count becomes the
+ * base and the field restarts at half.  Without memory for the side map
+ * the field stops at max - 1, the only case where a count falls behind.
+ */
+static uint64_t
+pagetab_add_carry(struct pagetab *t, uint64_t key, uint64_t field,
+		  uint64_t half, uint64_t max, size_t member, uint64_t n)
+{
+	struct pagetab_ovf *o;
+	uint64_t v;
+
+	if (n < max - field)
+		return field + n;
+	o = pagetab_ovf_take(t, key);
+	if (!o)
+		return max - 1;
+	v = pagetab_carry_value(field, half, pagetab_carry_base(t, o, member)) +
+	    n;
+	if (member != offsetof(struct pagetab_ovf, total) &&
+	    o->loc_epoch != t->epoch) {
+		/* Bases of an earlier interval: neither counts any more. */
+		o->local = o->remote = 0;
+		o->loc_epoch = t->epoch;
+	}
+	*(uint64_t *)((unsigned char *)o + member) = v;
+	return half;
+}
+
 static void
 pagetab_add_total(struct pagetab *t, struct page_entry *e, uint64_t n)
 {
 	if (n)
-		e->total = (uint32_t)pagetab_add_wide(t, e->key, e->total,
-			PAGETAB_TOTAL_SAT,
+		e->total = (uint16_t)pagetab_add_carry(t, e->key, e->total,
+			PAGETAB_TOTAL_HALF, PAGETAB_TOTAL_MAX,
 			offsetof(struct pagetab_ovf, total), n);
 }
 
@@ -478,24 +541,26 @@ pagetab_count_slow(struct pagetab *t, struct page_entry *e, unsigned kind,
 	pagetab_add_total(t, e, n);
 }
 
-static inline uint32_t
-pagetab_sat_add32(uint32_t a, uint64_t b)
-{
-	return b >= (uint64_t)(UINT32_MAX - a) ? UINT32_MAX : a + (uint32_t)b;
-}
-
 static void
 pagetab_add_locality_n(struct pagetab *t, struct page_entry *e,
 		       uint64_t local, uint64_t remote)
 {
-	uint32_t lr[2];
+	uint64_t n[2] = { remote, local };
 
 	if (!t->loc_off)
 		return;
-	memcpy(lr, (unsigned char *)e + t->loc_off, sizeof(lr));
-	lr[0] = pagetab_sat_add32(lr[0], local);
-	lr[1] = pagetab_sat_add32(lr[1], remote);
-	memcpy((unsigned char *)e + t->loc_off, lr, sizeof(lr));
+	for (int k = 0; k < 2; k++) {
+		unsigned shift = pagetab_loc_shift(k);
+		uint32_t v;
+
+		if (!n[k])
+			continue;
+		v = (uint32_t)pagetab_add_carry(t, e->key,
+			pagetab_entry_loc(e, k), PAGETAB_LOC_HALF,
+			PAGETAB_LOC_MAX, k ? offsetof(struct pagetab_ovf, local) :
+			offsetof(struct pagetab_ovf, remote), n[k]);
+		e->ivl = (e->ivl & ~(PAGETAB_LOC_MAX << shift)) | v << shift;
+	}
 }
 
 void
@@ -515,11 +580,11 @@ pagetab_add_weight_n(struct pagetab *t, struct page_entry *e, uint64_t sum,
 	w = (struct pagetab_weight *)((unsigned char *)e + t->weight_off);
 	if (sum)
 		w->sum = (uint32_t)pagetab_add_wide(t, e->key, w->sum,
-			PAGETAB_TOTAL_SAT,
+			PAGETAB_WEIGHT_SAT,
 			offsetof(struct pagetab_ovf, weight_sum), sum);
 	if (n)
 		w->n = (uint32_t)pagetab_add_wide(t, e->key, w->n,
-			PAGETAB_TOTAL_SAT,
+			PAGETAB_WEIGHT_SAT,
 			offsetof(struct pagetab_ovf, weight_n), n);
 }
 
@@ -545,19 +610,21 @@ void
 pagetab_read(const struct pagetab *t, const struct page_entry *e,
 	     struct page_counts *out)
 {
-	bool current = e->epoch == (uint16_t)t->epoch;
+	bool current = pagetab_current(e, t->epoch);
 	const struct pagetab_weight *w = t->weight_off ? (const void *)
 		((const unsigned char *)e + t->weight_off) : NULL;
 	const struct pagetab_ovf *o = NULL;
 	uint64_t kinds[3];
 
 	memset(out, 0, sizeof(*out));
-	if (e->total == PAGETAB_TOTAL_SAT ||
+	if (e->total >= PAGETAB_TOTAL_HALF ||
 	    (current && (e->kinds[0] == PAGETAB_KIND_SAT ||
 			 e->kinds[1] == PAGETAB_KIND_SAT ||
-			 e->kinds[2] == PAGETAB_KIND_SAT)) ||
-	    (w && (w->sum == PAGETAB_TOTAL_SAT ||
-		   w->n == PAGETAB_TOTAL_SAT)))
+			 e->kinds[2] == PAGETAB_KIND_SAT ||
+			 pagetab_entry_loc(e, true) >= PAGETAB_LOC_HALF ||
+			 pagetab_entry_loc(e, false) >= PAGETAB_LOC_HALF)) ||
+	    (w && (w->sum == PAGETAB_WEIGHT_SAT ||
+		   w->n == PAGETAB_WEIGHT_SAT)))
 		o = pagetab_ovf_find(t, e->key);
 	for (int k = 0; k < 3; k++) {
 		kinds[k] = current ? e->kinds[k] : 0;
@@ -567,18 +634,22 @@ pagetab_read(const struct pagetab *t, const struct page_entry *e,
 	out->loads = kinds[SAMPLE_LOAD];
 	out->stores = kinds[SAMPLE_STORE];
 	out->other = kinds[SAMPLE_OTHER];
-	out->total = e->total == PAGETAB_TOTAL_SAT && o ? o->total : e->total;
+	out->total = pagetab_carry_value(e->total, PAGETAB_TOTAL_HALF,
+		pagetab_carry_base(t, o, offsetof(struct pagetab_ovf, total)));
 	if (t->loc_off && current) {
-		uint32_t lr[2];
-
-		memcpy(lr, (const unsigned char *)e + t->loc_off, sizeof(lr));
-		out->local = lr[0];
-		out->remote = lr[1];
+		out->local = pagetab_carry_value(pagetab_entry_loc(e, true),
+			PAGETAB_LOC_HALF,
+			pagetab_carry_base(t, o,
+				offsetof(struct pagetab_ovf, local)));
+		out->remote = pagetab_carry_value(pagetab_entry_loc(e, false),
+			PAGETAB_LOC_HALF,
+			pagetab_carry_base(t, o,
+				offsetof(struct pagetab_ovf, remote)));
 	}
 	if (w) {
-		out->weight_sum = w->sum == PAGETAB_TOTAL_SAT && o ?
+		out->weight_sum = w->sum == PAGETAB_WEIGHT_SAT && o ?
 				  o->weight_sum : w->sum;
-		out->weight_n = w->n == PAGETAB_TOTAL_SAT && o ?
+		out->weight_n = w->n == PAGETAB_WEIGHT_SAT && o ?
 				o->weight_n : w->n;
 	}
 }
@@ -595,14 +666,18 @@ pagetab_interval_samples(const struct pagetab *t, const struct page_entry *e)
 void
 pagetab_next_interval(struct pagetab *t)
 {
-	struct pagetab_sub *s;
-
 	t->epoch++;
-	/* No entry belongs to the new interval yet: zero one subtable's
-	 * interval counts, so that none survives the 16-bit wrap. */
-	s = &t->subs[t->epoch % PAGETAB_SUBS];
-	for (uint32_t i = 0; i < s->cap; i++)
-		pagetab_clear_interval(t, pagetab_at(s->slots, t->stride, i));
+	/* No entry belongs to the new interval yet: zero the interval
+	 * counts of the next PAGETAB_SWEEP subtables, so that none survives
+	 * the 8-bit wrap. */
+	for (unsigned j = 0; j < PAGETAB_SWEEP; j++) {
+		struct pagetab_sub *s = &t->subs[(t->epoch * PAGETAB_SWEEP +
+						  j) % PAGETAB_SUBS];
+
+		for (uint32_t i = 0; i < s->cap; i++)
+			pagetab_clear_interval(pagetab_at(s->slots, t->stride,
+							  i));
+	}
 }
 
 uint32_t

@@ -2,19 +2,21 @@
  * Page table: samples folded per (pid, page).  Collector thread only; the
  * UI never reads it, it gets frames.
  *
- * An entry is 24 bytes: the key, the interval's loads/stores/other as
- * u16, the total since insert or reset as u32, the interval (epoch) the
- * u16 counts belong to, the page's memory node and a word for the caller.
- * Counts that outgrow their field are kept exactly in a side map (see
- * pagetab_read); read them through pagetab_read() or the sort keys, never
- * from the fields.  What only some runs need sits in an extension behind
- * each entry, present only when asked for (pagetab_set_ext): the
- * interval's local/remote split (more than one node) and the weight sum
- * (sources with latency).
+ * An entry is 24 bytes whatever the node count: the key, the interval's
+ * loads/stores/other as u16, the total since insert or reset as u16, the
+ * page's memory node, a word for the caller, and one u32 holding the
+ * interval (epoch) the interval counts belong to and the interval's
+ * local/remote split as 12 bits each.  Counts that outgrow their field
+ * continue exactly in a side map (see pagetab_read); read them through
+ * pagetab_read() or the sort keys, never from the fields.  The weight sum
+ * (sources with latency) sits in an extension behind each entry, present
+ * only when asked for (pagetab_set_ext); the local/remote split is counted
+ * only with PAGETAB_EXT_LOCALITY (more than one node), which costs no
+ * space.
  *
  * Interval counters are reset lazily: an entry's counts belong to the
- * interval `epoch` (its low 16 bits); pagetab_next_interval() advances the
- * table's epoch, and an entry whose epoch is older reads as zero.
+ * interval in the low 8 bits of `ivl`; pagetab_next_interval() advances
+ * the table's epoch, and an entry whose epoch is older reads as zero.
  *
  * Keys: pid 0 .. PAGETAB_MAX_PID and pages below 2^PAGETAB_PAGE_BITS
  * (2^53 bytes of address space at 4 KiB pages).  Anything else cannot be
@@ -39,22 +41,61 @@
 #define PAGETAB_PAGE_MASK	((UINT64_C(1) << PAGETAB_PAGE_BITS) - 1)
 #define PAGETAB_MAX_PID		((INT32_C(1) << (64 - PAGETAB_PAGE_BITS)) - 2)
 
-/* A count field at its maximum means: the real value is in the side map. */
+/*
+ * kinds[] and the weight extension saturate: a field at its maximum means
+ * the real value is in the side map.  total, local and remote carry: a
+ * field below half its range is the count; from half on, the side map
+ * may hold a base and the count is base + field - half.  A saturated
+ * field sends every further count to the side map, a carried one only
+ * one in (max - half), which suits the counts that grow past their field
+ * on every hot page (total over a long run, local/remote per interval).
+ */
 #define PAGETAB_KIND_SAT	UINT16_MAX
-#define PAGETAB_TOTAL_SAT	UINT32_MAX
+#define PAGETAB_WEIGHT_SAT	UINT32_MAX
+#define PAGETAB_TOTAL_MAX	UINT16_MAX
+#define PAGETAB_TOTAL_HALF	0x8000u
+#define PAGETAB_LOC_MAX		0xfffu
+#define PAGETAB_LOC_HALF	0x800u
 
 /* Extensions (pagetab_set_ext). */
-#define PAGETAB_EXT_LOCALITY	1u	/* local/remote this interval */
+#define PAGETAB_EXT_LOCALITY	1u	/* count local/remote this interval */
 #define PAGETAB_EXT_WEIGHT	2u	/* weight sum and count since reset */
 
 struct page_entry {
 	uint64_t key;		/* (pid + 1) << PAGETAB_PAGE_BITS | page; 0 = empty */
-	uint32_t total;		/* samples since insert or reset */
 	uint16_t kinds[3];	/* this interval, by enum sample_kind */
-	uint16_t epoch;		/* interval the kinds belong to (low bits) */
+	uint16_t total;		/* samples since insert or reset (carried) */
 	int16_t node;		/* memory node or PAGE_NODE_* */
 	uint16_t flags;		/* free for the caller (node query stamp) */
+	uint32_t ivl;		/* epoch | local | remote, see below */
 };
+
+/*
+ * ivl, the interval word: bits 0-7 the interval (its low bits) that
+ * kinds[], local and remote belong to; bits 8-19 local, this interval's
+ * samples from a CPU of the page's node; bits 20-31 remote, from another
+ * node (both carried, PAGETAB_EXT_LOCALITY only).  One word, so that a
+ * new interval resets all three with one store.
+ */
+#define PAGETAB_IVL_EPOCH	0xffu
+#define PAGETAB_LOCAL_SHIFT	8
+#define PAGETAB_REMOTE_SHIFT	20
+
+/* Arithmetic, not a choice: the per-sample increment stays free of
+ * branches and of the registers two constants would take. */
+static inline unsigned
+pagetab_loc_shift(bool local)
+{
+	return PAGETAB_REMOTE_SHIFT -
+	       (unsigned)local * (PAGETAB_REMOTE_SHIFT - PAGETAB_LOCAL_SHIFT);
+}
+
+/* The local (or remote) field of e. */
+static inline uint32_t
+pagetab_entry_loc(const struct page_entry *e, bool local)
+{
+	return e->ivl >> pagetab_loc_shift(local) & PAGETAB_LOC_MAX;
+}
 
 /* An entry's counts at full width, as of now. */
 struct page_counts {
@@ -142,7 +183,7 @@ static inline void
 pagetab_count1(struct pagetab *t, struct page_entry *e, unsigned kind)
 {
 	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_SAT - 1 &&
-			     e->total < PAGETAB_TOTAL_SAT - 1, 1)) {
+			     e->total < PAGETAB_TOTAL_MAX - 1, 1)) {
 		e->kinds[kind]++;
 		e->total++;
 	} else {
@@ -159,24 +200,25 @@ void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
 			uint64_t weight);
 
 /*
- * Byte offset of the locality extension in an entry (0 without it), for
- * pagetab_locality_inc: a caller counting sample by sample reads it once
- * and adds without a call.  Valid until pagetab_set_ext.
+ * Non-zero when the table counts locality (PAGETAB_EXT_LOCALITY): the
+ * byte offset of the word holding local and remote.  A caller counting
+ * sample by sample reads it once and then calls pagetab_locality_inc.
  */
 unsigned pagetab_loc_off(const struct pagetab *t);
 
-/* pagetab_add_locality(t, e, local) when loc_off = pagetab_loc_off(t)
- * is not 0: u32 local, u32 remote, saturating. */
+/* pagetab_add_locality(t, e, local) for a table that counts locality:
+ * inline below the carry, out of line at it.  No branch on local, a coin
+ * flip on pages that both nodes touch. */
 static inline void
-pagetab_locality_inc(struct page_entry *e, unsigned loc_off, bool local)
+pagetab_locality_inc(struct pagetab *t, struct page_entry *e, bool local)
 {
-	unsigned char *p = (unsigned char *)e + loc_off + (local ? 0 : 4);
-	uint32_t v;
+	unsigned shift = pagetab_loc_shift(local);
 
-	memcpy(&v, p, sizeof(v));
-	if (v != UINT32_MAX)
-		v++;
-	memcpy(p, &v, sizeof(v));
+	if (__builtin_expect((e->ivl >> shift & PAGETAB_LOC_MAX) <
+			     PAGETAB_LOC_MAX - 1, 1))
+		e->ivl += UINT32_C(1) << shift;
+	else
+		pagetab_add_locality(t, e, local);
 }
 
 /* Byte offset of the weight extension in an entry (0 without it), for
@@ -197,8 +239,8 @@ pagetab_weight_add(struct pagetab *t, struct page_entry *e,
 	uint32_t w[2];
 
 	memcpy(w, p, sizeof(w));
-	if (__builtin_expect((uint64_t)w[0] + weight < PAGETAB_TOTAL_SAT &&
-			     w[1] < PAGETAB_TOTAL_SAT - 1, 1)) {
+	if (__builtin_expect((uint64_t)w[0] + weight < PAGETAB_WEIGHT_SAT &&
+			     w[1] < PAGETAB_WEIGHT_SAT - 1, 1)) {
 		w[0] += (uint32_t)weight;
 		w[1]++;
 		memcpy(p, w, sizeof(w));

@@ -21,10 +21,9 @@ pagetab_layout(unsigned ext, unsigned *stride, unsigned *loc_off,
 {
 	*stride = PAGETAB_BASE;
 	*loc_off = *weight_off = 0;
-	if (ext & PAGETAB_EXT_LOCALITY) {
-		*loc_off = *stride;
-		*stride += PAGETAB_LOC_BYTES;
-	}
+	/* Local and remote live in the entry: counting them costs no space. */
+	if (ext & PAGETAB_EXT_LOCALITY)
+		*loc_off = PAGETAB_LOC_OFF;
 	if (ext & PAGETAB_EXT_WEIGHT) {
 		*weight_off = *stride;
 		*stride += PAGETAB_WEIGHT_BYTES;
@@ -91,10 +90,8 @@ pagetab_sub_copy(const struct pagetab *t, const struct pagetab_sub *s,
 		d = pagetab_probe(out->slots, out->cap, stride,
 				  pagetab_hash(e->key), e->key);
 		memcpy(d, e, PAGETAB_BASE);
-		if (loc_off && t->loc_off)
-			memcpy((unsigned char *)d + loc_off,
-			       (unsigned char *)e + t->loc_off,
-			       PAGETAB_LOC_BYTES);
+		if (loc_off && !t->loc_off)
+			d->ivl &= PAGETAB_IVL_EPOCH;
 		if (weight_off && t->weight_off)
 			memcpy((unsigned char *)d + weight_off,
 			       (unsigned char *)e + t->weight_off,

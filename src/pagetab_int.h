@@ -24,8 +24,12 @@
 #define PAGETAB_GROW_DEN	5
 #define PAGETAB_MMAP_BYTES	(64u << 10)
 #define PAGETAB_BASE		((unsigned)sizeof(struct page_entry))
-#define PAGETAB_LOC_BYTES	8	/* u32 local, u32 remote */
+#define PAGETAB_LOC_OFF		offsetof(struct page_entry, ivl)
 #define PAGETAB_WEIGHT_BYTES	8	/* u32 sum, u32 n */
+
+/* Memory per page rests on it: 24 bytes a slot whatever the node count. */
+_Static_assert(sizeof(struct page_entry) == 24,
+	       "struct page_entry outgrew 24 bytes");
 
 struct pagetab_sub {
 	unsigned char *slots;	/* cap * stride bytes; NULL when cap 0 */
@@ -39,9 +43,14 @@ struct pagetab_sub {
 struct pagetab_ovf {
 	uint64_t key;		/* 0 = free */
 	uint64_t kinds[3];	/* valid where the entry's kinds[] is SAT */
-	uint64_t total;		/* valid where the entry's total is SAT */
 	uint64_t weight_sum;	/* ... where the weight extension's is */
 	uint64_t weight_n;
+	/* Bases of the carried counts (see pagetab.h); 0 = none.  local and
+	 * remote only count in the interval loc_epoch. */
+	uint64_t total;
+	uint64_t local;
+	uint64_t remote;
+	uint32_t loc_epoch;
 };
 
 struct pagetab {
@@ -51,8 +60,8 @@ struct pagetab {
 	unsigned page_shift;
 	unsigned ext;		/* PAGETAB_EXT_* */
 	unsigned stride;	/* bytes a slot */
-	unsigned loc_off;	/* byte offsets in a slot; 0 = absent */
-	unsigned weight_off;
+	unsigned loc_off;	/* PAGETAB_LOC_OFF when counting locality */
+	unsigned weight_off;	/* byte offset in a slot; 0 = absent */
 	uint32_t epoch;
 	uint64_t gen;		/* bumped whenever entries move */
 	struct pagetab_ovf *ovf;	/* power-of-two array, load <= 1/2 */
@@ -79,6 +88,17 @@ pagetab_hash(uint64_t key)
 {
 	key *= 0x9e3779b97f4a7c15ull;
 	return key ^ (key >> 29);
+}
+
+/*
+ * e's interval counts belong to the table's interval `epoch`.  Eight bits
+ * suffice: pagetab_next_interval zeroes every entry's interval counts
+ * at least once in 256 intervals.
+ */
+static inline bool
+pagetab_current(const struct page_entry *e, uint32_t epoch)
+{
+	return (uint8_t)e->ivl == (uint8_t)epoch;
 }
 
 /* 0 when (pid, page) cannot be tracked. */

@@ -143,16 +143,16 @@ pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e)
 
 /*
  * The key of a slot from its fields alone, or UINT64_MAX when a field is
- * saturated (the full count lives in the side map).  Interval keys are
+ * saturated or carried (the full count needs the side map).  Interval keys are
  * masked rather than branched on: about half the slots are stale or
  * empty, a coin flip for a branch predictor; empty slots are all zeroes,
  * so every key of theirs is 0.
  */
 static inline __attribute__((always_inline)) uint64_t
 pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
-		 enum sort_key key, uint16_t epoch)
+		 enum sort_key key, uint32_t epoch)
 {
-	uint64_t current = -(uint64_t)(e->epoch == epoch), v;
+	uint64_t current = -(uint64_t)pagetab_current(e, epoch), v;
 	const struct pagetab_weight *w;
 
 	switch (key) {
@@ -161,7 +161,7 @@ pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
 		    current;
 		return v >= PAGETAB_KIND_SAT ? UINT64_MAX : v;
 	case SORT_TOTAL:
-		return e->total == PAGETAB_TOTAL_SAT ? UINT64_MAX : e->total;
+		return e->total >= PAGETAB_TOTAL_HALF ? UINT64_MAX : e->total;
 	case SORT_LOADS:
 		v = e->kinds[SAMPLE_LOAD] & current;
 		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
@@ -170,7 +170,7 @@ pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
 		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
 	case SORT_LATENCY:
 		w = (const void *)((const unsigned char *)e + t->weight_off);
-		if (w->sum == PAGETAB_TOTAL_SAT || w->n == PAGETAB_TOTAL_SAT)
+		if (w->sum == PAGETAB_WEIGHT_SAT || w->n == PAGETAB_WEIGHT_SAT)
 			return UINT64_MAX;
 		return w->n ? w->sum / w->n : 0;
 	default:
@@ -187,7 +187,7 @@ static inline __attribute__((always_inline)) void
 pagetab_topk_scan(struct pagetab_topk_state *s, enum sort_key key)
 {
 	const struct pagetab *t = s->t;
-	uint16_t epoch = (uint16_t)t->epoch;
+	uint32_t epoch = t->epoch;
 
 	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
 		const struct pagetab_sub *sub = &t->subs[j];

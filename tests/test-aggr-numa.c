@@ -151,6 +151,95 @@ test_two_nodes(void)
 	topo_free(t);
 }
 
+/*
+ * Per-page local/remote over 300 intervals (past the page table's 8-bit
+ * epoch), with bursts that carry them past their 12-bit fields, samples
+ * of unknown CPUs that count as neither, and a page idle for 256
+ * intervals: each frame's pages and node totals against a model.
+ */
+static void
+test_locality_intervals(void)
+{
+	static const int cpu_node[4] = { 0, 0, 1, 1 };
+	struct topo *t = topo_new_fake(4, cpu_node);
+	const uint64_t addr[3] = { 0x10000, 0x20000, 0x30000 };
+	const int node[3] = { 0, 1, 1 };
+	uint64_t rng = 99;
+	size_t bad = 0, seen = 0;
+	struct aggr a;
+
+	check_eq_i64(aggr_init(&a, t, NULL, 12, 0), 0);
+	for (int p = 0; p < 3; p++)
+		check_eq_i64(aggr_set_node(&a, PID, addr[p], node[p]), 0);
+	for (uint32_t i = 0; i < 300; i++) {
+		uint64_t want[3][3] = { { 0 } };	/* local, remote, neither */
+		uint64_t nl[2] = { 0 }, nr[2] = { 0 };
+		struct frame *f;
+
+		for (int p = 0; p < 3; p++) {
+			/* Page 2 only in intervals 3 and 259. */
+			if (p == 2 && i % 256 != 3)
+				continue;
+			for (int k = 0; k < 3; k++) {
+				uint64_t n;
+
+				rng = rng * 6364136223846793005ull +
+				      1442695040888963407ull;
+				n = (rng >> 33) % 40;
+				if ((rng >> 20) % 6 == 0)
+					n += 2000 + (rng >> 40) % 5000;
+				if (k == 2)
+					n %= 7;
+				want[p][k] = n;
+				for (uint64_t j = 0; j < n; j++) {
+					/* Local: a CPU of the page's node;
+					 * remote: of the other; neither: none. */
+					int cpu = k == 2 ? -1 :
+						  (k == 0) == (node[p] == 0) ?
+						  0 : 2;
+
+					add(&a, cpu, addr[p] + j % 4096, 0);
+				}
+				if (k == 0)
+					nl[node[p]] += n;
+				else if (k == 1)
+					nr[1 - node[p]] += n;
+			}
+		}
+		f = build(&a);
+		for (size_t j = 0; f && j < f->n_pages; j++) {
+			const struct frame_page *fp = &f->pages[j];
+			int p = fp->addr == addr[0] ? 0 : fp->addr == addr[1] ?
+				1 : 2;
+
+			seen++;
+			if (fp->local != want[p][0] ||
+			    fp->remote != want[p][1] ||
+			    fp->samples != want[p][0] + want[p][1] +
+					   want[p][2]) {
+				if (!bad)
+					fprintf(stderr, "interval %u page %d: "
+						"local %llu/%llu remote "
+						"%llu/%llu\n", i, p,
+						(unsigned long long)fp->local,
+						(unsigned long long)want[p][0],
+						(unsigned long long)fp->remote,
+						(unsigned long long)want[p][1]);
+				bad++;
+			}
+		}
+		for (size_t n = 0; f && n < 2; n++)
+			bad += f->nodes[n].local != nl[n] ||
+			       f->nodes[n].remote != nr[n];
+		frame_free(f);
+		aggr_next_interval(&a);
+	}
+	check_eq_u64(bad, 0);
+	check(seen > 600);
+	aggr_fini(&a);
+	topo_free(t);
+}
+
 /* One node: all local, imbalance 1.0 (the fair share). */
 static void
 test_one_node(void)
@@ -616,6 +705,7 @@ main(void)
 {
 	test_account_model();
 	test_two_nodes();
+	test_locality_intervals();
 	test_one_node();
 	test_four_nodes();
 	test_vote();

@@ -1,13 +1,15 @@
 /*
  * Page table: lookups across pids, keys that cannot be tracked, lazy
- * interval reset and the sweep that keeps 16-bit epochs honest, counts
- * past their u16/u32 fields, the extensions, the max_pages cap, reset and
- * foreach.  Growth, batched lookups and pagetab_topk are in
- * test-pagetab-growth.c.
+ * interval reset and the sweep that keeps 8-bit epochs honest, counts
+ * past their fields (saturated kinds, carried total/local/remote), a
+ * model check of all counts over many intervals, the extensions, the
+ * max_pages cap, reset and foreach.  Growth, batched lookups and
+ * pagetab_topk are in test-pagetab-growth.c.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +40,7 @@ ptest_basic(void)
 	check_eq_u64(pagetab_entry_page(a), 5);
 	check_eq_i64(pagetab_entry_pid(a), 1);
 	check_eq_i64(a->node, PAGE_NODE_UNQUERIED);
-	check_eq_u64(a->epoch, (uint16_t)pagetab_epoch(t));
+	check_eq_u64(a->ivl & PAGETAB_IVL_EPOCH, (uint8_t)pagetab_epoch(t));
 	check_eq_u64(ptest_read(t, a).total, 0);
 	pagetab_count1(t, a, SAMPLE_LOAD);
 
@@ -122,7 +124,7 @@ ptest_epoch(void)
 	if (!check(e != NULL))
 		goto out;
 	/* find leaves the entry alone; it reads as zero this interval. */
-	check_eq_u64(e->epoch, (uint16_t)first);
+	check_eq_u64(e->ivl & PAGETAB_IVL_EPOCH, (uint8_t)first);
 	c = ptest_read(t, e);
 	check_eq_u64(c.loads + c.stores + c.other + c.local + c.remote, 0);
 	check_eq_u64(c.total, 7);
@@ -130,7 +132,7 @@ ptest_epoch(void)
 	e = pagetab_get(t, 7, ptest_addr(100), NULL);
 	if (!check(e != NULL))
 		goto out;
-	check_eq_u64(e->epoch, (uint16_t)(first + 1));
+	check_eq_u64(e->ivl & PAGETAB_IVL_EPOCH, (uint8_t)(first + 1));
 	c = ptest_read(t, e);
 	check_eq_u64(c.loads + c.stores + c.other + c.local + c.remote, 0);
 	check_eq_u64(c.total, 7);
@@ -142,7 +144,8 @@ out:
 
 /*
  * An entry counted once and never again must read zero for its interval
- * counts across the 16-bit epoch wrap: the sweep zeroes them in time.
+ * counts across the 8-bit epoch wrap (and the 16-bit one): the sweep
+ * zeroes them in time.
  */
 static void
 ptest_epoch_wrap(void)
@@ -248,6 +251,183 @@ ptest_overflow(void)
 	check(pagetab_bytes(t) > 0);
 out:
 	pagetab_free(t);
+}
+
+/*
+ * Model check: a reference that keeps every count at full width, against
+ * the table over 700 intervals (the 8-bit epoch wraps twice).  Pages are
+ * touched at random, some in bursts that carry local/remote/total past
+ * their fields (often in one interval and not the next, so a base of an
+ * old interval must not count), some left idle for exactly 256 or 512
+ * intervals; every page is read back after every interval.
+ */
+#define PTEST_MODEL_PAGES	48
+
+struct ptest_ref {
+	uint64_t kinds[3], local, remote;	/* interval `epoch` */
+	uint64_t total;
+	uint32_t epoch;
+	bool present;
+};
+
+static void
+ptest_ref_touch(struct ptest_ref *r, uint32_t epoch)
+{
+	if (r->present && r->epoch == epoch)
+		return;
+	memset(r->kinds, 0, sizeof(r->kinds));
+	r->local = r->remote = 0;
+	r->epoch = epoch;
+	r->present = true;
+}
+
+/* Whether page p is touched in interval i. */
+static bool
+ptest_model_due(struct ptest_rng *r, uint64_t p, uint32_t i)
+{
+	switch (p % 8) {
+	case 0:			/* idle for exactly 256 intervals */
+		return i % 256 == p % 5;
+	case 1:			/* 512 */
+		return i % 512 == 7;
+	case 2:			/* every interval */
+		return true;
+	default:
+		return ptest_below(r, 4) == 0;
+	}
+}
+
+static size_t
+ptest_model_one(struct pagetab *t, struct ptest_ref *ref, struct ptest_rng *r,
+		uint64_t p, bool loc)
+{
+	uint32_t epoch = pagetab_epoch(t);
+	struct page_entry *e = pagetab_get(t, (int32_t)(p % 3),
+					   ptest_addr(p), NULL);
+	unsigned op = (unsigned)ptest_below(r, 8);
+	uint64_t n = ptest_below(r, 200);
+
+	if (!e)
+		return 1;
+	ptest_ref_touch(ref, epoch);
+	/* Bursts: one page in 8 gets thousands of samples. */
+	if (ptest_below(r, 8) == 0)
+		n += 1000 + ptest_below(r, 9000);
+	for (uint64_t k = 0; k < n && op < 6; k++) {
+		unsigned kind = (unsigned)ptest_below(r, 3);
+		bool local = op < 3 ? ptest_below(r, 4) != 0 :
+				      ptest_below(r, 4) == 0;
+
+		pagetab_count1(t, e, kind);
+		ref->kinds[kind]++;
+		ref->total++;
+		if (loc) {
+			pagetab_locality_inc(t, e, local);
+			*(local ? &ref->local : &ref->remote) += 1;
+		} else {
+			pagetab_add_locality(t, e, local);	/* no-op */
+		}
+	}
+	if (op >= 6) {
+		/* Folding adds (granularity): any size, even huge. */
+		struct page_counts c = {
+			.loads = ptest_below(r, 3000),
+			.stores = op == 7 ? 70000 : ptest_below(r, 10),
+			.other = ptest_below(r, 2),
+			.local = ptest_below(r, 5000),
+			.remote = ptest_below(r, 3) * 2047,
+		};
+
+		c.total = c.loads + c.stores + c.other +
+			  (ptest_below(r, 50) == 0 ? 5000000000ull : 0);
+		pagetab_add_counts(t, e, &c);
+		ref->kinds[SAMPLE_LOAD] += c.loads;
+		ref->kinds[SAMPLE_STORE] += c.stores;
+		ref->kinds[SAMPLE_OTHER] += c.other;
+		ref->total += c.total;
+		if (loc) {
+			ref->local += c.local;
+			ref->remote += c.remote;
+		}
+	}
+	return 0;
+}
+
+/* Every page read without a touch: the model's counts, interval ones
+ * only when current. */
+static size_t
+ptest_model_compare(struct pagetab *t, const struct ptest_ref *ref)
+{
+	uint32_t epoch = pagetab_epoch(t);
+	size_t bad = 0;
+
+	for (uint64_t p = 0; p < PTEST_MODEL_PAGES; p++) {
+		const struct ptest_ref *m = &ref[p];
+		struct page_entry *e = pagetab_find(t, (int32_t)(p % 3), p);
+		bool cur = m->present && m->epoch == epoch;
+		struct page_counts c;
+
+		if (!m->present) {
+			bad += e != NULL;
+			continue;
+		}
+		if (!e) {
+			bad++;
+			continue;
+		}
+		c = ptest_read(t, e);
+		if (c.loads != (cur ? m->kinds[SAMPLE_LOAD] : 0) ||
+		    c.stores != (cur ? m->kinds[SAMPLE_STORE] : 0) ||
+		    c.other != (cur ? m->kinds[SAMPLE_OTHER] : 0) ||
+		    c.local != (cur ? m->local : 0) ||
+		    c.remote != (cur ? m->remote : 0) || c.total != m->total) {
+			if (bad == 0)
+				fprintf(stderr, "model: interval %u page %"
+					PRIu64 ": local %" PRIu64 "/%" PRIu64
+					" remote %" PRIu64 "/%" PRIu64
+					" total %" PRIu64 "/%" PRIu64 "\n",
+					epoch, p, c.local, cur ? m->local : 0,
+					c.remote, cur ? m->remote : 0,
+					c.total, m->total);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static void
+ptest_model(void)
+{
+	for (int loc = 0; loc < 2; loc++) {
+		struct pagetab *t = pagetab_new(PTEST_SHIFT, 0);
+		struct ptest_ref *ref = calloc(PTEST_MODEL_PAGES,
+					       sizeof(*ref));
+		struct ptest_rng r = { 7 + (uint64_t)loc };
+		size_t bad = 0, wide = 0;
+
+		if (!check(t && ref) || (loc && !check(pagetab_set_ext(t,
+				PAGETAB_EXT_LOCALITY) == 0)))
+			goto next;
+		for (uint32_t i = 0; i < 700; i++) {
+			for (uint64_t p = 0; p < PTEST_MODEL_PAGES; p++)
+				if (ptest_model_due(&r, p, i))
+					bad += ptest_model_one(t, &ref[p], &r,
+							       p, loc);
+			bad += ptest_model_compare(t, ref);
+			for (uint64_t p = 0; p < PTEST_MODEL_PAGES; p++)
+				wide += ref[p].local >= 4096 ||
+					ref[p].remote >= 4096;
+			pagetab_next_interval(t);
+			bad += ptest_model_compare(t, ref);
+		}
+		check_eq_u64(bad, 0);
+		/* The bursts did carry local/remote past 12 bits. */
+		check(!loc || wide > 100);
+		check_eq_i64(pagetab_check(t), 0);
+next:
+		free(ref);
+		pagetab_free(t);
+	}
 }
 
 /* Extensions added to a table that holds pages keep what it holds. */
@@ -441,6 +621,7 @@ main(void)
 	ptest_epoch();
 	ptest_epoch_wrap();
 	ptest_overflow();
+	ptest_model();
 	ptest_ext();
 	ptest_check_detects();
 	ptest_max_pages();
