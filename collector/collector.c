@@ -34,6 +34,7 @@
 #include "queue.h"
 #include "record.h"
 #include "recorder.h"
+#include "sides.h"
 #include "source.h"
 
 struct collector_drain {
@@ -231,8 +232,14 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		char comm[16];
 		struct target *t;
 
-		if (record_parse_comm(hdr, &pid, &tid, comm) != 0 ||
-		    pid != tid || !(t = collector_find_target(c, (pid_t)pid)))
+		if (record_parse_comm(hdr, &pid, &tid, comm) != 0 || pid != tid)
+			break;
+		/* exec(2): same pid, new address space.  Any watched pid, a
+		 * followed child's too; only names are dropped here (pages
+		 * and code sites stay, keyed by pid). */
+		if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
+			sides_forget_pid(c->aggr.sides, (int32_t)pid);
+		if (!(t = collector_find_target(c, (pid_t)pid)))
 			break;
 		/* The trailer's time (sample_id_all); 0 without one. */
 		source_layout(&d->ch->src->events[0], &l);

@@ -57,6 +57,7 @@ struct names_proc {
 	bool due;
 	bool gone;			/* exited: keep what it had */
 	bool fixed;			/* regions from text, never /proc */
+	bool exec;			/* exec'd: drop the old image */
 };
 
 struct names {
@@ -66,6 +67,9 @@ struct names {
 	struct names_proc *last;	/* most recent lookup */
 	uint64_t tick;
 	bool any_due;
+	/* Immediate re-reads after exec in the second from exec_window. */
+	double exec_window;
+	unsigned exec_reads;
 	struct names_stats stats;
 };
 
@@ -307,6 +311,66 @@ names_refresh(struct names *n, struct names_proc *p, double now)
 		names_build_mods(n, p);
 }
 
+/* Everything known of the old image goes: its regions (an address of
+ * the new image must not fall in one), modules and the names made from
+ * them.  The pid lives (it just exec'd), even if it was thought gone. */
+static void
+names_drop_image(struct names_proc *p)
+{
+	if (maps_load_text(p->maps, "", 0) < 0)
+		return;		/* ENOMEM: try again at the next call */
+	p->exec = false;
+	names_free_mods(p->mods, p->n_mods);
+	p->mods = NULL;
+	p->n_mods = 0;
+	p->maps_gen_seen = maps_generation(p->maps);
+	p->mods_gen++;
+	u64map_clear(&p->ips, names_free_code);
+	u64map_clear(&p->funcs, names_free_func);
+	u64map_clear(&p->pages, names_free_page);
+	p->loaded = false;
+	p->gone = false;
+}
+
+/* Drops the old image of an exec'd pid.  True when its maps may be read
+ * now, sooner than NAMES_RETRY_MS: within the exec budget. */
+static bool
+names_exec_read_now(struct names *n, struct names_proc *p, double now)
+{
+	if (!p->exec)
+		return false;
+	names_drop_image(p);
+	if (p->fixed || p->exec)
+		return false;
+	if (now - n->exec_window >= 1.0) {
+		n->exec_window = now;
+		n->exec_reads = 0;
+	}
+	if (n->exec_reads < NAMES_EXEC_READS) {
+		n->exec_reads++;
+		return true;
+	}
+	n->stats.exec_reads_deferred++;
+	return false;
+}
+
+void
+names_forget(struct names *n, int32_t pid)
+{
+	for (size_t i = 0; i < n->n_procs; i++) {
+		struct names_proc *p = n->procs[i];
+
+		if (p->pid != pid)
+			continue;
+		n->stats.execs++;
+		p->exec = true;
+		p->due = true;
+		n->any_due = true;
+		return;
+	}
+	/* Not known here: nothing of the old image to drop. */
+}
+
 void
 names_note_page(struct names *n, int32_t pid, uint64_t addr)
 {
@@ -334,7 +398,8 @@ names_refresh_due(struct names *n)
 
 		if (!p->due)
 			continue;
-		if (now - p->last_try >= NAMES_RETRY_MS / 1000.0)
+		if (names_exec_read_now(n, p, now) ||
+		    now - p->last_try >= NAMES_RETRY_MS / 1000.0)
 			names_refresh(n, p, now);
 		else
 			still = true;
@@ -348,9 +413,15 @@ names_prepare(struct names *n, int32_t pid)
 	struct names_proc *p = names_proc(n, pid);
 	double now;
 
-	if (!p || p->gone || p->fixed)
+	if (!p)
 		return;
 	now = names_now();
+	if (names_exec_read_now(n, p, now)) {
+		names_refresh(n, p, now);
+		return;
+	}
+	if (p->gone || p->fixed)
+		return;
 	if (now - p->last_try < NAMES_RETRY_MS / 1000.0)
 		return;
 	if (p->due || !p->loaded ||

@@ -15,6 +15,15 @@
  * the names it had.  Memory that came and went between two reads has no
  * region (NULL).
  *
+ * An exec(2) keeps the pid and replaces the address space: names_forget
+ * drops what was known of the old image (regions, modules, names of pages
+ * and ips), so an address of the new image is never named after an old
+ * mapping.  The next names_prepare or names_refresh_due reads the maps
+ * again at once, without waiting for NAMES_RETRY_MS, for at most
+ * NAMES_EXEC_READS such reads a second over all pids; past that (a storm
+ * of execs) the pid waits for the usual rate-limited read, its pages
+ * without names meanwhile, and stats.exec_reads_deferred counts it.
+ *
  * Heap, stack and anonymous memory get a region and no symbol: a symbol
  * is only given where an ELF symbol covers the address.
  */
@@ -28,6 +37,7 @@
 #define NAMES_RETRY_MS		100
 #define NAMES_REFRESH_MS	1000
 #define NAMES_MAX_PROCS		256	/* least recently used go first */
+#define NAMES_EXEC_READS	20	/* immediate re-reads after exec, /s */
 
 /* A function of one process (interned: compare pointers). */
 struct names_func {
@@ -46,6 +56,9 @@ struct names_stats {
 	uint64_t maps_failures;	/* reads that failed (process gone, EACCES) */
 	uint64_t elf_files;	/* ELF files opened and indexed */
 	uint64_t elf_failures;	/* file mappings that could not be opened */
+	uint64_t execs;		/* names_forget of a pid known here */
+	/* Execs whose re-read waited for NAMES_RETRY_MS: over budget. */
+	uint64_t exec_reads_deferred;
 };
 
 struct names;
@@ -59,6 +72,9 @@ void names_note_page(struct names *n, int32_t pid, uint64_t addr);
 void names_refresh_due(struct names *n);
 /* Before naming pid's pages in a frame (rate-limited re-read). */
 void names_prepare(struct names *n, int32_t pid);
+/* pid exec'd: its old image's names go at the next names_prepare or
+ * names_refresh_due (see the top).  No system calls. */
+void names_forget(struct names *n, int32_t pid);
 
 /*
  * The region and data symbol of page [addr, addr + size) of pid, as new
@@ -69,7 +85,7 @@ void names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
 		uint64_t hot, char **region, char **symbol);
 
 /* What ip of pid is; valid until the next names_prepare or
- * names_refresh_due.  NULL only on ENOMEM. */
+ * names_refresh_due (names_forget only marks).  NULL only on ENOMEM. */
 const struct names_code *names_code(struct names *n, int32_t pid,
 				    uint64_t ip);
 

@@ -70,6 +70,13 @@ sides_new_page(struct sides *s, int32_t pid, uint64_t addr)
 }
 
 void
+sides_forget_pid(struct sides *s, int32_t pid)
+{
+	if (s && s->names)
+		names_forget(s->names, pid);
+}
+
+void
 sides_flush_end(struct sides *s)
 {
 	if (s && s->names)

@@ -75,6 +75,8 @@ sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 }
 /* A page entered the page table. */
 void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
+/* pid exec'd: the names of its old image go (names_forget). */
+void sides_forget_pid(struct sides *s, int32_t pid);
 /* After a batch: reads the regions of processes that need it. */
 void sides_flush_end(struct sides *s);
 void sides_next_interval(struct sides *s);

@@ -2,7 +2,8 @@
  * Symbols and names on this very process: its executable's data objects
  * and functions through symbols.c (load bias, .bss extent, covering
  * lookups), a data file that is not ELF, and names.c end to end (region,
- * symbol, code site, interned functions, caching, a pid that is gone).
+ * symbol, code site, interned functions, caching, a pid that is gone,
+ * a pid that exec'd).
  */
 #include "config.h"
 
@@ -223,6 +224,95 @@ stest_names(void)
 	names_free(NULL);
 }
 
+/* The region of the page at (a new string, NULL when unknown). */
+static char *
+stest_region(struct names *n, int32_t pid, uint64_t at)
+{
+	char *region, *symbol;
+
+	names_page(n, pid, at, 4096, at, &region, &symbol);
+	free(symbol);
+	return region;
+}
+
+/*
+ * exec(2): names_forget drops the old image's regions, modules and cached
+ * names; a text-loaded pid then has none until new text comes.  On this
+ * process (a real pid): the first forget re-reads at once, sooner than
+ * NAMES_RETRY_MS; a storm of them reads at most NAMES_EXEC_READS times a
+ * second and counts the rest, which name nothing (not the old image).
+ */
+static void
+stest_names_exec(void)
+{
+	static const char before[] =
+		"200000000000-200000040000 rw-s 00000000 08:01 11 /old.bin\n";
+	static const char after[] =
+		"200000020000-200000030000 rw-s 00000000 08:01 12 /new.bin\n";
+	struct names *n = names_new();
+	int32_t pid = (int32_t)getpid(), fake = 0x7ffffff1;
+	uint64_t at = 0x200000021000ull, reads;
+	char *heap = malloc(4096), *region;
+	uintptr_t hpage = (uintptr_t)heap & ~(uintptr_t)4095;
+	const struct names_code *c;
+	struct names_stats st;
+	int named = 0, storm = 3 * NAMES_EXEC_READS;
+
+	check(n != NULL && heap != NULL);
+	if (!n || !heap)
+		goto out;
+	check_eq_i64(names_load_maps_text(n, fake, before, strlen(before)), 0);
+	names_prepare(n, fake);
+	region = stest_region(n, fake, at);
+	check_eq_str(region, "/old.bin+0x21000");
+	free(region);
+	c = names_code(n, fake, at + 8);
+	check(c && strcmp(c->func->module, "/old.bin") == 0);
+
+	names_forget(n, fake);
+	names_forget(n, 0x7ffffff2);	/* unknown here: nothing to drop */
+	names_prepare(n, fake);
+	region = stest_region(n, fake, at);
+	check(region == NULL);
+	free(region);
+	c = names_code(n, fake, at + 8);
+	check(c && strcmp(c->func->module, "[unknown]") == 0);
+	check_eq_i64(names_load_maps_text(n, fake, after, strlen(after)), 0);
+	names_prepare(n, fake);
+	region = stest_region(n, fake, at);
+	check_eq_str(region, "/new.bin+0x1000");
+	free(region);
+	names_stats(n, &st);
+	check_eq_u64(st.execs, 1);
+
+	names_prepare(n, pid);
+	names_stats(n, &st);
+	reads = st.maps_reads;
+	check(reads >= 1);
+	for (int i = 0; i < storm; i++) {
+		names_forget(n, pid);
+		names_prepare(n, pid);
+		if (i == 0) {
+			names_stats(n, &st);
+			check_eq_u64(st.maps_reads, reads + 1);
+		}
+		region = stest_region(n, pid, hpage);
+		named += region != NULL;
+		free(region);
+	}
+	names_stats(n, &st);
+	check_eq_u64(st.execs, 1 + (uint64_t)storm);
+	/* One window, or two if this loop straddles a second boundary. */
+	check(st.maps_reads - reads <= 2 * NAMES_EXEC_READS);
+	check(st.exec_reads_deferred >= NAMES_EXEC_READS);
+	check_eq_u64(st.exec_reads_deferred + (st.maps_reads - reads),
+		     (uint64_t)storm);
+	check_eq_i64(named, (int64_t)(st.maps_reads - reads));
+out:
+	free(heap);
+	names_free(n);
+}
+
 int
 main(void)
 {
@@ -230,5 +320,6 @@ main(void)
 	stest_symbols();
 	stest_not_elf();
 	stest_names();
+	stest_names_exec();
 	return test_result();
 }
