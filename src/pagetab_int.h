@@ -76,18 +76,26 @@ struct pagetab_weight {
 };
 
 /*
- * Fibonacci hashing with the high half folded down: a bijection (an odd
- * multiplier, then a xor-shift) whose top bits, the subtable, depend on
- * every key bit, and whose low 32 bits, the home slot, on the page and
- * the pid's low bits, so consecutive pages and the same page of other
- * pids land in unrelated subtables and slots.  Three instructions: it
- * runs for every sample (splitmix64's finaliser took eight).
+ * Fibonacci hashing with the high half folded down: a bijection (the
+ * pid folded onto the page bits, an odd multiplier, then a xor-shift)
+ * whose top bits, the subtable, depend on every key bit.  The home slot
+ * is the low 32 bits' top bits: the product's low half, which depends
+ * only on the key's low 32 bits (hence the pid folded in first, or every
+ * process's copy of a page would start at one slot), xor its high half,
+ * whose top bits are the subtable's (constant within it).  Folding at 29
+ * bits instead put product bits 49-60 on the home slot, mostly the
+ * subtable's own bits: the same pages of many pids (forked workers, a
+ * system-wide run, 1 GiB pages) then fell into a few runs of hundreds of
+ * slots in each subtable (tests/test-pagetab.c, probe lengths).  Five
+ * instructions: it runs for every sample (splitmix64's finaliser took
+ * eight).
  */
 static inline uint64_t
 pagetab_hash(uint64_t key)
 {
+	key ^= key >> PAGETAB_PAGE_BITS;
 	key *= 0x9e3779b97f4a7c15ull;
-	return key ^ (key >> 29);
+	return key ^ (key >> 32);
 }
 
 /*

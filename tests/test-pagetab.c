@@ -3,8 +3,9 @@
  * interval reset and the sweep that keeps 8-bit epochs honest, counts
  * past their fields (saturated kinds, carried total/local/remote), a
  * model check of all counts over many intervals, the extensions, the
- * max_pages cap, reset and foreach.  Growth, batched lookups and
- * pagetab_topk are in test-pagetab-growth.c.
+ * max_pages cap, reset, foreach, and probe lengths for realistic key sets
+ * (the hash).  Growth, batched lookups and pagetab_topk are in
+ * test-pagetab-growth.c.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "pagetab.h"
+#include "pagetab_int.h"
 #include "pagetab-test.h"
 #include "testlib.h"
 
@@ -614,6 +616,83 @@ ptest_foreach(void)
 	pagetab_free(t);
 }
 
+/*
+ * Mean slots read to find a key (1 at its home slot), over every entry:
+ * what the hash's spread comes to under linear probing.
+ */
+static double
+ptest_mean_probes(const struct pagetab *t)
+{
+	uint64_t sum = 0, n = 0;
+
+	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
+		const struct pagetab_sub *s = &t->subs[j];
+
+		for (uint32_t i = 0; i < s->cap; i++) {
+			struct page_entry *e = pagetab_at(s->slots, t->stride,
+							  i);
+			size_t home;
+
+			if (!e->key)
+				continue;
+			home = pagetab_home(s->cap, pagetab_hash(e->key));
+			sum += (i + s->cap - home) % s->cap + 1;
+			n++;
+		}
+	}
+	return n ? (double)sum / (double)n : 0;
+}
+
+/*
+ * Key sets a live run sees: one process's heap page after page (4 KiB
+ * and 2 MiB pages), the same pages in many processes (forked workers,
+ * a whole-system run), and many processes at 1 GiB granularity where
+ * each has a few small page numbers.  At the table's load (7/8 at most)
+ * a random hash needs about 3 slots a lookup; a hash whose home slot
+ * shares its bits with the subtable's clusters those sets into runs of
+ * hundreds.
+ */
+static void
+ptest_probe_lengths(void)
+{
+	static const struct {
+		const char *name;
+		unsigned shift;
+		uint32_t pids, pages;
+		uint64_t first;		/* page number of the first page */
+	} sets[] = {
+		{ "one pid, 4 KiB heap", 12, 1, 1u << 19, 0x555555554ull },
+		{ "one pid, 2 MiB pages", 21, 1, 1u << 19, 0x2aaaaull },
+		{ "16 pids, same pages", 12, 16, 1u << 15, 0x555555554ull },
+		{ "8192 pids x 64 pages", 12, 8192, 64, 0x555555554ull },
+		{ "65536 pids, 1 GiB", 30, 65536, 8, 0x1fcull },
+	};
+
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		struct pagetab *t = pagetab_new(sets[k].shift, 0);
+		size_t missing = 0;
+		double probes;
+
+		check(t != NULL);
+		if (!t)
+			return;
+		for (uint32_t p = 0; p < sets[k].pids; p++)
+			for (uint64_t i = 0; i < sets[k].pages; i++)
+				if (!pagetab_get(t, (int32_t)(300 + p),
+						 (sets[k].first + i) <<
+						 sets[k].shift, NULL))
+					missing++;
+		check_eq_u64(missing, 0);
+		probes = ptest_mean_probes(t);
+		if (probes > 6.0) {
+			fprintf(stderr, "probe lengths: %s: %.1f slots a "
+				"lookup\n", sets[k].name, probes);
+			check(probes <= 6.0);
+		}
+		pagetab_free(t);
+	}
+}
+
 int
 main(void)
 {
@@ -627,5 +706,6 @@ main(void)
 	ptest_max_pages();
 	ptest_reset();
 	ptest_foreach();
+	ptest_probe_lengths();
 	return test_result();
 }

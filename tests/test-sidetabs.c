@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -625,12 +626,51 @@ stest_u64map(void)
 	u64map_clear(&m, NULL);
 }
 
+/*
+ * Pages spread over the sets: a heap's consecutive pages of one process
+ * (4 KiB and 2 MiB pages look alike: small consecutive numbers) and the
+ * same few 1 GiB pages of many processes, a quarter of the default
+ * capacity each.  With the set taken from bits 32 up of the product, the
+ * first used 7598 of 65536 sets and lost 55 % of its pages' sites, the
+ * second 1024 sets and 94 %; hashed evenly, four pages a set never
+ * overflow here but for a handful.
+ */
+static void
+stest_sites_spread(void)
+{
+	static const struct {
+		uint32_t pids, pages;
+		uint64_t first;
+	} sets[] = {
+		{ 1, 1u << 16, 0x555555554ull },
+		{ 8192, 8, 0x1fcull },
+	};
+
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		struct sitetab *t = sitetab_new(1u << 18);
+		size_t n = (size_t)sets[k].pids * sets[k].pages;
+
+		if (!check(t != NULL))
+			return;
+		for (uint32_t p = 0; p < sets[k].pids; p++)
+			for (uint64_t i = 0; i < sets[k].pages; i++)
+				sitetab_add(t, (int32_t)(300 + p),
+					    sets[k].first + i, 0x401000);
+		if (!check(sitetab_evicted(t) <= n / 100))
+			fprintf(stderr, "sitetab spread: set %zu: %llu of "
+				"%zu pages evicted\n", k,
+				(unsigned long long)sitetab_evicted(t), n);
+		sitetab_free(t);
+	}
+}
+
 int
 main(void)
 {
 	stest_sites();
 	stest_sites_model();
 	stest_sites_home();
+	stest_sites_spread();
 	stest_lines();
 	stest_code();
 	stest_code_model();
