@@ -46,7 +46,7 @@ levtab_alloc(size_t n, void **mem)
 static struct levtab_page *
 levtab_probe(struct levtab_page *slots, size_t mask, uint64_t key)
 {
-	size_t i = levtab_hash(key) & mask;
+	size_t i = levtab_home(key, mask);
 
 	while (slots[i].n[DATASRC_LVL_NA] && slots[i].key != key)
 		i = (i + 1) & mask;

@@ -626,6 +626,18 @@ stest_u64map(void)
 	u64map_clear(&m, NULL);
 }
 
+/* Key sets that defeat weak hashes: a heap's consecutive pages, and the
+ * same few pages of many pids (the spread tests below). */
+struct spread_set {
+	uint32_t pids, pages;
+	uint64_t first;
+};
+#define SPREAD_SETS 2
+static const struct spread_set spread_sets[SPREAD_SETS] = {
+	{ 1, 1u << 16, 0x555555554ull },
+	{ 8192, 8, 0x1fcull },
+};
+
 /*
  * Pages spread over the sets: a heap's consecutive pages of one process
  * (4 KiB and 2 MiB pages look alike: small consecutive numbers) and the
@@ -638,15 +650,9 @@ stest_u64map(void)
 static void
 stest_sites_spread(void)
 {
-	static const struct {
-		uint32_t pids, pages;
-		uint64_t first;
-	} sets[] = {
-		{ 1, 1u << 16, 0x555555554ull },
-		{ 8192, 8, 0x1fcull },
-	};
+	const struct spread_set *sets = spread_sets;
 
-	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+	for (size_t k = 0; k < SPREAD_SETS; k++) {
 		struct sitetab *t = sitetab_new(1u << 18);
 		size_t n = (size_t)sets[k].pids * sets[k].pages;
 
@@ -664,6 +670,46 @@ stest_sites_spread(void)
 	}
 }
 
+/*
+ * The level table's home slots: a heap's consecutive pages, and the same
+ * few pages of many pids, must not form long runs (average distance from
+ * home <= 2 slots at the table's load; bits 32 up of the product, masked,
+ * gave 2.8 and 38).
+ */
+static void
+stest_levels_spread(void)
+{
+	const struct spread_set *sets = spread_sets;
+	const uint64_t src = DS(OP, LOAD) | DS(LVL, L1) | DS(LVL, HIT) |
+			     DS(LVLNUM, L1);
+
+	for (size_t k = 0; k < SPREAD_SETS; k++) {
+		struct levtab *t = levtab_new(0);
+		uint64_t dist = 0, used = 0;
+
+		if (!check(t != NULL))
+			return;
+		for (uint32_t p = 0; p < sets[k].pids; p++)
+			for (uint64_t i = 0; i < sets[k].pages; i++)
+				levtab_add(t, (int32_t)(300 + p),
+					   sets[k].first + i, src);
+		for (size_t i = 0; i <= t->mask; i++) {
+			const struct levtab_page *e = &t->slots[i];
+
+			if (!e->n[DATASRC_LVL_NA])
+				continue;
+			used++;
+			dist += (i - levtab_home(e->key, t->mask)) & t->mask;
+		}
+		check_eq_u64(used, (uint64_t)sets[k].pids * sets[k].pages);
+		if (!check(dist <= 2 * used))
+			fprintf(stderr, "levtab spread: set %zu: %.1f slots "
+				"from home on average\n", k,
+				(double)dist / (double)used);
+		levtab_free(t);
+	}
+}
+
 int
 main(void)
 {
@@ -675,6 +721,7 @@ main(void)
 	stest_code();
 	stest_code_model();
 	stest_levels();
+	stest_levels_spread();
 	stest_u64map();
 	return test_result();
 }
