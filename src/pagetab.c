@@ -458,16 +458,6 @@ pagetab_add_wide(struct pagetab *t, uint64_t key, uint64_t field,
 	return sat;
 }
 
-static void
-pagetab_add_kind(struct pagetab *t, struct page_entry *e, unsigned kind,
-		 uint64_t n)
-{
-	if (n)
-		e->kinds[kind] = (uint16_t)pagetab_add_wide(t, e->key,
-			e->kinds[kind], PAGETAB_KIND_SAT,
-			offsetof(struct pagetab_ovf, kinds) +
-			kind * sizeof(uint64_t), n);
-}
 
 /*
  * The base of a carried count in the side map (member of struct
@@ -516,10 +506,22 @@ pagetab_add_carry(struct pagetab *t, uint64_t key, uint64_t field,
 	    o->loc_epoch != t->epoch) {
 		/* Bases of an earlier interval: neither counts any more. */
 		o->local = o->remote = 0;
+		o->kinds[0] = o->kinds[1] = o->kinds[2] = 0;
 		o->loc_epoch = t->epoch;
 	}
 	*(uint64_t *)((unsigned char *)o + member) = v;
 	return half;
+}
+
+static void
+pagetab_add_kind(struct pagetab *t, struct page_entry *e, unsigned kind,
+		 uint64_t n)
+{
+	if (n)
+		e->kinds[kind] = (uint16_t)pagetab_add_carry(t, e->key,
+			e->kinds[kind], PAGETAB_KIND_HALF, PAGETAB_KIND_MAX,
+			offsetof(struct pagetab_ovf, kinds) +
+			kind * sizeof(uint64_t), n);
 }
 
 static void
@@ -618,19 +620,19 @@ pagetab_read(const struct pagetab *t, const struct page_entry *e,
 
 	memset(out, 0, sizeof(*out));
 	if (e->total >= PAGETAB_TOTAL_HALF ||
-	    (current && (e->kinds[0] == PAGETAB_KIND_SAT ||
-			 e->kinds[1] == PAGETAB_KIND_SAT ||
-			 e->kinds[2] == PAGETAB_KIND_SAT ||
+	    (current && (e->kinds[0] >= PAGETAB_KIND_HALF ||
+			 e->kinds[1] >= PAGETAB_KIND_HALF ||
+			 e->kinds[2] >= PAGETAB_KIND_HALF ||
 			 pagetab_entry_loc(e, true) >= PAGETAB_LOC_HALF ||
 			 pagetab_entry_loc(e, false) >= PAGETAB_LOC_HALF)) ||
 	    (w && (w->sum == PAGETAB_WEIGHT_SAT ||
 		   w->n == PAGETAB_WEIGHT_SAT)))
 		o = pagetab_ovf_find(t, e->key);
-	for (int k = 0; k < 3; k++) {
-		kinds[k] = current ? e->kinds[k] : 0;
-		if (kinds[k] == PAGETAB_KIND_SAT && o)
-			kinds[k] = o->kinds[k];
-	}
+	for (int k = 0; k < 3; k++)
+		kinds[k] = current ? pagetab_carry_value(e->kinds[k],
+			PAGETAB_KIND_HALF, pagetab_carry_base(t, o,
+				offsetof(struct pagetab_ovf, kinds) +
+				(size_t)k * sizeof(uint64_t))) : 0;
 	out->loads = kinds[SAMPLE_LOAD];
 	out->stores = kinds[SAMPLE_STORE];
 	out->other = kinds[SAMPLE_OTHER];

@@ -42,15 +42,17 @@
 #define PAGETAB_MAX_PID		((INT32_C(1) << (64 - PAGETAB_PAGE_BITS)) - 2)
 
 /*
- * kinds[] and the weight extension saturate: a field at its maximum means
- * the real value is in the side map.  total, local and remote carry: a
+ * The weight extension saturates: a field at its maximum means the real
+ * value is in the side map.  kinds[], total, local and remote carry: a
  * field below half its range is the count; from half on, the side map
  * may hold a base and the count is base + field - half.  A saturated
  * field sends every further count to the side map, a carried one only
  * one in (max - half), which suits the counts that grow past their field
- * on every hot page (total over a long run, local/remote per interval).
+ * on every hot page (total over a long run, kinds and local/remote per
+ * interval).
  */
-#define PAGETAB_KIND_SAT	UINT16_MAX
+#define PAGETAB_KIND_MAX	UINT16_MAX
+#define PAGETAB_KIND_HALF	0x8000u
 #define PAGETAB_WEIGHT_SAT	UINT32_MAX
 #define PAGETAB_TOTAL_MAX	UINT16_MAX
 #define PAGETAB_TOTAL_HALF	0x8000u
@@ -182,7 +184,7 @@ void pagetab_count_slow(struct pagetab *t, struct page_entry *e,
 static inline void
 pagetab_count1(struct pagetab *t, struct page_entry *e, unsigned kind)
 {
-	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_SAT - 1 &&
+	if (__builtin_expect(e->kinds[kind] < PAGETAB_KIND_MAX - 1 &&
 			     e->total < PAGETAB_TOTAL_MAX - 1, 1)) {
 		e->kinds[kind]++;
 		e->total++;

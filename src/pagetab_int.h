@@ -42,11 +42,11 @@ struct pagetab_sub {
 /* Counts past their field, for the entry with this key. */
 struct pagetab_ovf {
 	uint64_t key;		/* 0 = free */
-	uint64_t kinds[3];	/* valid where the entry's kinds[] is SAT */
-	uint64_t weight_sum;	/* ... where the weight extension's is */
-	uint64_t weight_n;
-	/* Bases of the carried counts (see pagetab.h); 0 = none.  local and
-	 * remote only count in the interval loc_epoch. */
+	uint64_t weight_sum;	/* valid where the weight extension's */
+	uint64_t weight_n;	/* field is SAT */
+	/* Bases of the carried counts (see pagetab.h); 0 = none.  kinds,
+	 * local and remote only count in the interval loc_epoch. */
+	uint64_t kinds[3];
 	uint64_t total;
 	uint64_t local;
 	uint64_t remote;

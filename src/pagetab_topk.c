@@ -157,17 +157,20 @@ pagetab_slot_key(const struct pagetab *t, const struct page_entry *e,
 
 	switch (key) {
 	case SORT_SAMPLES:
-		v = ((uint64_t)e->kinds[0] + e->kinds[1] + e->kinds[2]) &
-		    current;
-		return v >= PAGETAB_KIND_SAT ? UINT64_MAX : v;
+		/* A field from half on may have a base: read it whole. */
+		if ((e->kinds[0] | e->kinds[1] | e->kinds[2]) &
+		    PAGETAB_KIND_HALF & current)
+			return UINT64_MAX;
+		return ((uint64_t)e->kinds[0] + e->kinds[1] + e->kinds[2]) &
+		       current;
 	case SORT_TOTAL:
 		return e->total >= PAGETAB_TOTAL_HALF ? UINT64_MAX : e->total;
 	case SORT_LOADS:
 		v = e->kinds[SAMPLE_LOAD] & current;
-		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+		return v >= PAGETAB_KIND_HALF ? UINT64_MAX : v;
 	case SORT_STORES:
 		v = e->kinds[SAMPLE_STORE] & current;
-		return v == PAGETAB_KIND_SAT ? UINT64_MAX : v;
+		return v >= PAGETAB_KIND_HALF ? UINT64_MAX : v;
 	case SORT_LATENCY:
 		w = (const void *)((const unsigned char *)e + t->weight_off);
 		if (w->sum == PAGETAB_WEIGHT_SAT || w->n == PAGETAB_WEIGHT_SAT)

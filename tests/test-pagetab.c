@@ -223,6 +223,17 @@ ptest_overflow(void)
 	check_eq_u64(c.loads, 66000);
 	check_eq_u64(c.stores, 0);
 	check_eq_u64(c.total, 5000136001ull);
+	/* Stores past half their field again: the last interval's base
+	 * (70000) must not count. */
+	for (int i = 0; i < 40000; i++)
+		pagetab_count1(t, e, SAMPLE_STORE);
+	c = ptest_read(t, e);
+	check_eq_u64(c.stores, 40000);
+	check_eq_u64(c.loads, 66000);
+	check_eq_u64(c.total, 5000176001ull);
+	for (int i = 0; i < 40000; i++)
+		pagetab_count1(t, e, SAMPLE_STORE);
+	check_eq_u64(ptest_read(t, e).stores, 80000);
 	/* Sorting sees the wide counts. */
 	{
 		struct page_info top[2];
@@ -230,7 +241,9 @@ ptest_overflow(void)
 		check_eq_u64(pagetab_topk(t, SORT_LOADS, 2, top), 1);
 		check_eq_u64(top[0].c.loads, 66000);
 		check_eq_u64(pagetab_topk(t, SORT_TOTAL, 2, top), 1);
-		check_eq_u64(top[0].c.total, 5000136001ull);
+		check_eq_u64(top[0].c.total, 5000216001ull);
+		check_eq_u64(pagetab_topk(t, SORT_SAMPLES, 2, top), 1);
+		check_eq_u64(top[0].c.stores, 80000);
 	}
 	/* Weight sums past 2^32 too. */
 	check_eq_i64(pagetab_set_ext(t, PAGETAB_EXT_WEIGHT), 0);
@@ -243,7 +256,7 @@ ptest_overflow(void)
 	c = ptest_read(t, e);
 	check_eq_u64(c.weight_sum, 6000000003ull);
 	check_eq_u64(c.weight_n, 3);
-	check_eq_u64(c.total, 5000136001ull);
+	check_eq_u64(c.total, 5000216001ull);
 	{
 		struct page_info top[2];
 
