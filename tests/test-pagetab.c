@@ -1,11 +1,11 @@
 /*
  * Page table: lookups across pids, keys that cannot be tracked, lazy
  * interval reset and the sweep that keeps 8-bit epochs honest, counts
- * past their fields (saturated kinds, carried total/local/remote), a
- * model check of all counts over many intervals, the extensions, the
- * max_pages cap, reset, foreach, and probe lengths for realistic key sets
- * (the hash).  Growth, batched lookups and pagetab_topk are in
- * test-pagetab-growth.c.
+ * past their fields (kinds, total, local/remote carried; each at its
+ * edges), a model check of all counts over many intervals, the
+ * extensions, the max_pages cap, reset, foreach, and probe lengths for
+ * realistic key sets (the hash).  Growth, batched lookups and
+ * pagetab_topk are in test-pagetab-growth.c.
  */
 #include "config.h"
 
@@ -266,6 +266,181 @@ ptest_overflow(void)
 	check(pagetab_bytes(t) > 0);
 out:
 	pagetab_free(t);
+}
+
+/*
+ * Every carried count at its edges: a field brought to 0, just below half,
+ * half, max - 2 and max - 1, then adds that end one short of max, at
+ * max, one past it and far past the whole range, then a sample at a
+ * time.  Each read must be the exact sum, the interval's samples their
+ * sum, the next interval must start the interval counts at zero with
+ * total kept, and top-K must rank the page above one a count behind it.
+ */
+static const char *const ptest_edge_names[6] = {
+	"loads", "stores", "other", "total", "local", "remote",
+};
+
+static uint64_t
+ptest_edge_get(const struct page_counts *c, int f)
+{
+	const uint64_t v[6] = { c->loads, c->stores, c->other, c->total,
+				c->local, c->remote };
+
+	return v[f];
+}
+
+/* Adds n to field f alone (total alone for f == 3). */
+static void
+ptest_edge_add(struct pagetab *t, struct page_entry *e, int f, uint64_t n)
+{
+	struct page_counts c = { 0 };
+	uint64_t *v[6] = { &c.loads, &c.stores, &c.other, &c.total,
+			   &c.local, &c.remote };
+
+	*v[f] = n;
+	pagetab_add_counts(t, e, &c);
+}
+
+/* One sample through the per-sample path into field f. */
+static void
+ptest_edge_one(struct pagetab *t, struct page_entry *e, int f)
+{
+	if (f < 3)
+		pagetab_count1(t, e, (unsigned)f);
+	else if (f == 3)
+		ptest_edge_add(t, e, 3, 1);
+	else
+		pagetab_locality_inc(t, e, f == 4);
+}
+
+static size_t
+ptest_edge_check(struct pagetab *t, int32_t pid, int32_t rival, int f,
+		 uint64_t want, uint64_t total)
+{
+	static const enum sort_key keys[4] = {
+		SORT_LOADS, SORT_STORES, SORT_SAMPLES, SORT_TOTAL,
+	};
+	struct page_entry *e = pagetab_find(t, pid, 1), *b;
+	struct page_counts c;
+	struct page_info top[1] = { { .pid = -1 } };
+	size_t bad = 0;
+
+	if (!e)
+		return 1;
+	c = ptest_read(t, e);
+	bad += ptest_edge_get(&c, f) != want;
+	bad += f != 3 && c.total != total;
+	bad += pagetab_interval_samples(t, e) !=
+	       c.loads + c.stores + c.other;
+	for (int g = 0; g < 6; g++)
+		bad += g != f && g != 3 && ptest_edge_get(&c, g) != 0;
+	if (bad)
+		fprintf(stderr, "carry edges: %s read %" PRIu64 " want %"
+			PRIu64 "\n", ptest_edge_names[f],
+			ptest_edge_get(&c, f), want);
+	/* A rival one behind in the same key, in a pid of its own. */
+	if (f < 4 && want >= 2) {
+		b = pagetab_get(t, rival, ptest_addr(1), NULL);
+		if (!b)
+			return bad + 1;
+		ptest_edge_add(t, b, f, want - 1);
+		if (f < 3)
+			ptest_edge_add(t, b, 3, want - 1);
+		if (pagetab_topk(t, keys[f], 1, top) != 1 ||
+		    top[0].pid != pid ||
+		    ptest_edge_get(&top[0].c, f) != want) {
+			fprintf(stderr, "carry edges: top-K by %s chose pid %"
+				PRId32 " over %" PRIu64 "\n",
+				ptest_edge_names[f], top[0].pid, want);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/* One case: field f brought to s0, then add, then a sample at a time;
+ * the count problems found. */
+static size_t
+ptest_carry_edge(int f, uint64_t s0, uint64_t add, uint64_t half)
+{
+	struct pagetab *t = pagetab_new(PTEST_SHIFT, 0);
+	const int32_t pid = 5;
+	struct page_entry *e;
+	struct page_counts c;
+	uint64_t want = s0 + add + half + 2;
+	size_t bad = 0;
+
+	if (!t || pagetab_set_ext(t, PAGETAB_EXT_LOCALITY) != 0 ||
+	    !(e = pagetab_get(t, pid, ptest_addr(1), NULL))) {
+		pagetab_free(t);
+		return 1;
+	}
+	for (int step = 0; step < 2; step++) {
+		uint64_t n = step ? add : s0;
+
+		if (!n)
+			continue;
+		ptest_edge_add(t, e, f, n);
+		if (f < 3)
+			ptest_edge_add(t, e, 3, n);
+	}
+	/* Right after the add (often a field just carried, at half). */
+	bad += ptest_edge_check(t, pid, pid + 1, f, s0 + add,
+				f <= 3 ? s0 + add : 0);
+	/* Then a sample at a time, across a carry. */
+	e = pagetab_find(t, pid, 1);
+	for (uint64_t k = 0; e && k < half + 2; k++)
+		ptest_edge_one(t, e, f);
+	bad += ptest_edge_check(t, pid, pid + 2, f, want, f <= 3 ? want : 0);
+	/* The next interval: interval counts from zero, total kept. */
+	pagetab_next_interval(t);
+	e = pagetab_get(t, pid, ptest_addr(1), NULL);
+	if (!e) {
+		pagetab_free(t);
+		return bad + 1;
+	}
+	c = ptest_read(t, e);
+	bad += c.loads || c.stores || c.other || c.local || c.remote ||
+	       c.total != (f <= 3 ? want : 0);
+	pagetab_count1(t, e, SAMPLE_LOAD);
+	pagetab_locality_inc(t, e, true);
+	c = ptest_read(t, e);
+	bad += c.loads != 1 || c.local != 1 ||
+	       c.total != (f <= 3 ? want : 0) + 1;
+	pagetab_free(t);
+	return bad;
+}
+
+static void
+ptest_carry_edges(void)
+{
+	static const uint64_t halfs[6] = {
+		PAGETAB_KIND_HALF, PAGETAB_KIND_HALF, PAGETAB_KIND_HALF,
+		PAGETAB_TOTAL_HALF, PAGETAB_LOC_HALF, PAGETAB_LOC_HALF,
+	};
+	static const uint64_t maxs[6] = {
+		PAGETAB_KIND_MAX, PAGETAB_KIND_MAX, PAGETAB_KIND_MAX,
+		PAGETAB_TOTAL_MAX, PAGETAB_LOC_MAX, PAGETAB_LOC_MAX,
+	};
+	size_t bad = 0, cases = 0;
+
+	for (int f = 0; f < 6; f++) {
+		uint64_t h = halfs[f], m = maxs[f];
+		const uint64_t starts[5] = { 0, h - 1, h, m - 2, m - 1 };
+
+		for (int si = 0; si < 5; si++) {
+			uint64_t s0 = starts[si];
+			const uint64_t adds[6] = {
+				m - s0 - 1, m - s0, m - s0 + 1, 1, 2,
+				5 * m + 3,
+			};
+
+			for (int ai = 0; ai < 6; ai++, cases++)
+				bad += ptest_carry_edge(f, s0, adds[ai], h);
+		}
+	}
+	check_eq_u64(cases, 6 * 5 * 6);
+	check_eq_u64(bad, 0);
 }
 
 /*
@@ -713,6 +888,7 @@ main(void)
 	ptest_epoch();
 	ptest_epoch_wrap();
 	ptest_overflow();
+	ptest_carry_edges();
 	ptest_model();
 	ptest_ext();
 	ptest_check_detects();
