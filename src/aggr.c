@@ -238,8 +238,7 @@ struct aggr_tslot {
 /* What aggr_account adds up over a batch before it touches the aggr. */
 struct aggr_run {
 	uint64_t kinds[3];
-	unsigned loc_off;	/* the page table's extensions, 0 none */
-	unsigned weight_off;
+	unsigned weight_off;	/* the weight extension's; 0 none */
 	size_t n_cells;		/* cells touched (aggr->cell_list) */
 	struct aggr_tslot threads[AGGR_TSLOTS];
 };
@@ -497,10 +496,10 @@ aggr_flush(struct aggr *a)
 	    aggr_decide(a, ents, inserted, want))
 		aggr_resolve(a, want);
 	memset(&run, 0, sizeof(run));
-	run.loc_off = pagetab_loc_off(a->pages);
 	run.weight_off = pagetab_weight_off(a->pages);
 	n_cells = ((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1);
-	f = (a->sides ? AGGR_F_SIDES : 0) | (run.loc_off ? AGGR_F_LOC : 0) |
+	f = (a->sides ? AGGR_F_SIDES : 0) |
+	    (pagetab_ext(a->pages) & PAGETAB_EXT_LOCALITY ? AGGR_F_LOC : 0) |
 	    (run.weight_off ? AGGR_F_WEIGHT : 0) |
 	    (a->cpuvote ? AGGR_F_VOTE : 0) |
 	    (n_cells > AGGR_FEW_CELLS ? AGGR_F_LIST : 0);

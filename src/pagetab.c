@@ -72,7 +72,7 @@ pagetab_new(unsigned page_shift, size_t max_pages)
 	t->max_pages = max_pages;
 	t->page_shift = page_shift;
 	t->epoch = 1;
-	pagetab_layout(0, &t->stride, &t->loc_off, &t->weight_off);
+	pagetab_layout(0, &t->stride, &t->weight_off);
 	return t;
 }
 
@@ -110,12 +110,6 @@ unsigned
 pagetab_ext(const struct pagetab *t)
 {
 	return t->ext;
-}
-
-unsigned
-pagetab_loc_off(const struct pagetab *t)
-{
-	return t->loc_off;
 }
 
 unsigned
@@ -459,17 +453,25 @@ pagetab_add_wide(struct pagetab *t, uint64_t key, uint64_t field,
 }
 
 
+/* Whether the base in member of struct pagetab_ovf belongs to an
+ * interval count (kinds, local, remote): all but total. */
+static inline bool
+pagetab_ovf_per_interval(size_t member)
+{
+	return member != offsetof(struct pagetab_ovf, total);
+}
+
 /*
  * The base of a carried count in the side map (member of struct
- * pagetab_ovf), 0 when there is none: local and remote bases count only
- * in the interval they were made in.
+ * pagetab_ovf), 0 when there is none: the interval counts' bases count
+ * only in the interval they were made in.
  */
 static uint64_t
 pagetab_carry_base(const struct pagetab *t, const struct pagetab_ovf *o,
 		   size_t member)
 {
-	if (!o || (member != offsetof(struct pagetab_ovf, total) &&
-		   o->loc_epoch != t->epoch))
+	if (!o || (pagetab_ovf_per_interval(member) &&
+		   o->ivl_epoch != t->epoch))
 		return 0;
 	return *(const uint64_t *)((const unsigned char *)o + member);
 }
@@ -502,12 +504,11 @@ pagetab_add_carry(struct pagetab *t, uint64_t key, uint64_t field,
 		return max - 1;
 	v = pagetab_carry_value(field, half, pagetab_carry_base(t, o, member)) +
 	    n;
-	if (member != offsetof(struct pagetab_ovf, total) &&
-	    o->loc_epoch != t->epoch) {
-		/* Bases of an earlier interval: neither counts any more. */
+	if (pagetab_ovf_per_interval(member) && o->ivl_epoch != t->epoch) {
+		/* Bases of an earlier interval: none counts any more. */
 		o->local = o->remote = 0;
 		o->kinds[0] = o->kinds[1] = o->kinds[2] = 0;
-		o->loc_epoch = t->epoch;
+		o->ivl_epoch = t->epoch;
 	}
 	*(uint64_t *)((unsigned char *)o + member) = v;
 	return half;
@@ -520,8 +521,7 @@ pagetab_add_kind(struct pagetab *t, struct page_entry *e, unsigned kind,
 	if (n)
 		e->kinds[kind] = (uint16_t)pagetab_add_carry(t, e->key,
 			e->kinds[kind], PAGETAB_KIND_HALF, PAGETAB_KIND_MAX,
-			offsetof(struct pagetab_ovf, kinds) +
-			kind * sizeof(uint64_t), n);
+			PAGETAB_OVF_KIND(kind), n);
 }
 
 static void
@@ -549,7 +549,7 @@ pagetab_add_locality_n(struct pagetab *t, struct page_entry *e,
 {
 	uint64_t n[2] = { remote, local };
 
-	if (!t->loc_off)
+	if (!(t->ext & PAGETAB_EXT_LOCALITY))
 		return;
 	for (int k = 0; k < 2; k++) {
 		unsigned shift = pagetab_loc_shift(k);
@@ -630,15 +630,14 @@ pagetab_read(const struct pagetab *t, const struct page_entry *e,
 		o = pagetab_ovf_find(t, e->key);
 	for (int k = 0; k < 3; k++)
 		kinds[k] = current ? pagetab_carry_value(e->kinds[k],
-			PAGETAB_KIND_HALF, pagetab_carry_base(t, o,
-				offsetof(struct pagetab_ovf, kinds) +
-				(size_t)k * sizeof(uint64_t))) : 0;
+			PAGETAB_KIND_HALF,
+			pagetab_carry_base(t, o, PAGETAB_OVF_KIND(k))) : 0;
 	out->loads = kinds[SAMPLE_LOAD];
 	out->stores = kinds[SAMPLE_STORE];
 	out->other = kinds[SAMPLE_OTHER];
 	out->total = pagetab_carry_value(e->total, PAGETAB_TOTAL_HALF,
 		pagetab_carry_base(t, o, offsetof(struct pagetab_ovf, total)));
-	if (t->loc_off && current) {
+	if ((t->ext & PAGETAB_EXT_LOCALITY) && current) {
 		out->local = pagetab_carry_value(pagetab_entry_loc(e, true),
 			PAGETAB_LOC_HALF,
 			pagetab_carry_base(t, o,

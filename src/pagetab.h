@@ -201,14 +201,9 @@ void pagetab_add_locality(struct pagetab *t, struct page_entry *e,
 void pagetab_add_weight(struct pagetab *t, struct page_entry *e,
 			uint64_t weight);
 
-/*
- * Non-zero when the table counts locality (PAGETAB_EXT_LOCALITY): the
- * byte offset of the word holding local and remote.  A caller counting
- * sample by sample reads it once and then calls pagetab_locality_inc.
- */
-unsigned pagetab_loc_off(const struct pagetab *t);
-
-/* pagetab_add_locality(t, e, local) for a table that counts locality:
+/* pagetab_add_locality(t, e, local) for a table that counts locality
+ * (pagetab_ext has PAGETAB_EXT_LOCALITY; a caller counting sample by
+ * sample asks once):
  * inline below the carry, out of line at it.  No branch on local, a coin
  * flip on pages that both nodes touch. */
 static inline void

@@ -15,15 +15,13 @@
 
 #include "pagetab_int.h"
 
+/* Local and remote live in the entry: counting them costs no space, so
+ * only the weight extension changes the layout. */
 void
-pagetab_layout(unsigned ext, unsigned *stride, unsigned *loc_off,
-	       unsigned *weight_off)
+pagetab_layout(unsigned ext, unsigned *stride, unsigned *weight_off)
 {
 	*stride = PAGETAB_BASE;
-	*loc_off = *weight_off = 0;
-	/* Local and remote live in the entry: counting them costs no space. */
-	if (ext & PAGETAB_EXT_LOCALITY)
-		*loc_off = PAGETAB_LOC_OFF;
+	*weight_off = 0;
 	if (ext & PAGETAB_EXT_WEIGHT) {
 		*weight_off = *stride;
 		*stride += PAGETAB_WEIGHT_BYTES;
@@ -69,13 +67,13 @@ pagetab_array_free(unsigned char *slots, uint32_t mapped)
 
 /*
  * Copies every entry of s into a new array of want slots laid out by
- * (stride, loc_off, weight_off): the extensions that both layouts have
- * move along, new ones start zeroed.  The new array is returned in *out;
- * s is not changed.
+ * (stride, weight_off) for the extensions ext: the extensions that both
+ * layouts have move along, new ones start zeroed.  The new array is
+ * returned in *out; s is not changed.
  */
 static int
 pagetab_sub_copy(const struct pagetab *t, const struct pagetab_sub *s,
-		 size_t want, unsigned stride, unsigned loc_off,
+		 size_t want, unsigned ext, unsigned stride,
 		 unsigned weight_off, struct pagetab_sub *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -90,7 +88,7 @@ pagetab_sub_copy(const struct pagetab *t, const struct pagetab_sub *s,
 		d = pagetab_probe(out->slots, out->cap, stride,
 				  pagetab_hash(e->key), e->key);
 		memcpy(d, e, PAGETAB_BASE);
-		if (loc_off && !t->loc_off)
+		if ((ext & ~t->ext) & PAGETAB_EXT_LOCALITY)
 			d->ivl &= PAGETAB_IVL_EPOCH;
 		if (weight_off && t->weight_off)
 			memcpy((unsigned char *)d + weight_off,
@@ -111,8 +109,8 @@ pagetab_sub_grow(struct pagetab *t, struct pagetab_sub *s)
 			       PAGETAB_GROW_DEN + 1 : PAGETAB_SUB_MIN;
 	struct pagetab_sub n;
 
-	if (pagetab_sub_copy(t, s, want, t->stride, t->loc_off,
-			     t->weight_off, &n) < 0)
+	if (pagetab_sub_copy(t, s, want, t->ext, t->stride, t->weight_off,
+			     &n) < 0)
 		return -ENOMEM;
 	if (s->slots)
 		pagetab_array_free(s->slots, s->mapped);
@@ -126,12 +124,12 @@ pagetab_set_ext(struct pagetab *t, unsigned ext)
 {
 	unsigned want = t->ext | (ext & (PAGETAB_EXT_LOCALITY |
 					 PAGETAB_EXT_WEIGHT));
-	unsigned stride, loc_off, weight_off;
+	unsigned stride, weight_off;
 	struct pagetab_sub *n;
 
 	if (want == t->ext)
 		return 0;
-	pagetab_layout(want, &stride, &loc_off, &weight_off);
+	pagetab_layout(want, &stride, &weight_off);
 	/* All or nothing: every new array first, then the switch. */
 	n = calloc(PAGETAB_SUBS, sizeof(*n));
 	if (!n)
@@ -139,7 +137,7 @@ pagetab_set_ext(struct pagetab *t, unsigned ext)
 	for (unsigned i = 0; i < PAGETAB_SUBS; i++) {
 		const struct pagetab_sub *s = &t->subs[i];
 
-		if (s->cap && pagetab_sub_copy(t, s, s->cap, stride, loc_off,
+		if (s->cap && pagetab_sub_copy(t, s, s->cap, want, stride,
 					       weight_off, &n[i]) < 0) {
 			while (i-- > 0)
 				if (n[i].slots)
@@ -159,7 +157,6 @@ pagetab_set_ext(struct pagetab *t, unsigned ext)
 	free(n);
 	t->ext = want;
 	t->stride = stride;
-	t->loc_off = loc_off;
 	t->weight_off = weight_off;
 	t->gen++;
 	return 0;

@@ -24,7 +24,6 @@
 #define PAGETAB_GROW_DEN	5
 #define PAGETAB_MMAP_BYTES	(64u << 10)
 #define PAGETAB_BASE		((unsigned)sizeof(struct page_entry))
-#define PAGETAB_LOC_OFF		offsetof(struct page_entry, ivl)
 #define PAGETAB_WEIGHT_BYTES	8	/* u32 sum, u32 n */
 
 /* Memory per page rests on it: 24 bytes a slot whatever the node count. */
@@ -44,14 +43,19 @@ struct pagetab_ovf {
 	uint64_t key;		/* 0 = free */
 	uint64_t weight_sum;	/* valid where the weight extension's */
 	uint64_t weight_n;	/* field is SAT */
-	/* Bases of the carried counts (see pagetab.h); 0 = none.  kinds,
-	 * local and remote only count in the interval loc_epoch. */
+	/* Bases of the carried counts (see pagetab.h); 0 = none.  The
+	 * interval counts' (kinds, local, remote) only count in the interval
+	 * ivl_epoch. */
 	uint64_t kinds[3];
 	uint64_t total;
 	uint64_t local;
 	uint64_t remote;
-	uint32_t loc_epoch;
+	uint32_t ivl_epoch;
 };
+
+/* The member of struct pagetab_ovf holding kind k's base. */
+#define PAGETAB_OVF_KIND(k)						\
+	(offsetof(struct pagetab_ovf, kinds) + (size_t)(k) * sizeof(uint64_t))
 
 struct pagetab {
 	struct pagetab_sub subs[PAGETAB_SUBS];
@@ -60,7 +64,6 @@ struct pagetab {
 	unsigned page_shift;
 	unsigned ext;		/* PAGETAB_EXT_* */
 	unsigned stride;	/* bytes a slot */
-	unsigned loc_off;	/* PAGETAB_LOC_OFF when counting locality */
 	unsigned weight_off;	/* byte offset in a slot; 0 = absent */
 	uint32_t epoch;
 	uint64_t gen;		/* bumped whenever entries move */
@@ -69,7 +72,7 @@ struct pagetab {
 	size_t ovf_count;
 };
 
-/* The weight extension; both saturate into the side map like total. */
+/* The weight extension; both saturate into the side map. */
 struct pagetab_weight {
 	uint32_t sum;
 	uint32_t n;
@@ -157,8 +160,7 @@ pagetab_probe(unsigned char *slots, uint32_t cap, unsigned stride,
 }
 
 /* pagetab_grow.c */
-void pagetab_layout(unsigned ext, unsigned *stride, unsigned *loc_off,
-		    unsigned *weight_off);
+void pagetab_layout(unsigned ext, unsigned *stride, unsigned *weight_off);
 void pagetab_array_free(unsigned char *slots, uint32_t mapped);
 int pagetab_sub_grow(struct pagetab *t, struct pagetab_sub *s);
 
