@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "datasrc.h"
+#include "pagetab.h"
 
 /*
  * Open addressing with linear probing over inline records, grown (rehash)
@@ -47,25 +48,25 @@ struct levtab {
 	uint8_t memo_lvl[1u << LEVTAB_MEMO_BITS];
 };
 
-/* pid_max is at most 2^22; user pages fit in 42 bits at 4 KiB. */
+/* The page table's key format: pages come from its entries, so they fit
+ * (pid_max is at most 2^22). */
 static inline uint64_t
 levtab_key(int32_t pid, uint64_t page)
 {
-	return ((uint64_t)(uint32_t)pid << 42) ^ page;
+	return ((uint64_t)(uint32_t)pid + 1) << PAGETAB_PAGE_BITS | page;
 }
 
 /*
  * Home slot of key in a table of mask + 1 slots (a power of two up to
- * 2^32): the product's top bits, with the pid folded onto the page bits
- * first.  Not the product's bits 32 up, masked: those follow the
- * multiplier's low bits, so a heap's consecutive pages and the same pages
- * of many pids formed long runs (2.8 and 38 slots a lookup at half load,
- * against 1.5 at random; stest_levels_spread in tests/test-sidetabs.c).
+ * 2^32): pagetab_key_mix's top bits.  Not the product's bits 32 up,
+ * masked: a heap's consecutive pages and the same pages of many pids
+ * formed long runs there (2.8 and 38 slots a lookup at half load, against
+ * 1.5 at random; stest_levels_spread in tests/test-sidetabs.c).
  */
 static inline size_t
 levtab_home(uint64_t key, size_t mask)
 {
-	uint64_t h = (key ^ key >> 42) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = pagetab_key_mix(key);
 
 	return (size_t)(((h >> 32) * ((uint64_t)mask + 1)) >> 32);
 }

@@ -59,6 +59,20 @@
 #define PAGETAB_LOC_MAX		0xfffu
 #define PAGETAB_LOC_HALF	0x800u
 
+/*
+ * A key of this table's format, mixed for a hash table: the pid folded
+ * onto the page bits, then an odd multiplier.  The product's top bits
+ * depend on every key bit; its bits 32 up alone follow the multiplier's
+ * low bits and spread consecutive pages badly.  The page table (whose
+ * hash folds the high half down), the code-site and the level tables
+ * take their home slots from it.
+ */
+static inline uint64_t
+pagetab_key_mix(uint64_t key)
+{
+	return (key ^ key >> PAGETAB_PAGE_BITS) * 0x9e3779b97f4a7c15ull;
+}
+
 /* Extensions (pagetab_set_ext). */
 #define PAGETAB_EXT_LOCALITY	1u	/* count local/remote this interval */
 #define PAGETAB_EXT_WEIGHT	2u	/* weight sum and count since reset */

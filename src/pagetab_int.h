@@ -96,9 +96,9 @@ struct pagetab_weight {
 static inline uint64_t
 pagetab_hash(uint64_t key)
 {
-	key ^= key >> PAGETAB_PAGE_BITS;
-	key *= 0x9e3779b97f4a7c15ull;
-	return key ^ (key >> 32);
+	uint64_t h = pagetab_key_mix(key);
+
+	return h ^ (h >> 32);
 }
 
 /*

@@ -101,7 +101,7 @@ sitetab_key(int32_t pid, uint64_t page)
 static inline size_t
 sitetab_home(const struct sitetab *t, uint64_t key)
 {
-	uint64_t h = (key ^ key >> PAGETAB_PAGE_BITS) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = pagetab_key_mix(key);
 
 	return (size_t)(((h >> 32) * t->n_sets) >> 32) * SITETAB_WAYS +
 	       (size_t)((h >> 30) & (SITETAB_WAYS - 1));
@@ -125,7 +125,8 @@ sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
 {
 	size_t home = sitetab_home(t, ((uint64_t)(uint32_t)pid + 1)
 					      << PAGETAB_PAGE_BITS | page);
-	const struct sitetab_rec *r = &t->rec[home & ~(size_t)3];
+	const struct sitetab_rec *r =
+		&t->rec[home & ~(size_t)(SITETAB_WAYS - 1)];
 
 	__builtin_prefetch(&r[0], 1);
 	__builtin_prefetch(&r[1], 1);
