@@ -1,7 +1,7 @@
 /*
  * Helpers shared by the page-table tests (test-pagetab.c,
- * test-pagetab-growth.c): a seeded generator, page addresses, counts in
- * and out, and the keys of the growth test.
+ * test-pagetab-counts.c, test-pagetab-growth.c): a seeded generator,
+ * page addresses, counts in and out, and the keys of the growth test.
  */
 #ifndef MEMTOP_PAGETAB_TEST_H
 #define MEMTOP_PAGETAB_TEST_H
