@@ -137,6 +137,16 @@ channel_map(struct channel *ch, unsigned want_pages, char *err,
 	return ret;
 }
 
+/* Undoes channel_map (nothing when the ring is not mapped). */
+static void
+channel_unmap(struct channel *ch)
+{
+	ring_fini(&ch->ring);
+	if (ch->map)
+		munmap(ch->map, ch->map_len);
+	ch->map = NULL;
+}
+
 /* Opens event i of the source into ch->fds[i] and reads its id. */
 static int
 channel_open_event(struct channel *ch, size_t i, const struct open_params *op,
@@ -185,9 +195,7 @@ channel_open_owner(struct channel *ch, struct open_params *op,
 		if (ret < 0 || ch->ring_pages == pages)
 			return ret;
 		pages = ch->ring_pages;
-		ring_fini(&ch->ring);
-		munmap(ch->map, ch->map_len);
-		ch->map = NULL;
+		channel_unmap(ch);
 		close(ch->fds[0]);
 		ch->fds[0] = -1;
 		ch->n_fds = 0;
@@ -270,9 +278,7 @@ channel_close(struct channel *ch)
 {
 	if (!ch)
 		return;
-	ring_fini(&ch->ring);
-	if (ch->map)
-		munmap(ch->map, ch->map_len);
+	channel_unmap(ch);
 	ring_fini(&ch->task_ring);
 	if (ch->task_map)
 		munmap(ch->task_map, ch->task_map_len);
