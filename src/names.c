@@ -134,16 +134,25 @@ names_free_mods(struct names_module *m, size_t n)
 	free(m);
 }
 
+/* Frees p's modules and the names made from them; p stays usable. */
+static void
+names_proc_clear(struct names_proc *p)
+{
+	names_free_mods(p->mods, p->n_mods);
+	p->mods = NULL;
+	p->n_mods = 0;
+	u64map_clear(&p->ips, names_free_code);
+	u64map_clear(&p->funcs, names_free_func);
+	u64map_clear(&p->pages, names_free_page);
+}
+
 static void
 names_proc_free(struct names_proc *p)
 {
 	if (!p)
 		return;
 	maps_free(p->maps);
-	names_free_mods(p->mods, p->n_mods);
-	u64map_clear(&p->ips, names_free_code);
-	u64map_clear(&p->funcs, names_free_func);
-	u64map_clear(&p->pages, names_free_page);
+	names_proc_clear(p);
 	free(p);
 }
 
@@ -320,14 +329,9 @@ names_drop_image(struct names_proc *p)
 	if (maps_load_text(p->maps, "", 0) < 0)
 		return;		/* ENOMEM: try again at the next call */
 	p->exec = false;
-	names_free_mods(p->mods, p->n_mods);
-	p->mods = NULL;
-	p->n_mods = 0;
+	names_proc_clear(p);
 	p->maps_gen_seen = maps_generation(p->maps);
 	p->mods_gen++;
-	u64map_clear(&p->ips, names_free_code);
-	u64map_clear(&p->funcs, names_free_func);
-	u64map_clear(&p->pages, names_free_page);
 	p->loaded = false;
 	p->gone = false;
 }
