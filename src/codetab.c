@@ -7,26 +7,33 @@
 
 #include "codetab.h"
 
-/* Slots are at most half full, so linear probes stay short: at most
- * twice the capacity. */
-#define CODETAB_SLOTS (CODETAB_CAPACITY * 2)
+/* Slots are at most half full, so linear probes stay short (the table
+ * doubles in codetab_insert, up to twice CODETAB_CAPACITY slots). */
 #define CODETAB_MIN_BITS 10
 #define CODETAB_MIN_SLOTS (1u << CODETAB_MIN_BITS)
+
+/* Makes e, zeroed CODETAB_MIN_SLOTS slots, t's array (the old one is
+ * the caller's to free). */
+static void
+codetab_use_min(struct codetab *t, struct codetab_entry *e)
+{
+	t->e = e;
+	t->mask = CODETAB_MIN_SLOTS - 1;
+	t->shift = 64 - CODETAB_MIN_BITS;
+}
 
 struct codetab *
 codetab_new(void)
 {
 	struct codetab *t = calloc(1, sizeof(*t));
+	struct codetab_entry *e = calloc(CODETAB_MIN_SLOTS, sizeof(*e));
 
-	if (!t)
-		return NULL;
-	t->e = calloc(CODETAB_MIN_SLOTS, sizeof(*t->e));
-	if (!t->e) {
+	if (!t || !e) {
 		free(t);
+		free(e);
 		return NULL;
 	}
-	t->mask = CODETAB_MIN_SLOTS - 1;
-	t->shift = 64 - CODETAB_MIN_BITS;
+	codetab_use_min(t, e);
 	return t;
 }
 
@@ -158,9 +165,7 @@ codetab_reset(struct codetab *t)
 
 	if (e) {
 		free(t->e);
-		t->e = e;
-		t->mask = CODETAB_MIN_SLOTS - 1;
-		t->shift = 64 - CODETAB_MIN_BITS;
+		codetab_use_min(t, e);
 	} else {
 		memset(t->e, 0, (t->mask + 1) * sizeof(*t->e));
 	}
