@@ -2,7 +2,7 @@
 
 /*
  * Replay throughput: writes a synthetic `perf mem record`-like capture
- * (tests/perfdata-synth.h: DATA_SRC, WEIGHT, PHYS_ADDR, 4 nodes) of
+ * (tests/lib/perfdata-synth.h: DATA_SRC, WEIGHT, PHYS_ADDR, 4 nodes) of
  * BENCH_SAMPLES samples, then times on that same file, in one run:
  *
  *   reader      perfdata_reader_next + record_parse_sample only

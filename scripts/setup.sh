@@ -9,7 +9,7 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Debian packages: build (meson ninja-build pkg-config gcc libncurses-dev
 # libnuma-dev libelf-dev libdw-dev) and tests (python3 tmux linux-perf numactl clang for the
 # sanitizer runtime's symbolizer; qemu-system-x86 busybox-static cpio for the
-# two-node guest of tests/numa-qemu.sh, which downloads its kernel package).
+# two-node guest of tests/numa/numa-qemu.sh, which downloads its kernel package).
 setup_packages() {
 	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev qemu-system-x86 busybox-static cpio
 		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev valgrind "$@")

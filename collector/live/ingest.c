@@ -9,7 +9,7 @@
  * one size in practice), so the offsets are computed once per event and
  * a record of exactly that size is read field by field from them.  A
  * record of any other size goes the general way, which also judges
- * whether it is malformed.  tests/test-ingest.c checks that both decoders
+ * whether it is malformed.  tests/unit/collector/test-ingest.c checks that both decoders
  * agree on every field.
  */
 #include "config.h"

@@ -171,7 +171,7 @@ void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
  * Decodes a SAMPLE of exactly fx's size (RAW included) as
  * record_parse_sample() would: 0 with *out filled, or -1 with *out
  * untouched for any other record, which is then record_parse_sample()'s
- * to judge (tests/test-perfdata.c compares the two).
+ * to judge (tests/unit/perfdata/test-perfdata.c compares the two).
  */
 int replay_fixed_parse(const struct replay_fixed *fx,
 		       const struct perf_event_header *hdr,

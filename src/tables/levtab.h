@@ -61,7 +61,7 @@ levtab_key(int32_t pid, uint64_t page)
  * 2^32): pagetab_key_mix's top bits.  Not the product's bits 32 up,
  * masked: a heap's consecutive pages and the same pages of many pids
  * formed long runs there (2.8 and 38 slots a lookup at half load, against
- * 1.5 at random; stest_levels_spread in tests/test-sidetabs.c).
+ * 1.5 at random; stest_levels_spread in tests/unit/tables/test-sidetabs.c).
  */
 static inline size_t
 levtab_home(uint64_t key, size_t mask)

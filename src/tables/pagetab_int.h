@@ -89,7 +89,7 @@ struct pagetab_weight {
  * bits instead put product bits 49-60 on the home slot, mostly the
  * subtable's own bits: the same pages of many pids (forked workers, a
  * system-wide run, 1 GiB pages) then fell into a few runs of hundreds of
- * slots in each subtable (tests/test-pagetab.c, probe lengths).  Five
+ * slots in each subtable (tests/unit/tables/test-pagetab.c, probe lengths).  Five
  * instructions: it runs for every sample (splitmix64's finaliser took
  * eight).
  */

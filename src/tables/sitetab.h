@@ -92,7 +92,7 @@ sitetab_key(int32_t pid, uint64_t page)
  * way bits 30-31 prefer.  Not bits 32 up, masked: those are a product
  * by the multiplier's low bits, close to a fraction of small denominator,
  * so a heap's consecutive pages (and the same pages of many pids) fell
- * into a few sets and evicted each other (tests/test-sidetabs.c,
+ * into a few sets and evicted each other (tests/unit/tables/test-sidetabs.c,
  * stest_sites_spread).  The pid is folded onto the page bits first, as
  * in pagetab_hash: without it the same few pages of thousands of pids
  * spread worse than at random (at full load 48 % of them evicted, not

@@ -1,4 +1,4 @@
-# Helpers shared by tests/chaos/*.sh.  Source after ../lib.sh.
+# Helpers shared by tests/chaos/*.sh.  Source after ../lib/lib.sh.
 # MEMTOP_CHURN and MEMTOP_ZOMBIE name the helper programs built from
 # tests/chaos/*.c.
 : "${MEMTOP_CHURN:=$MEMTOP_BUILDDIR/tests/chaos/churn}"

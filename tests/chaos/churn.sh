@@ -8,7 +8,7 @@
 # the targets table does not grow with the children; and with -- COMMAND
 # (inherited channels, every thread from birth) every fault the churn made
 # is a sample or counted as lost.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
 need_python

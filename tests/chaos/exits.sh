@@ -6,7 +6,7 @@
 # memtop writes the final frame ("final": true, every target alive false)
 # within 2 s of the exit and exits with the right status: 0 for -p, the
 # command's for -- COMMAND, 1 when nothing could be watched.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
 need_python

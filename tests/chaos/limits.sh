@@ -5,7 +5,7 @@
 # (smaller rings, so every thread that can still fits; past that, unwatched threads
 # and a message naming RLIMIT_MEMLOCK); 300 threads; perf_event_paranoid 3
 # for a non-root user (root only; the sysctl is put back on exit).
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
 need_python

@@ -1,10 +1,10 @@
 #!/bin/bash
-# Bad input beyond tests/bad-input.sh: every option with an empty,
+# Bad input beyond tests/e2e/bad-input.sh: every option with an empty,
 # negative, huge or malformed value; output, log and record paths that
 # cannot be written.  Each run: the exit status (2 usage, 1 runtime), one
 # line on stderr (besides "Try 'memtop --help'") naming the option, no
 # crash and no hang (10 s timeout), nothing on standard output.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 
 # expect STATUS PATTERN ARGS...: memtop ARGS must exit STATUS with one

@@ -7,7 +7,7 @@
 # locale.  After each: memtop's exit status (0 for q and signals, 1 when
 # the TUI cannot start, with a message suggesting -b), the terminal back in
 # canonical mode with echo, and the launched workload gone.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
 command -v tmux >/dev/null || skip "tmux not installed"

@@ -6,7 +6,7 @@
 # are not samples: they must show in follow.lost_task_records, never in
 # lost, and the rescan they bring forward must find the threads still
 # alive (the idle ones) however many FORK records were lost.
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
 need_python

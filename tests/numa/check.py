@@ -27,8 +27,8 @@ def frames_of(path):
 
 
 def frame_invariants(path):
-    """tests/frametool.py check over the frames alone."""
-    tool = os.path.join(os.path.dirname(__file__), "..", "frametool.py")
+    """tests/lib/frametool.py check over the frames alone."""
+    tool = os.path.join(os.path.dirname(__file__), "..", "lib", "frametool.py")
     only = path + ".jsonl"
     with open(only, "w") as fh:
         for line in open(path, errors="replace"):

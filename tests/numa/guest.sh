@@ -1,5 +1,5 @@
 # A two-node QEMU test guest built from Debian packages, for memtop's NUMA
-# tests.  Source it (after tests/lib.sh); it installs nothing on the host:
+# tests.  Source it (after tests/lib/lib.sh); it installs nothing on the host:
 # the kernel and busybox packages are fetched with `apt-get download` and
 # unpacked with dpkg-deb into a cache directory (the kernel's /boot only,
 # the .debs removed once unpacked).

@@ -1,5 +1,5 @@
 # NUMA scenarios run inside the two-node test guest (busybox sh), sourced
-# by /init; tests/numa-qemu.sh checks their output on the host.  Node 0 =
+# by /init; tests/numa/numa-qemu.sh checks their output on the host.  Node 0 =
 # CPU 0 + 512 MiB, node 1 = CPU 1 + 512 MiB.  Each scenario prints the
 # JSON frames memtop wrote (one per line) and ends with memtop's status.
 #

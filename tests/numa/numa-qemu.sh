@@ -1,0 +1,63 @@
+#!/bin/bash
+# NUMA acceptance tests on a two-node QEMU guest (tests/numa/): boots once,
+# runs every scenario of tests/numa/scenarios.sh inside, and checks the
+# JSON frames the guest printed here on the host with tests/numa/check.py:
+# remote placement (memory on node 1, worker on node 0), local placement,
+# and --migrate-hot moving the hot pages to node 0.
+#
+# Skips (exit 77) only when the guest cannot be built or run here: no
+# qemu-system-x86_64, no cpio, or the Debian kernel/busybox packages
+# cannot be downloaded.  A guest that boots but misbehaves is a failure.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$MEMTOP_SRCDIR/tests/numa/guest.sh"
+need_python
+
+: "${MEMTOP_PHYSNODE_TEST:=$MEMTOP_BUILDDIR/tests/numa/test-physnode-live}"
+: "${MEMTOP_SHARED_REFAULT:=$MEMTOP_BUILDDIR/tests/numa/numa-shared-refault}"
+: "${MEMTOP_NUMA_TIMEOUT:=480}"
+CACHE="$MEMTOP_BUILDDIR/numa-guest"
+
+for b in "$MEMTOP" "$MEMTOP_WORKLOAD" "$MEMTOP_PHYSNODE_TEST" \
+	 "$MEMTOP_SHARED_REFAULT"; do
+	[ -x "$b" ] || { fail "not built: $b"; finish; }
+done
+command -v qemu-system-x86_64 >/dev/null ||
+	skip "qemu-system-x86_64 not installed (Debian package qemu-system-x86)"
+command -v cpio >/dev/null || skip "cpio not installed"
+guest_fetch "$CACHE" || skip "cannot fetch the guest kernel: $GUEST_WHY"
+guest_initramfs "$CACHE" "$TMP/initrd.gz" \
+	"$MEMTOP_SRCDIR/tests/numa/scenarios.sh" "$MEMTOP" "$MEMTOP_WORKLOAD" \
+	"$MEMTOP_PHYSNODE_TEST" "$MEMTOP_SHARED_REFAULT" ||
+	fail "initramfs: $GUEST_WHY"
+[ "$failures" -eq 0 ] || finish
+
+t0=$(date +%s.%N)
+if ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \
+		"$MEMTOP_NUMA_TIMEOUT" ${MEMTOP_NUMA_APPEND:-}; then
+	fail "guest: $GUEST_WHY"
+	echo "--- last lines of the guest console:"
+	tail -n 40 "$TMP/guest.log"
+	finish
+fi
+t1=$(date +%s.%N)
+
+boot=$(sed -n 's/.*@@MEMTOP-GUEST uptime=\([0-9.]*\).*/\1/p' "$TMP/guest.log")
+echo "guest: boot to /init ${boot}s (guest clock), whole run $(echo "$t0 $t1" |
+	awk '{ printf "%.1f", $2 - $1 }')s wall (TCG, 2 vCPUs, 2 nodes)"
+for name in topology remote local migrate migrate_private; do
+	guest_section "$TMP/guest.log" "$name" >"$TMP/$name.out"
+	echo "guest: scenario $name: $(guest_secs "$TMP/guest.log" "$name")s," \
+	     "exit $(guest_rc "$TMP/guest.log" "$name")"
+	if [ "$(guest_rc "$TMP/guest.log" "$name")" != 0 ]; then
+		fail "$name: exit status $(guest_rc "$TMP/guest.log" "$name") in the guest"
+		tail -n 20 "$TMP/$name.out"
+		continue
+	fi
+	python3 "$MEMTOP_SRCDIR/tests/numa/check.py" "$name" "$TMP/$name.out" ||
+		fail "$name"
+done
+if [ "$failures" -ne 0 ] &&
+   cp "$TMP/guest.log" "$MEMTOP_BUILDDIR/numa-guest.log" 2>/dev/null; then
+	echo "guest console kept in $MEMTOP_BUILDDIR/numa-guest.log"
+fi
+finish
