@@ -313,7 +313,9 @@ main_start(struct main_state *st, char *err, size_t errlen)
 
 	if (st->opt.mode == MODE_REPLAY)
 		return main_start_replay(st, err, errlen);
-	ret = source_select_opts(&st->opt, &st->src, err, errlen);
+	ret = source_select_opts(&(struct source_opts){
+		.choice = st->opt.source, .period = st->opt.period,
+		.ldlat = st->opt.ldlat }, &st->src, err, errlen);
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();
@@ -526,7 +528,9 @@ main(int argc, char **argv)
 		cli_fini(&st.opt);
 		return ret;
 	case MODE_DRY_RUN:
-		ret = dryrun_print(&st.opt, stdout);
+		ret = dryrun_print(&(struct source_opts){
+			.choice = st.opt.source, .period = st.opt.period,
+			.ldlat = st.opt.ldlat }, st.opt.json, stdout);
 		cli_fini(&st.opt);
 		return ret;
 	default:

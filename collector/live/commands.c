@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "aggr_granularity.h"
 #include "cmd.h"
 #include "collector_int.h"
 #include "granularity.h"
@@ -106,7 +107,7 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 		c->quit = true;
 		break;
 	case CMD_SET_GRANULARITY:
-		ret = granularity_apply(&c->aggr, (unsigned)cmd->value,
+		ret = aggr_granularity_apply(&c->aggr, (unsigned)cmd->value,
 					c->cfg.max_pages);
 		break;
 	case CMD_MIGRATE:

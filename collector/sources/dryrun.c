@@ -206,19 +206,19 @@ dryrun_event_text(FILE *out, const struct source *src,
 }
 
 int
-dryrun_print(const struct options *opt, FILE *out)
+dryrun_print(const struct source_opts *so, bool json, FILE *out)
 {
 	struct source src;
 	char why[1024];
 	uint64_t period;
-	int ret = source_select_opts(opt, &src, why, sizeof(why));
+	int ret = source_select_opts(so, &src, why, sizeof(why));
 
 	if (ret < 0) {
 		log_error("%s", why);
 		return 1;
 	}
-	period = source_period(&src, opt->period);
-	if (opt->json) {
+	period = source_period(&src, so->period);
+	if (json) {
 		fprintf(out, "{\"source\":\"%s\",\"note\":", src.name);
 		dryrun_json_str(out, src.note);
 		fputs(",\"events\":[", out);
@@ -226,7 +226,7 @@ dryrun_print(const struct options *opt, FILE *out)
 		fprintf(out, "source %s: %s\n", src.name, src.note);
 	}
 	for (size_t i = 0; i < src.n_events; i++) {
-		if (opt->json) {
+		if (json) {
 			if (i)
 				fputc(',', out);
 			dryrun_event_json(out, &src, &src.events[i], period);
@@ -234,7 +234,7 @@ dryrun_print(const struct options *opt, FILE *out)
 			dryrun_event_text(out, &src, &src.events[i], period);
 		}
 	}
-	if (opt->json)
+	if (json)
 		fputs("]}\n", out);
 	return 0;
 }

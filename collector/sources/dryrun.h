@@ -3,14 +3,15 @@
 #ifndef MEMTOP_DRYRUN_H
 #define MEMTOP_DRYRUN_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
-#include "cli.h"
+struct source_opts;
 
 /* Each source with a status found by really opening it.  Exit status. */
 int dryrun_list_events(FILE *out);
 /* The events and perf_event_attr fields of the chosen source (text, or
  * JSON with --json).  Exit status: 0, or 1 when no source opens. */
-int dryrun_print(const struct options *opt, FILE *out);
+int dryrun_print(const struct source_opts *so, bool json, FILE *out);
 
 #endif

@@ -126,7 +126,7 @@ source_decode(const struct source *src, const struct event_spec *ev,
 
 /* pebs, ibs or faults alone; why = "<name>: <status>" on failure. */
 static int
-source_init_one(enum source_choice choice, const struct options *opt,
+source_init_one(enum source_choice choice, const struct source_opts *opt,
 		struct source *src, char *why, size_t whylen)
 {
 	char status[384];
@@ -156,7 +156,7 @@ source_init_one(enum source_choice choice, const struct options *opt,
  * ends with why the better ones were not taken, for the header.
  */
 static int
-source_select_auto(const struct options *opt, struct source *src,
+source_select_auto(const struct source_opts *opt, struct source *src,
 		   char *why, size_t whylen)
 {
 	static const enum source_choice order[] = {
@@ -192,7 +192,7 @@ source_select_auto(const struct options *opt, struct source *src,
 }
 
 int
-source_select_opts(const struct options *opt, struct source *src,
+source_select_opts(const struct source_opts *opt, struct source *src,
 		   char *why, size_t whylen)
 {
 	uint64_t period;
@@ -200,10 +200,10 @@ source_select_opts(const struct options *opt, struct source *src,
 	int ret;
 
 	memset(src, 0, sizeof(*src));
-	if (opt->source == SOURCE_AUTO)
+	if (opt->choice == SOURCE_AUTO)
 		ret = source_select_auto(opt, src, why, whylen);
 	else
-		ret = source_init_one(opt->source, opt, src, why, whylen);
+		ret = source_init_one(opt->choice, opt, src, why, whylen);
 	if (ret < 0 || opt->period == 0)
 		return ret;
 	period = source_period(src, opt->period);
@@ -223,7 +223,7 @@ int
 source_select(enum source_choice choice, struct source *src, char *why,
 	      size_t whylen)
 {
-	struct options opt = { .source = choice };
+	struct source_opts opt = { .choice = choice };
 
 	return source_select_opts(&opt, src, why, whylen);
 }

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli.h"
 #include "record.h"
 #include "sample.h"
+#include "source_choice.h"
 
 /* Hybrid Intel: aux + loads + stores on cpu_core, loads + stores on
  * cpu_atom (and a third core type on Arrow Lake-H). */
@@ -65,11 +65,19 @@ struct source {
 int source_select(enum source_choice choice, struct source *src, char *why,
 		  size_t whylen);
 
+/* The options that shape a source's events: the command line's -e, -c
+ * and --ldlat, without the rest of the command line. */
+struct source_opts {
+	enum source_choice choice;
+	uint64_t period;	/* -c; 0 = the source's default */
+	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
+};
+
 /*
  * As source_select, with the options that shape the events: --ldlat for
  * pebs, and -c, which source_period() adjusts (the note says so).
  */
-int source_select_opts(const struct options *opt, struct source *src,
+int source_select_opts(const struct source_opts *opt, struct source *src,
 		       char *why, size_t whylen);
 
 /*

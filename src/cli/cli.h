@@ -9,13 +9,7 @@
 #include <sys/types.h>
 
 #include "sortkey.h"
-
-enum source_choice {
-	SOURCE_AUTO = 0,
-	SOURCE_PEBS,
-	SOURCE_IBS,
-	SOURCE_FAULTS,
-};
+#include "source_choice.h"
 
 enum run_mode {
 	MODE_PIDS,		/* -p */

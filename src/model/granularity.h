@@ -1,14 +1,12 @@
 /*
  * Page aggregation size: 4 KiB, 2 MiB or 1 GiB pages, switchable while
- * running (key g, CMD_SET_GRANULARITY, --granularity).  Collector thread
- * for granularity_apply; the name helpers are pure.
+ * running (key g, CMD_SET_GRANULARITY, --granularity).  The name helpers
+ * are pure; aggr_granularity.h rebuilds the page table at a new size.
  */
 #ifndef MEMTOP_GRANULARITY_H
 #define MEMTOP_GRANULARITY_H
 
 #include <stddef.h>
-
-struct aggr;
 
 #define GRANULARITY_4K	12
 #define GRANULARITY_2M	21
@@ -23,16 +21,5 @@ const char *granularity_name(unsigned shift);
 unsigned granularity_next(unsigned shift);
 /* Whether shift is one of the three. */
 int granularity_valid(unsigned shift);
-
-/*
- * Rebuilds the page table at shift.  Coarser: every entry folds into the
- * page that holds it (counters add up; interval counters only when they
- * belong to the current interval; the node stays when all folded pages
- * agree, else it is asked again).  Finer: counts cannot be split, so the
- * table starts empty (frame totals and cumulative counters stay).
- * Queued samples are accounted first.  0, -EINVAL (not a granularity),
- * -ENOMEM (the old table stays).
- */
-int granularity_apply(struct aggr *a, unsigned shift, size_t max_pages);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr_granularity.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "granularity.h"
@@ -113,7 +114,7 @@ main(void)
 
 	/* Interval 2: one more sample on A's second page, then 2 MiB. */
 	gtest_add(&a, A + 0x1080, 0x2222, SAMPLE_STORE);
-	check_eq_i64(granularity_apply(&a, 21, 0), 0);
+	check_eq_i64(aggr_granularity_apply(&a, 21, 0), 0);
 	check_eq_u64(pagetab_page_shift(a.pages), 21);
 	check_eq_u64(pagetab_count(a.pages), 2);
 	gtest_add(&a, A + 0x48000, 0x3333, SAMPLE_LOAD);
@@ -139,9 +140,9 @@ main(void)
 	frame_free(f);
 
 	/* 1 GiB: everything in one page; the same shift again is a no-op. */
-	check_eq_i64(granularity_apply(&a, 30, 0), 0);
-	check_eq_i64(granularity_apply(&a, 30, 0), 0);
-	check_eq_i64(granularity_apply(&a, 13, 0), -EINVAL);
+	check_eq_i64(aggr_granularity_apply(&a, 30, 0), 0);
+	check_eq_i64(aggr_granularity_apply(&a, 30, 0), 0);
+	check_eq_i64(aggr_granularity_apply(&a, 13, 0), -EINVAL);
 	f = gtest_build(&a, 3);
 	check_eq_u64(f->n_pages, 1);
 	check_eq_u64(f->pages[0].addr, 0x40000000);
@@ -152,7 +153,7 @@ main(void)
 
 	/* Back to 4 KiB: counts cannot be split; the table starts empty,
 	 * cumulative totals stay. */
-	check_eq_i64(granularity_apply(&a, 12, 0), 0);
+	check_eq_i64(aggr_granularity_apply(&a, 12, 0), 0);
 	gtest_add(&a, B + 0x2000, 0x4444, SAMPLE_LOAD);
 	f = gtest_build(&a, 4);
 	check_eq_u64(f->granularity, 4096);
