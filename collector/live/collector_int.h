@@ -55,6 +55,9 @@ struct target {
 	 * could not be opened (EMFILE, EPERM ...), as of the last scan. */
 	uint32_t unwatched;
 	uint32_t told;		/* the count the log last gave */
+	/* A changed count is told once two scans in a row agree, so a burst
+	 * of births makes one more line, not one per brought-forward scan. */
+	uint32_t settling;
 	/* CLOCK_MONOTONIC ns at the end of that scan: a thread born before
 	 * it may be among the unwatched already. */
 	uint64_t scanned_ns;

@@ -104,17 +104,25 @@ collector_scan_thread(pid_t tid, void *ctx)
 /*
  * Records how many of t's threads a scan left without a channel.  Failed
  * opens are retried on every rescan, so the log gets a line when the
- * count changes, not one per thread per retry.
+ * count changes, not one per thread per retry: the first thread left out
+ * at once, a later count once two scans agree on it (scans come quickly
+ * while a burst of threads is born, and a second apart after it).
  */
 static void
 collector_note_unwatched(struct target *t, const struct collector_scan *s)
 {
-	if (s->failed && s->failed != t->told)
+	bool settled = !t->told || s->failed == t->settling;
+
+	t->unwatched = s->failed;
+	t->settling = s->failed;
+	if (s->failed == t->told || !settled)
+		return;
+	if (s->failed)
 		log_msg("pid %d: %u thread(s) not watched: %s", (int)t->pid,
 			s->failed, s->err ? s->err : strerror(-s->first_err));
-	else if (!s->failed && t->told)
+	else
 		log_msg("pid %d: every thread watched again", (int)t->pid);
-	t->unwatched = t->told = s->failed;
+	t->told = s->failed;
 }
 
 /* After a full scan of t's threads (not a FORK record's one thread). */
