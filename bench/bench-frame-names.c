@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "sides.h"
@@ -174,9 +175,9 @@ main(int argc, char **argv)
 		return 1;
 	}
 	memset(bench_hot_table, 1, sizeof(bench_hot_table));
-	bench_one(topo, pages, reserve, ips, sizeof(ips) / sizeof(ips[0]),
+	bench_one(topo, pages, reserve, ips, ARRAY_SIZE(ips),
 		  false, &off);
-	bench_one(topo, pages, reserve, ips, sizeof(ips) / sizeof(ips[0]),
+	bench_one(topo, pages, reserve, ips, ARRAY_SIZE(ips),
 		  true, &on);
 	printf("bench-frame-names: %zu tracked pages%s, budget %.0f ms per "
 	       "frame\n", pages, quick ? " (--quick)" : "",

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "frame.h"
 #include "nodemap.h"
 #include "physnode.h"
@@ -181,7 +182,7 @@ main(int argc, char **argv)
 	}
 	printf("bench-nodes: %zu pages of %ld bytes, %d node(s)\n", n,
 	       page_size, topo_n_nodes(topo));
-	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+	for (size_t b = 0; b < ARRAY_SIZE(batches); b++) {
 		size_t unknown;
 		double ns = bench_query(nm, addrs, n, batches[b], nodes,
 					&unknown);

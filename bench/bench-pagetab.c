@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "benchlib.h"
 #include "pagetab.h"
 
@@ -414,7 +415,7 @@ main(int argc, char **argv)
 	       timer_ns);
 	printf("sizeof(struct page_entry) = %zu\n", sizeof(struct page_entry));
 
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		struct bench_size sz = sizes[i];
 
 		sz.pages /= divisor;

@@ -16,22 +16,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cli.h"
+#include "cmd.h"
 #include "collector.h"
+#include "dryrun.h"
 #include "frame.h"
 #include "launch.h"
 #include "log.h"
+#include "perfdata_read.h"
+#include "perfdata_write.h"
 #include "queue.h"
+#include "recorder.h"
+#include "replay.h"
 #include "rlimits.h"
 #include "source.h"
 #include "topo.h"
-#include "cmd.h"
 #include "ui.h"
-#include "dryrun.h"
-#include "perfdata_read.h"
-#include "perfdata_write.h"
-#include "recorder.h"
-#include "replay.h"
 
 /* 1 MiB a thread: about 45 ms of 88-byte samples at 250 K/s, which
  * covers a frame build or the first frame's symbol loading; measured by
@@ -71,7 +72,7 @@ main_find_workload(char *buf, size_t len)
 		slash = strrchr(self, '/');
 		if (slash)
 			*slash = '\0';
-		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(rel); i++) {
 			snprintf(buf, len, "%s%s", self, rel[i]);
 			if (access(buf, X_OK) == 0)
 				return 0;

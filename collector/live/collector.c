@@ -154,7 +154,7 @@ collector_free(struct collector *c)
 static uint64_t
 collector_cpu_ns(void)
 {
-	return collector_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* Counts what the channel lost and was not counted yet (channel.h). */
@@ -437,7 +437,7 @@ collector_emit(struct collector *c, double now, bool final)
 	seq = f->seq;
 	ret = collector_publish(c, f);
 	if (c->lat)
-		lathist_publish(c->lat, seq, collector_now_ns());
+		lathist_publish(c->lat, seq, base_now_ns());
 	return ret;
 }
 
@@ -458,7 +458,7 @@ collector_main(void *arg)
 {
 	struct collector *c = arg;
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
-	double now = collector_now();
+	double now = base_now_s();
 	double next_frame, next_sweep;
 	int ret = 0;
 
@@ -507,7 +507,7 @@ collector_main(void *arg)
 		 * of the same batch point to. */
 		if (cmds_ready)
 			collector_commands(c);
-		now = collector_now();
+		now = base_now_s();
 		frame_due = now >= next_frame;
 		/* Rings whose FORK records wake nobody (no task ring): sweep
 		 * them each poll period, so a new thread's channel opens

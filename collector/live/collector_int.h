@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "chanset.h"
 #include "collector.h"
 #include "ingest.h"
@@ -104,7 +105,7 @@ struct collector {
 	int child_wstatus;
 	double t0;
 	double interval_start;
-	double next_rescan;	/* collector_now() time of the next rescan */
+	double next_rescan;	/* base_now_s() time of the next rescan */
 	char error[256];
 	char cmd_tag;		/* epoll tag of the command queue */
 	/*
@@ -129,29 +130,6 @@ struct collector_scan {
 	unsigned failed;	/* threads left without a channel */
 };
 
-static inline double
-collector_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static inline uint64_t
-collector_clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t
-collector_now_ns(void)
-{
-	return collector_clock_ns(CLOCK_MONOTONIC);
-}
 
 /* collector.c */
 void collector_drain(struct collector *c, struct channel *ch);

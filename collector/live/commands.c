@@ -11,6 +11,7 @@
 #include "aggr_granularity.h"
 #include "cmd.h"
 #include "collector_int.h"
+#include "frame.h"
 #include "granularity.h"
 #include "log.h"
 #include "procfs.h"
@@ -100,7 +101,7 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 			c->cfg.sort = (enum sort_key)cmd->value;
 		break;
 	case CMD_SET_TOP:
-		if (cmd->value > 0 && cmd->value <= 100000)
+		if (cmd->value > 0 && cmd->value <= FRAME_TOP_MAX)
 			c->cfg.top_k = (size_t)cmd->value;
 		break;
 	case CMD_QUIT:

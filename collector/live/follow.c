@@ -130,7 +130,7 @@ void
 collector_scanned(struct target *t, const struct collector_scan *s)
 {
 	collector_note_unwatched(t, s);
-	t->scanned_ns = collector_now_ns();
+	t->scanned_ns = base_now_ns();
 }
 
 static void
@@ -255,7 +255,7 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 void
 collector_rescan_soon(struct collector *c)
 {
-	double soon = collector_now() + COLLECTOR_POLL_MS / 1000.0;
+	double soon = base_now_s() + COLLECTOR_POLL_MS / 1000.0;
 
 	if (soon < c->next_rescan)
 		c->next_rescan = soon;
@@ -305,7 +305,7 @@ collector_on_fork(struct collector *c, const struct record_task *t)
 		collector_rescan_soon(c);
 	}
 	/* FORK times are CLOCK_MONOTONIC (use_clockid). */
-	now = collector_now_ns();
+	now = base_now_ns();
 	if (s.opened && now > t->time) {
 		uint64_t gap = now - t->time;
 

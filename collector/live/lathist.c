@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base.h"
 #include "lathist.h"
 
 struct lathist {
@@ -23,7 +24,6 @@ struct lathist *
 lathist_new(const char *path)
 {
 	struct lathist *h = calloc(1, sizeof(*h));
-	struct timespec ts;
 
 	if (!h)
 		return NULL;
@@ -35,9 +35,7 @@ lathist_new(const char *path)
 		errno = err;
 		return NULL;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	h->base_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-		     (uint64_t)ts.tv_nsec;
+	h->base_ns = base_now_ns();
 	return h;
 }
 

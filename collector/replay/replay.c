@@ -41,14 +41,6 @@
 #include "source.h"
 #include "topo.h"
 
-double
-replay_wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void
 replay_note(struct replay *r)
@@ -155,7 +147,7 @@ replay_position(const struct replay *r, double now)
 static void
 replay_rebase(struct replay *r)
 {
-	double now = replay_wall();
+	double now = base_now_s();
 
 	r->play_rec = replay_position(r, now);
 	r->play_wall = now;
@@ -175,7 +167,7 @@ replay_apply(struct replay *r, const struct cmd *cmd)
 		r->paused = cmd->type == CMD_PAUSE ? true :
 			    cmd->type == CMD_RESUME ? false : !r->paused;
 		if (was_paused && !r->paused)
-			r->play_wall = replay_wall();
+			r->play_wall = base_now_s();
 		break;
 	case CMD_REPLAY_FASTER:
 	case CMD_REPLAY_SLOWER:
@@ -199,7 +191,7 @@ replay_apply(struct replay *r, const struct cmd *cmd)
 			r->cfg.sort = (enum sort_key)cmd->value;
 		break;
 	case CMD_SET_TOP:
-		if (cmd->value > 0 && cmd->value <= 100000)
+		if (cmd->value > 0 && cmd->value <= FRAME_TOP_MAX)
 			r->cfg.top_k = (size_t)cmd->value;
 		break;
 	case CMD_SET_PERIOD:
@@ -240,7 +232,7 @@ static void
 replay_pace(struct replay *r)
 {
 	for (;;) {
-		double now = replay_wall(), due;
+		double now = base_now_s(), due;
 
 		replay_commands(r);
 		if (r->quit || r->to_end || r->cfg.batch)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "pagetab.h"
 #include "replay_int.h"
 
@@ -160,7 +161,7 @@ replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 	const uint64_t st = l->sample_type;
 	uint64_t known = 0;
 	uint32_t at = sizeof(struct perf_event_header), past = 0;
-	size_t n = sizeof(replay_order) / sizeof(replay_order[0]);
+	size_t n = ARRAY_SIZE(replay_order);
 
 	memset(fx, 0, sizeof(*fx));
 	fx->raw = -1;
@@ -388,7 +389,7 @@ replay_swap_raw(const struct event_spec *ev, struct record_sample *rs,
 	if (!rs->raw)
 		return;
 	memcpy(copy, rs->raw, n);
-	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
 		uint64_t v;
 
 		if (offs[i] < 0 || (size_t)offs[i] + 8 > n)
@@ -432,7 +433,7 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 			r->t0 = r->frame_start = r->rec_now = rs.time;
 			r->frame_end = rs.time + r->interval_ns;
 			r->play_rec = rs.time;
-			r->play_wall = replay_wall();
+			r->play_wall = base_now_s();
 		}
 		if (rs.time > r->rec_now)
 			r->rec_now = rs.time;

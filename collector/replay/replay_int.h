@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "perfdata_read.h"
 #include "physnode.h"
 #include "record.h"
@@ -146,8 +147,6 @@ struct replay {
 	char error[320];
 };
 
-/* CLOCK_MONOTONIC seconds. */
-double replay_wall(void);
 /* Emits every frame that ends at or before recorded time t.  0/-errno. */
 int replay_advance(struct replay *r, uint64_t t);
 

@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "base.h"
 #include "dryrun.h"
 #include "log.h"
 #include "pmu.h"
@@ -104,8 +105,7 @@ dryrun_list_events(FILE *out)
 {
 	bool any = false;
 
-	for (size_t i = 0; i < sizeof(dryrun_sources) /
-				sizeof(dryrun_sources[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(dryrun_sources); i++) {
 		enum dryrun_kind kind = dryrun_sources[i].kind;
 		bool hw = kind != DRYRUN_FAULTS;
 		struct source src;
@@ -151,8 +151,7 @@ dryrun_sample_type(FILE *out, uint64_t st, bool json)
 {
 	bool first = true;
 
-	for (size_t i = 0; i < sizeof(dryrun_sample_bits) /
-				sizeof(dryrun_sample_bits[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(dryrun_sample_bits); i++) {
 		if (!(st & dryrun_sample_bits[i].bit))
 			continue;
 		fprintf(out, json ? "%s\"%s\"" : "%s%s", first ? "" :

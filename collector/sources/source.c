@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "procfs.h"
 #include "source.h"
 #include "sysfs.h"
@@ -166,7 +167,7 @@ source_select_auto(const struct source_opts *opt, struct source *src,
 	size_t used = 0;
 	int ret = -ENODEV;
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		ret = source_init_one(order[i], opt, src, reasons[i],
 				      sizeof(reasons[i]));
 		if (ret == 0) {

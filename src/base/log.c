@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "log.h"
 
 /* Longest message kept; longer ones end in "...". */
@@ -33,14 +34,6 @@ static struct {
 	struct timespec start;
 } log_state = { .fd = -1 };
 
-static uint64_t
-log_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int
 log_open(const char *path)
@@ -210,7 +203,7 @@ log_ratelimited(struct log_ratelimit *rl, const char *fmt, ...)
 
 	if (log_state.fd < 0)
 		return;
-	now = log_now_ns();
+	now = base_now_ns();
 	if (rl->window_start == 0 ||
 	    now - rl->window_start >= (uint64_t)rl->interval_ms * 1000000u) {
 		if (rl->count > rl->burst)

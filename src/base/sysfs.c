@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "sysfs.h"
 
 int
@@ -51,7 +52,7 @@ tracefs_path(char *buf, size_t len, const char *rel)
 		"/sys/kernel/debug/tracing",
 	};
 
-	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(mounts); i++) {
 		int n = snprintf(buf, len, "%s/%s", mounts[i], rel);
 
 		if (n < 0 || (size_t)n >= len)

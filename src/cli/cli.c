@@ -18,11 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "cli.h"
+#include "frame.h"
 #include "granularity.h"
 
 #define CLI_MAX_PERIOD (UINT64_C(1) << 62)
-#define CLI_MAX_TOP 100000
 #define CLI_MIN_DELAY 0.01
 #define CLI_MAX_DELAY 3600.0
 /* A page table beyond 2^32 entries would not fit in memory anyway. */
@@ -98,7 +99,7 @@ static const char *const cli_mode_names[] = {
 	[MODE_VERSION] = "-V",
 };
 
-#define CLI_N_MODES (sizeof(cli_mode_names) / sizeof(cli_mode_names[0]))
+#define CLI_N_MODES ARRAY_SIZE(cli_mode_names)
 
 /*
  * The message quotes what the user typed: a control character in it (a
@@ -269,8 +270,7 @@ static int
 cli_parse_source(const char *arg, struct options *opt, char *err,
 		 size_t errlen)
 {
-	for (size_t i = 0; i < sizeof(cli_source_names) /
-			       sizeof(cli_source_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cli_source_names); i++) {
 		if (strcmp(arg, cli_source_names[i]) == 0) {
 			opt->source = (enum source_choice)i;
 			return 0;
@@ -432,7 +432,7 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		return 0;
 	case 'k':
 		rc = cli_parse_ranged("-k", "page count", arg, false, 1,
-				      CLI_MAX_TOP, &v, err, errlen);
+				      FRAME_TOP_MAX, &v, err, errlen);
 		if (rc == 0)
 			opt->top = (unsigned)v;
 		return rc;
@@ -476,7 +476,7 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		return 0;
 	case CLI_OPT_MIGRATE_HOT:
 		rc = cli_parse_ranged("--migrate-hot", "page count", arg, false,
-				      1, CLI_MAX_TOP, &v, err, errlen);
+				      1, FRAME_TOP_MAX, &v, err, errlen);
 		if (rc == 0)
 			opt->migrate_hot = (size_t)v;
 		return rc;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
 #include "datasrc.h"
 
 /* mem_lvl_num values newer than the 6.1 uapi headers Debian 12 ships. */
@@ -135,8 +136,7 @@ datasrc_level(uint64_t v)
 	datasrc_decode(v, &d);
 	if (d.lvl_num && d.lvl_num != PERF_MEM_LVLNUM_NA)
 		return datasrc_level_of_num(d.lvl_num, remote);
-	for (size_t i = 0; i < sizeof(datasrc_lvl_bits) /
-			       sizeof(datasrc_lvl_bits[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(datasrc_lvl_bits); i++)
 		if (d.lvl & datasrc_lvl_bits[i].bit)
 			return remote == 1 ? datasrc_lvl_bits[i].remote :
 					     datasrc_lvl_bits[i].local;
@@ -250,8 +250,7 @@ datasrc_level_text(uint64_t v, char *buf, size_t len)
 		if (d.remote)
 			datasrc_cat(buf, len, &used, "Remote ");
 		if (d.hops) {
-			if (d.hops < sizeof(datasrc_hops_text) /
-				     sizeof(datasrc_hops_text[0]))
+			if (d.hops < ARRAY_SIZE(datasrc_hops_text))
 				snprintf(tmp, sizeof(tmp), "%s ",
 					 datasrc_hops_text[d.hops]);
 			else
@@ -272,8 +271,7 @@ datasrc_level_text(uint64_t v, char *buf, size_t len)
 				 d.lvl & ~(unsigned)(PERF_MEM_LVL_NA |
 						     PERF_MEM_LVL_HIT |
 						     PERF_MEM_LVL_MISS),
-				 datasrc_lvl_text, sizeof(datasrc_lvl_text) /
-				 sizeof(datasrc_lvl_text[0]), &printed);
+				 datasrc_lvl_text, ARRAY_SIZE(datasrc_lvl_text), &printed);
 	}
 	if (!printed) {
 		datasrc_cat(buf, len, &used, "N/A");
@@ -303,11 +301,9 @@ datasrc_snoop_text(uint64_t v, char *buf, size_t len)
 	buf[0] = '\0';
 	datasrc_decode(v, &d);
 	datasrc_cat_bits(buf, len, &used, d.snoop, datasrc_snoop_names,
-			 sizeof(datasrc_snoop_names) /
-			 sizeof(datasrc_snoop_names[0]), &printed);
+			 ARRAY_SIZE(datasrc_snoop_names), &printed);
 	datasrc_cat_bits(buf, len, &used, d.snoopx, datasrc_snoopx_names,
-			 sizeof(datasrc_snoopx_names) /
-			 sizeof(datasrc_snoopx_names[0]), &printed);
+			 ARRAY_SIZE(datasrc_snoopx_names), &printed);
 	if (!printed)
 		datasrc_cat(buf, len, &used, "N/A");
 	return used;
@@ -331,8 +327,7 @@ datasrc_tlb_text(uint64_t v, char *buf, size_t len)
 	datasrc_cat_bits(buf, len, &used,
 			 d.dtlb & ~(unsigned)(PERF_MEM_TLB_HIT |
 					      PERF_MEM_TLB_MISS),
-			 datasrc_tlb_names, sizeof(datasrc_tlb_names) /
-			 sizeof(datasrc_tlb_names[0]), &printed);
+			 datasrc_tlb_names, ARRAY_SIZE(datasrc_tlb_names), &printed);
 	if (!printed)
 		datasrc_cat(buf, len, &used, "N/A");
 	if (d.dtlb & PERF_MEM_TLB_HIT)

@@ -23,6 +23,10 @@
 
 #define FRAME_NODE_UNKNOWN (-1)
 
+/* The most pages a frame carries: --top and CMD_SET_TOP accept
+ * 1..FRAME_TOP_MAX. */
+#define FRAME_TOP_MAX 100000
+
 struct frame_target {
 	int32_t pid;
 	char comm[16];

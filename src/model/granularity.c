@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base.h"
 #include "granularity.h"
 
 static const struct {
@@ -19,7 +20,7 @@ static const struct {
 	{ GRANULARITY_1G, "1 GiB", { "1g", "1gib", "1073741824", NULL } },
 };
 
-#define GRANULARITY_N (sizeof(granularity_table) / sizeof(granularity_table[0]))
+#define GRANULARITY_N ARRAY_SIZE(granularity_table)
 
 int
 granularity_parse(const char *s, unsigned *shift)

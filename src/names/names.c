@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base.h"
 #include "maps.h"
 #include "names.h"
 #include "symbols.h"
@@ -73,14 +74,6 @@ struct names {
 	struct names_stats stats;
 };
 
-static double
-names_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 struct names *
 names_new(void)
@@ -396,7 +389,7 @@ names_refresh_due(struct names *n)
 
 	if (!n->any_due)
 		return;
-	now = names_now();
+	now = base_now_s();
 	for (size_t i = 0; i < n->n_procs; i++) {
 		struct names_proc *p = n->procs[i];
 
@@ -419,7 +412,7 @@ names_prepare(struct names *n, int32_t pid)
 
 	if (!p)
 		return;
-	now = names_now();
+	now = base_now_s();
 	if (names_exec_read_now(n, p, now)) {
 		names_refresh(n, p, now);
 		return;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "nodemap.h"
 
 struct nodemap {
@@ -25,14 +26,6 @@ struct nodemap {
 	int status[NODEMAP_BATCH];
 };
 
-static uint64_t
-nodemap_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 struct nodemap *
 nodemap_new(void)
@@ -77,10 +70,10 @@ nodemap_query_chunk(struct nodemap *m, pid_t pid, const uint64_t *addrs,
 		m->pages[i] = (void *)(uintptr_t)(addrs[i] & m->page_mask);
 		m->status[i] = -ENOENT;
 	}
-	t0 = nodemap_now_ns();
+	t0 = base_now_ns();
 	ret = move_pages(pid, (unsigned long)n, m->pages, NULL, m->status, 0);
 	err = errno;
-	m->stats.ns += nodemap_now_ns() - t0;
+	m->stats.ns += base_now_ns() - t0;
 	m->stats.calls++;
 	m->stats.pages += n;
 	if (ret < 0) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "perfdata_format.h"
 #include "perfdata_reader_int.h"
 #include "perfdata_swap.h"
@@ -38,8 +39,8 @@ void
 perfdata_event_name(const struct perf_event_attr *attr,
 		    const struct perfdata_info *info, char *buf, size_t len)
 {
-	const size_t n_sw = sizeof(perfdata_sw_names) / sizeof(char *);
-	const size_t n_hw = sizeof(perfdata_hw_names) / sizeof(char *);
+	const size_t n_sw = ARRAY_SIZE(perfdata_sw_names);
+	const size_t n_hw = ARRAY_SIZE(perfdata_hw_names);
 	unsigned long long config = attr->config;
 
 	if (attr->type == PERF_TYPE_SOFTWARE && config < n_sw) {

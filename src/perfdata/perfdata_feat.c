@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 
+#include "base.h"
 #include "perfdata_feat.h"
 #include "perfdata_format.h"
 #include "perfdata_swap.h"
@@ -61,7 +62,7 @@ static const char *const perfdata_feat_names[] = {
 const char *
 perfdata_feat_name(unsigned bit, char *buf, size_t len)
 {
-	if (bit < sizeof(perfdata_feat_names) / sizeof(perfdata_feat_names[0])
+	if (bit < ARRAY_SIZE(perfdata_feat_names)
 	    && perfdata_feat_names[bit])
 		return perfdata_feat_names[bit];
 	snprintf(buf, len, "bit %u", bit);

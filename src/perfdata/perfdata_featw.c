@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "perfdata_featw.h"
 #include "perfdata_format.h"
 #include "sysfs.h"
@@ -166,7 +167,7 @@ perfdata_featw_mem(struct perfdata_bytes *b, uint64_t block_size,
 			k++;
 		if (k < n_nodes && nodes[k] == block_node[i])
 			continue;
-		if (n_nodes == sizeof(nodes) / sizeof(nodes[0]))
+		if (n_nodes == ARRAY_SIZE(nodes))
 			continue;
 		memmove(nodes + k + 1, nodes + k, (n_nodes - k) * 2);
 		nodes[k] = block_node[i];

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "base.h"
 #include "perfdata_swap.h"
 
 /*
@@ -268,7 +269,7 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE,
 	};
 
-	perfdata_swap_selected(s, st, fixed, sizeof(fixed) / sizeof(fixed[0]));
+	perfdata_swap_selected(s, st, fixed, ARRAY_SIZE(fixed));
 	if (st & PERF_SAMPLE_READ)
 		perfdata_swap_read(s, l->read_format);
 	if (st & PERF_SAMPLE_CALLCHAIN) {
@@ -286,7 +287,7 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 
 		perfdata_skip(s, len);
 	}
-	perfdata_swap_selected(s, st, tail, sizeof(tail) / sizeof(tail[0]));
+	perfdata_swap_selected(s, st, tail, ARRAY_SIZE(tail));
 }
 
 /* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */
@@ -306,7 +307,7 @@ perfdata_swap_trailer(struct perf_event_header *hdr,
 	*trailer_len = 0;
 	if (!l->sample_id_all)
 		return;
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
 		n += !!(st & order[i]);
 	if (8 * n > hdr->size - sizeof(*hdr))
 		return;
@@ -314,7 +315,7 @@ perfdata_swap_trailer(struct perf_event_header *hdr,
 	s.end = (unsigned char *)hdr + hdr->size;
 	s.to_host = to_host;
 	s.bad = false;
-	perfdata_swap_selected(&s, st, order, sizeof(order) / sizeof(order[0]));
+	perfdata_swap_selected(&s, st, order, ARRAY_SIZE(order));
 	*trailer_len = 8 * n;
 }
 

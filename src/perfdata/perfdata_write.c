@@ -24,6 +24,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "perfdata_featw.h"
 #include "perfdata_format.h"
 #include "perfdata_swap.h"
@@ -485,7 +486,7 @@ static const unsigned perfdata_w_features[] = {
 };
 
 #define PERFDATA_W_N_FEATURES \
-	(sizeof(perfdata_w_features) / sizeof(perfdata_w_features[0]))
+	ARRAY_SIZE(perfdata_w_features)
 
 /*
  * Everything after the data section, as one buffer: feature index and

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cli.h"
 #include "cmd.h"
 #include "collector.h"
@@ -123,7 +124,7 @@ stress_start(struct stress *s, const char *workload)
 		"--pages", "1024", "--interval-ms", "0", "--duration", "0",
 		"--quiet", NULL,
 	};
-	char *argv[sizeof(args) / sizeof(args[0]) + 1];
+	char *argv[ARRAY_SIZE(args) + 1];
 	struct collector_config cfg = { 0 };
 	char err[512];
 	sigset_t none;
@@ -155,7 +156,7 @@ stress_start(struct stress *s, const char *workload)
 		return 1;
 	}
 	argv[0] = (char *)workload;
-	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(args); i++)
 		argv[i + 1] = (char *)args[i];
 	sigemptyset(&none);
 	if (launch_prepare(&s->launch, argv, &none) < 0)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "cli.h"
 #include "fuzzmain.h"
 
@@ -130,7 +131,7 @@ static const char *const fuzz_words[] = {
 static size_t
 fuzz_cli_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	size_t n_words = sizeof(fuzz_words) / sizeof(fuzz_words[0]);
+	size_t n_words = ARRAY_SIZE(fuzz_words);
 	size_t len = 0, words = 1 + fuzz_next(x) % 12;
 
 	for (size_t w = 0; w < words; w++) {

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "fuzzmain.h"
 #include "maps.h"
 
@@ -146,7 +147,7 @@ static const char *const fuzz_lines[] = {
 static size_t
 fuzz_maps_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	size_t n_lines = sizeof(fuzz_lines) / sizeof(fuzz_lines[0]);
+	size_t n_lines = ARRAY_SIZE(fuzz_lines);
 	size_t len = 0, pieces = 1 + fuzz_next(x) % 24;
 
 	for (size_t p = 0; p < pieces; p++) {

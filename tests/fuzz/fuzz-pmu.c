@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "datasrc.h"
 #include "fuzzmain.h"
 #include "pmu.h"
@@ -53,7 +54,7 @@ fuzz_lookup(const char *term, struct pmu_format *f, void *ctx)
 		*f = c->own;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(fuzz_formats) / sizeof(fuzz_formats[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(fuzz_formats);
 	     i++)
 		if (strcmp(term, fuzz_formats[i][0]) == 0)
 			return pmu_format_parse(fuzz_formats[i][1], f) ?
@@ -90,7 +91,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ctx.own_ok = true;
 		allowed[ctx.own.word] |= ctx.own.mask;
 	}
-	for (size_t i = 0; i < sizeof(fuzz_formats) / sizeof(fuzz_formats[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(fuzz_formats);
 	     i++) {
 		struct pmu_format f;
 
@@ -146,7 +147,7 @@ static const char *const fuzz_tokens[] = {
 static size_t
 fuzz_pmu_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	size_t n_tokens = sizeof(fuzz_tokens) / sizeof(fuzz_tokens[0]);
+	size_t n_tokens = ARRAY_SIZE(fuzz_tokens);
 	size_t len = 0, n = 1 + (fuzz_next(x) >> 40) % 12;
 
 	for (size_t k = 0; k < n; k++) {

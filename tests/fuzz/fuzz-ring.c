@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "fuzzmain.h"
 #include "record.h"
 #include "ring.h"
@@ -52,7 +53,7 @@ fuzz_record(const struct perf_event_header *hdr, void *ctx)
 	size_t i;
 
 	(void)ctx;
-	for (i = 0; i < sizeof(fuzz_layouts) / sizeof(fuzz_layouts[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(fuzz_layouts); i++) {
 		const unsigned char *raw;
 
 		if (record_parse_sample(&fuzz_layouts[i], hdr, &s) != 0)

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cmd.h"
 #include "frame.h"
 #include "queue.h"
@@ -335,7 +336,7 @@ harness_cmd_name(enum cmd_type type)
 		[CMD_SET_GRANULARITY] = "SET_GRANULARITY",
 	};
 
-	if ((unsigned)type < sizeof(names) / sizeof(names[0]) && names[type])
+	if ((unsigned)type < ARRAY_SIZE(names) && names[type])
 		return names[type];
 	return "?";
 }

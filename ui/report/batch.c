@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cmd.h"
 #include "frame.h"
 #include "log.h"
@@ -54,14 +55,6 @@ struct batch {
 	int64_t deadline_ms;	/* CLOCK_MONOTONIC; valid when quit_wanted */
 };
 
-static int64_t
-batch_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Sends CMD_QUIT once; a full queue leaves quit_sent false for a retry. */
 static void
@@ -71,7 +64,7 @@ batch_quit(struct batch *b)
 
 	if (!b->quit_wanted) {
 		b->quit_wanted = true;
-		b->deadline_ms = batch_now_ms() + BATCH_QUIT_TIMEOUT_MS;
+		b->deadline_ms = base_now_ms() + BATCH_QUIT_TIMEOUT_MS;
 	}
 	if (!b->quit_sent && queue_push(b->io->cmds, &quit) == 0)
 		b->quit_sent = true;
@@ -194,7 +187,7 @@ batch_run(const struct ui_io *io, FILE *out)
 		int n;
 
 		if (b.quit_wanted) {
-			int64_t left = b.deadline_ms - batch_now_ms();
+			int64_t left = b.deadline_ms - base_now_ms();
 
 			if (!b.quit_sent)
 				batch_quit(&b);

@@ -7,6 +7,7 @@
 
 #include <curses.h>
 
+#include "base.h"
 #include "keys.h"
 
 #define KEYS_ESC 27
@@ -61,7 +62,7 @@ static const struct keys_binding keys_bindings[] = {
 	{ { KEY_END, 'G' }, "End", KEYS_END, "last page / bottom" },
 };
 
-#define KEYS_N_BINDINGS (sizeof(keys_bindings) / sizeof(keys_bindings[0]))
+#define KEYS_N_BINDINGS ARRAY_SIZE(keys_bindings)
 
 enum keys_action
 keys_lookup(int ch)

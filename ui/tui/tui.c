@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cmd.h"
 #include "frame.h"
 #include "log.h"
@@ -49,14 +50,6 @@ enum {
 	TUI_PFD_COUNT,
 };
 
-static int64_t
-tui_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 
 static void
@@ -256,7 +249,7 @@ tui_quit_drain(struct tui *t)
 {
 	struct cmd cmd = { .type = CMD_QUIT };
 	struct pollfd pfd = { .fd = queue_fd(t->io->frames), .events = POLLIN };
-	int64_t deadline = tui_now_ms() + TUI_QUIT_WAIT_MS;
+	int64_t deadline = base_now_ms() + TUI_QUIT_WAIT_MS;
 	bool sent = false;
 
 	for (;;) {
@@ -267,7 +260,7 @@ tui_quit_drain(struct tui *t)
 		tui_discard_frames(t);
 		if (sent && t->final_seen)
 			break;
-		left = deadline - tui_now_ms();
+		left = deadline - base_now_ms();
 		if (left <= 0)
 			break;
 		if (!sent && left > TUI_RETRY_MS)

@@ -6,6 +6,7 @@
 
 #include <curses.h>
 
+#include "base.h"
 #include "keys.h"
 #include "tui.h"
 
@@ -41,7 +42,6 @@ tui_help_view(const struct tui *t, struct tui_lines *l)
 		tui_draw_text(y, 2 + TUI_HELP_LABEL + 1, 0, "%s", kb[i].help);
 	}
 	tui_draw_line(l);
-	for (size_t i = 0; i < sizeof(tui_help_notes) /
-			       sizeof(tui_help_notes[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(tui_help_notes); i++)
 		tui_draw_text(tui_draw_line(l), 0, 0, "%s", tui_help_notes[i]);
 }

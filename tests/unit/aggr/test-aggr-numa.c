@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "cpuvote.h"
 #include "frame.h"
 #include "framebuild.h"
@@ -335,10 +336,10 @@ test_vote(void)
 
 	if (!check(v != NULL))
 		return;
-	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(seq); i++)
 		check_eq_i64(cpuvote_add(v, 9, 1, seq[i]), 0);
 	check_eq_i64(cpuvote_top(v, 9, 1), 4);
-	for (size_t i = 0; i < sizeof(plural) / sizeof(plural[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(plural); i++)
 		check_eq_i64(cpuvote_add(v, 9, 3, plural[i]), 0);
 	check_eq_i64(cpuvote_top(v, 9, 3), 1);
 	check_eq_i64(cpuvote_add(v, 9, 2, 1), 0);

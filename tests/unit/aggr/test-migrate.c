@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "base.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "migrate.h"
@@ -206,7 +207,7 @@ test_statuses(void)
 	};
 	struct topo *t = topo_new_fake(2, cpu_node);
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct fake_kernel k = { .ret = cases[i].ret,
 					 .err = cases[i].err,
 					 .status = { cases[i].status } };

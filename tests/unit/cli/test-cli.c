@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "cli.h"
 #include "testlib.h"
 
@@ -253,7 +254,7 @@ static const struct cli_case cli_cases[] = {
 	  .iterations = 3 },
 };
 
-#define N_CASES (sizeof(cli_cases) / sizeof(cli_cases[0]))
+#define N_CASES ARRAY_SIZE(cli_cases)
 
 static int
 cli_case_argv(const struct cli_case *c, char **argv)
@@ -403,7 +404,7 @@ test_usage(void)
 		return;
 	cli_usage(f);
 	fclose(f);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!check(strstr(text, names[i]) != NULL))
 			fprintf(stderr, "  usage lacks '%s'\n", names[i]);
 	free(text);

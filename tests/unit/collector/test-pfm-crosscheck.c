@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "pmu.h"
 #include "testlib.h"
 
@@ -118,7 +119,7 @@ main(void)
 
 	if (!srcdir)
 		test_skip("MEMTOP_SRCDIR not set (run through meson test)");
-	for (size_t i = 0; i < sizeof(xcases) / sizeof(xcases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(xcases); i++) {
 		const struct xcase *c = &xcases[i];
 		struct pmu_terms ov = { .n = 0 };
 		struct perf_event_attr ours, theirs;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "pmu.h"
 #include "testlib.h"
 
@@ -45,7 +46,7 @@ test_format_parse(void)
 		"config1:1,,2", ":1", "config:99999999999",
 	};
 
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
 		struct pmu_format f;
 
 		if (!check_eq_i64(pmu_format_parse(good[i].text, &f), 0)) {
@@ -56,7 +57,7 @@ test_format_parse(void)
 		check_eq_u64(f.mask, good[i].mask);
 		check_eq_u64(f.width, good[i].width);
 	}
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct pmu_format f;
 
 		if (!check_eq_i64(pmu_format_parse(bad[i], &f), -EINVAL))
@@ -152,7 +153,7 @@ test_terms(void)
 		"e=8,e=9,e=10,e=11,e=12,e=13,e=14,e=15,e=16,e=17",
 		"a_very_long_term_name_beyond_32_chars=1",
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		if (!check_eq_i64(pmu_terms_parse(bad[i], &t), -EINVAL))
 			fprintf(stderr, "  accepted '%s'\n", bad[i]);
 
@@ -183,7 +184,7 @@ static int
 fake_lookup(const char *term, struct pmu_format *f, void *ctx)
 {
 	(void)ctx;
-	for (size_t i = 0; i < sizeof(fake_formats) / sizeof(fake_formats[0]);
+	for (size_t i = 0; i < ARRAY_SIZE(fake_formats);
 	     i++)
 		if (strcmp(fake_formats[i].term, term) == 0)
 			return pmu_format_parse(fake_formats[i].format, f) ?

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
 #include "datasrc.h"
 #include "testlib.h"
 
@@ -104,7 +105,7 @@ test_cases(void)
 {
 	char buf[128];
 
-	for (size_t i = 0; i < sizeof(ds_cases) / sizeof(ds_cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ds_cases); i++) {
 		const struct ds_case *c = &ds_cases[i];
 		bool ok = true;
 		size_t n = datasrc_level_text(c->v, buf, sizeof(buf));

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "physnode.h"
 #include "testlib.h"
 
@@ -114,7 +115,7 @@ test_scratch(void)
 	make_dir(dir, "sys/devices/system");
 	make_dir(dir, "sys/devices/system/memory");
 	make_dir(dir, "sys/devices/system/node");
-	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(bad_sizes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
 		write_file(dir, "sys/devices/system/memory/block_size_bytes",
 			   bad_sizes[i]);
 		check_eq_i64(physnode_new(&p), -EINVAL);

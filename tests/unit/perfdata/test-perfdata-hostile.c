@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base.h"
 #include "perfdata-build.h"
 #include "perfdata_read.h"
 #include "testlib.h"
@@ -100,7 +101,7 @@ test_hostile(void)
 		{ 48, UINT64_MAX },
 		{ 72, UINT64_MAX },		/* every feature bit */
 	};
-	for (size_t i = 0; i < sizeof(pokes) / sizeof(pokes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(pokes); i++) {
 		memcpy(copy, img, len);
 		poke_u64(copy, pokes[i].off, pokes[i].v);
 		check(read_all(copy, len) < 0);

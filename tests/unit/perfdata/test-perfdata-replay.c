@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
 #include "perfdata_read.h"
 #include "physnode.h"
 #include "record.h"
@@ -61,7 +62,7 @@ test_fixed_layout(void)
 		PERF_SAMPLE_CGROUP, PERF_SAMPLE_DATA_PAGE_SIZE,
 		PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_WEIGHT_STRUCT,
 	};
-	const size_t n_fixable = sizeof(fixable) / sizeof(fixable[0]);
+	const size_t n_fixable = ARRAY_SIZE(fixable);
 	uint64_t rec[1024 / 8];
 	unsigned fast = 0, agree = 0, fixed_layouts = 0, bad = 0;
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base.h"
 #include "record-build.h"
 #include "record.h"
 #include "testlib.h"
@@ -260,7 +261,7 @@ test_unsupported(void)
 	for (i = 0; i < 12; i++)
 		rb_u64(&b, i);
 	rb_end(&b);
-	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bits); i++) {
 		l = (struct record_layout){ .sample_type = FAULTS_TYPE |
 							   bits[i] };
 		check_eq_i64(record_parse_sample(&l, rb_hdr(&b), &s),

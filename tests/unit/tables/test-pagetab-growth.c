@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pagetab.h"
+#include "base.h"
 #include "pagetab-test.h"
+#include "pagetab.h"
 #include "testlib.h"
 
 /*
@@ -362,7 +363,7 @@ ptest_topk_random(void)
 			pagetab_next_interval(t);
 			n = n / 2;
 		}
-		for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(ks); i++)
 			bad += ptest_topk_compare(t, ks[i], &compared);
 		pagetab_free(t);
 	}
@@ -386,7 +387,7 @@ ptest_topk_ties(void)
 	check(t != NULL);
 	if (!t)
 		return;
-	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(in); i++) {
 		struct page_entry *e;
 		struct page_counts c = { .loads = in[i].loads };
 

@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base.h"
+#include "pagetab-test.h"
 #include "pagetab.h"
 #include "pagetab_int.h"
-#include "pagetab-test.h"
 #include "testlib.h"
 
 static void
@@ -415,7 +416,7 @@ ptest_probe_lengths(void)
 		{ "65536 pids, 1 GiB", 30, 65536, 8, 0x1fcull },
 	};
 
-	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(sets); k++) {
 		struct pagetab *t = pagetab_new(sets[k].shift, 0);
 		size_t missing = 0;
 		double probes;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "cmd.h"
 #include "datasrc.h"
 #include "frame.h"
@@ -191,10 +192,10 @@ test_json_checker(void)
 	char deep[160];
 	size_t i, n;
 
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(good); i++)
 		if (!check(json_line_valid(good[i], &jc)))
 			fprintf(stderr, "refused: %s", good[i]);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		if (!check(!json_line_valid(bad[i], &jc)))
 			fprintf(stderr, "accepted: %s\n", bad[i]);
 
@@ -286,7 +287,7 @@ test_key_order(void)
 		"code_unknown", "code_untracked", "sites_evicted",
 		"exit_status", "error",
 	};
-	size_t n_want = sizeof(want) / sizeof(want[0]);
+	size_t n_want = ARRAY_SIZE(want);
 	struct frame *f = make_frame(2);
 	struct json_check jc;
 	char *s;
