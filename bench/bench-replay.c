@@ -35,6 +35,7 @@
 #include "frame.h"
 #include "perfdata-synth.h"
 #include "perfdata_read.h"
+#include "producer.h"
 #include "queue.h"
 #include "record.h"
 #include "replay.h"
@@ -121,7 +122,7 @@ bench_replay(const char *path, struct bench_time *bt)
 	cfg.top_k = 20;
 	cfg.batch = true;
 	if (replay_new(&rp, &cfg, err, sizeof(err)) < 0 ||
-	    replay_start(rp) < 0)
+	    producer_start(replay_producer(rp)) < 0)
 		goto out;
 	while (!final) {
 		if (queue_pop(cfg.frames, &f) < 0) {
@@ -133,11 +134,12 @@ bench_replay(const char *path, struct bench_time *bt)
 			samples = (long long)f->cumulative.samples;
 		frame_free(f);
 	}
-	replay_join(rp);
+	producer_join(replay_producer(rp));
 	bt->wall = benchlib_now() - t0;
 	bt->cpu = bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
 out:
-	replay_free(rp);
+	if (rp)
+		producer_free(replay_producer(rp));
 	perfdata_reader_free(r);
 	topo_free(topo);
 	queue_free(cfg.frames);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "perfdata_read.h"
 #include "perfdata_write.h"
+#include "producer.h"
 #include "queue.h"
 #include "recorder.h"
 #include "replay.h"
@@ -250,7 +251,7 @@ main_start_replay(struct main_state *st, char *err, size_t errlen)
 	ret = replay_new(&st->replay, &cfg, err, errlen);
 	if (ret < 0)
 		return ret;
-	ret = replay_start(st->replay);
+	ret = producer_start(replay_producer(st->replay));
 	if (ret < 0)
 		snprintf(err, errlen, "pthread_create: %s", strerror(-ret));
 	return ret;
@@ -364,7 +365,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	ret = main_attach(st, err, errlen);
 	if (ret < 0)
 		return ret;
-	ret = collector_start(st->collector);
+	ret = producer_start(collector_producer(st->collector));
 	if (ret < 0)
 		snprintf(err, errlen, "pthread_create: %s", strerror(-ret));
 	return ret;
@@ -462,8 +463,8 @@ main_run(struct main_state *st)
 
 		queue_push(st->cmds, &quit);
 	}
-	ret = st->replay ? replay_join(st->replay) :
-			   collector_join(st->collector);
+	ret = producer_join(st->replay ? replay_producer(st->replay) :
+			    collector_producer(st->collector));
 	main_drain_frames(st);
 	if (ret < 0) {
 		log_error("collector: %s", strerror(-ret));
@@ -488,8 +489,10 @@ main_run(struct main_state *st)
 static void
 main_cleanup(struct main_state *st)
 {
-	collector_free(st->collector);
-	replay_free(st->replay);
+	if (st->collector)
+		producer_free(collector_producer(st->collector));
+	if (st->replay)
+		producer_free(replay_producer(st->replay));
 	perfdata_reader_free(st->reader);
 	perfdata_writer_free(st->recorder);
 	main_drain_frames(st);

@@ -31,6 +31,7 @@
 #include "nodemap.h"
 #include "pagetab.h"
 #include "physnode.h"
+#include "producer.h"
 #include "queue.h"
 #include "record.h"
 #include "recorder.h"
@@ -76,6 +77,8 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		return -ENOMEM;
 	}
 	c->cfg = *cfg;
+	producer_init(&c->prod, &collector_ops, cfg->frames, cfg->cmds,
+		      cfg->batch, cfg->sort, cfg->top_k);
 	c->child_wstatus = -1;
 	c->spare_fd = -1;
 	collector_proc_end(c);
@@ -128,17 +131,21 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 out_oom:
 	snprintf(err, errlen, "out of memory");
 out_free:
-	collector_free(c);
+	producer_free(&c->prod);
 	return ret;
 }
 
-void
-collector_free(struct collector *c)
+struct producer *
+collector_producer(struct collector *c)
 {
-	if (!c)
-		return;
-	if (c->started)
-		collector_join(c);
+	return &c->prod;
+}
+
+static void
+collector_destroy(struct producer *p)
+{
+	struct collector *c = collector_of(p);
+
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
 	nodemap_free(c->nodemap);
@@ -310,23 +317,6 @@ collector_drain_all(struct collector *c)
 	aggr_flush(&c->aggr);
 }
 
-static int
-collector_publish(struct collector *c, struct frame *f)
-{
-	while (queue_push(c->cfg.frames, &f) == -EAGAIN) {
-		if (!c->cfg.batch) {
-			frame_free(f);
-			c->skipped++;
-			return 0;
-		}
-		/* Batch never skips: wait for the writer, and keep the
-		 * command queue serviced so a quit still gets through. */
-		usleep(10000);
-		collector_commands(c);
-	}
-	return 0;
-}
-
 static void
 collector_fill_targets(struct collector *c, struct frame_target *ft)
 {
@@ -387,7 +377,6 @@ collector_emit(struct collector *c, double now, bool final)
 		else if (WIFSIGNALED(c->child_wstatus))
 			status = 128 + WTERMSIG(c->child_wstatus);
 	}
-	m.seq = ++c->seq;
 	m.time = now - c->t0;
 	m.interval = now - c->interval_start;
 	m.final = final;
@@ -398,22 +387,18 @@ collector_emit(struct collector *c, double now, bool final)
 	m.source_note = src->note;
 	m.has_kinds = src->has_kinds;
 	m.period = chanset_period(c->cs);
-	m.sort = c->cfg.sort;
-	m.top_k = c->cfg.top_k;
 	m.targets = ft;
 	m.n_targets = c->n_targets;
 	m.exit_status = status;
 	m.error = c->error[0] ? c->error : NULL;
 	/* Naming reads /proc/PID/maps and the mapped files. */
 	collector_proc_begin(c);
-	f = frame_build(&c->aggr, &m);
+	f = producer_build(&c->prod, &c->aggr, &m);
 	collector_proc_end(c);
 	free(ft);
 	if (!f)
 		return -ENOMEM;
 	collector_prune_targets(c);
-	f->skipped = c->skipped;
-	c->skipped = 0;
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
 	f->follow_threads = c->follow.threads;
@@ -435,7 +420,7 @@ collector_emit(struct collector *c, double now, bool final)
 						    COLLECTOR_REVAL_SHARE));
 	c->interval_start = now;
 	seq = f->seq;
-	ret = collector_publish(c, f);
+	ret = producer_publish(&c->prod, f);
 	if (c->lat)
 		lathist_publish(c->lat, seq, base_now_ns());
 	return ret;
@@ -453,10 +438,10 @@ collector_ms_until(double now, double when)
 	return (int)ms + 1;
 }
 
-static void *
-collector_main(void *arg)
+static int
+collector_run(struct producer *p)
 {
-	struct collector *c = arg;
+	struct collector *c = collector_of(p);
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
 	double now = base_now_s();
 	double next_frame, next_sweep;
@@ -484,7 +469,7 @@ collector_main(void *arg)
 		if (n < 0) {
 			snprintf(c->error, sizeof(c->error), "epoll_wait: %s",
 				 strerror(-n));
-			c->quit = true;
+			c->prod.quit = true;
 			n = 0;
 		}
 		cmds_ready = false;
@@ -506,7 +491,7 @@ collector_main(void *arg)
 		 * leaving inherit mode) may close channels that later events
 		 * of the same batch point to. */
 		if (cmds_ready)
-			collector_commands(c);
+			producer_commands(&c->prod);
 		now = base_now_s();
 		frame_due = now >= next_frame;
 		/* Rings whose FORK records wake nobody (no task ring): sweep
@@ -529,7 +514,7 @@ collector_main(void *arg)
 			collector_rescan(c);
 			c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 		}
-		final = c->quit || collector_all_exited(c);
+		final = c->prod.quit || collector_all_exited(c);
 		if (final || frame_due) {
 			collector_drain_all(c);
 			if (!final && chanset_count(c->cs) == 0) {
@@ -558,33 +543,15 @@ collector_main(void *arg)
 				c->next_rescan = now;
 		}
 	}
-	c->result = ret;
-	return NULL;
+	return ret;
 }
 
-int
-collector_start(struct collector *c)
-{
-	int ret = pthread_create(&c->thread, NULL, collector_main, c);
-
-	if (ret)
-		return -ret;
-	/* So perf --tid, top -H and bench-live.py can tell it from the UI
-	 * and writer threads.  Best effort. */
-	pthread_setname_np(c->thread, "memtop-collect");
-	c->started = true;
-	return 0;
-}
-
-int
-collector_join(struct collector *c)
-{
-	if (c->started) {
-		pthread_join(c->thread, NULL);
-		c->started = false;
-	}
-	return c->result;
-}
+const struct producer_ops collector_ops = {
+	.thread_name = "memtop-collect",
+	.run = collector_run,
+	.apply = collector_apply,
+	.destroy = collector_destroy,
+};
 
 int
 collector_child_wstatus(const struct collector *c)

@@ -3,9 +3,10 @@
  * table and the topology caches.  It drains the rings, applies commands
  * from the UI between drains, and publishes one frame per interval.
  *
- * Setup (collector_new, collector_attach_*) runs on the main thread before
- * collector_start(); after that only the collector thread touches it until
- * collector_join() returns.
+ * Setup (collector_new, collector_attach_*) runs on the main thread; then
+ * its producer (collector_producer) is started, joined and freed like
+ * replay's (producer.h), and only the collector thread touches it in
+ * between.
  */
 #ifndef MEMTOP_COLLECTOR_H
 #define MEMTOP_COLLECTOR_H
@@ -18,6 +19,7 @@
 #include "sortkey.h"
 
 struct perfdata_writer;
+struct producer;
 struct queue;
 struct source;
 struct topo;
@@ -53,8 +55,9 @@ struct collector_config {
 
 int collector_new(struct collector **out, const struct collector_config *cfg,
 		  char *err, size_t errlen);
-/* Joins the thread if started, closes everything.  NULL-safe. */
-void collector_free(struct collector *c);
+/* The frame producer: producer_start, producer_join, producer_free (which
+ * closes everything). */
+struct producer *collector_producer(struct collector *c);
 
 /*
  * Watches process pid: a channel for every thread listed in /proc/PID/task
@@ -67,10 +70,6 @@ int collector_attach_pid(struct collector *c, pid_t pid, char *err,
  * The collector reaps it and reports its exit status. */
 int collector_attach_child(struct collector *c, pid_t pid, char *err,
 			   size_t errlen);
-
-int collector_start(struct collector *c);
-/* Waits for the thread; 0 or the thread's -errno. */
-int collector_join(struct collector *c);
 
 /* After join: the launched child's wait status, or -1 if it was not
  * reaped (still running: the caller kills and reaps it). */

@@ -8,8 +8,8 @@
 #ifndef MEMTOP_COLLECTOR_INT_H
 #define MEMTOP_COLLECTOR_INT_H
 
-#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -23,6 +23,7 @@
 #include "migrate.h"
 #include "nodemap.h"
 #include "physnode.h"
+#include "producer.h"
 #include "record.h"
 
 /*
@@ -79,19 +80,14 @@ struct collector {
 	struct nodemap *nodemap;
 	struct physnode *physnode;	/* NULL: no memory-block map */
 	struct migrate *migrate;	/* candidates of the last frame */
-	pthread_t thread;
-	bool started;
-	int result;
+	struct producer prod;	/* thread, queues, sort, top, seq, quit */
 
 	struct target *targets;
 	size_t n_targets;
 
-	uint64_t seq;
-	uint64_t skipped;	/* frames dropped because the UI lagged */
 	uint64_t unknown_records;
 	uint64_t bad_records;
 	bool paused;
-	bool quit;
 	/* Launched command watched by per-CPU inherited channels (exact from
 	 * each thread's birth) until a period change moves it to per-thread
 	 * channels, which IOC_PERIOD reaches. */
@@ -130,8 +126,15 @@ struct collector_scan {
 	unsigned failed;	/* threads left without a channel */
 };
 
+static inline struct collector *
+collector_of(struct producer *p)
+{
+	return (struct collector *)((char *)p - offsetof(struct collector,
+							 prod));
+}
 
 /* collector.c */
+extern const struct producer_ops collector_ops;
 void collector_drain(struct collector *c, struct channel *ch);
 void collector_drain_all(struct collector *c);
 
@@ -148,7 +151,7 @@ void collector_on_fork(struct collector *c, const struct record_task *t);
 void collector_rescan(struct collector *c);
 bool collector_all_exited(struct collector *c);
 
-/* commands.c */
-void collector_commands(struct collector *c);
+/* commands.c: the commands only the live collector knows. */
+void collector_apply(struct producer *p, const struct cmd *cmd);
 
 #endif

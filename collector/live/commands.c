@@ -11,7 +11,6 @@
 #include "aggr_granularity.h"
 #include "cmd.h"
 #include "collector_int.h"
-#include "frame.h"
 #include "granularity.h"
 #include "log.h"
 #include "procfs.h"
@@ -60,9 +59,10 @@ collector_leave_inherit(struct collector *c, uint64_t period)
 	return c->paused ? 0 : chanset_enable(c->cs, true, CHANSET_THREADS);
 }
 
-static void
-collector_apply(struct collector *c, const struct cmd *cmd)
+void
+collector_apply(struct producer *p, const struct cmd *cmd)
 {
+	struct collector *c = collector_of(p);
 	uint64_t period;
 	int ret = 0;
 
@@ -96,17 +96,6 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 		collector_drain_all(c);
 		aggr_reset(&c->aggr);
 		break;
-	case CMD_SORT:
-		if (cmd->value < SORT__COUNT)
-			c->cfg.sort = (enum sort_key)cmd->value;
-		break;
-	case CMD_SET_TOP:
-		if (cmd->value > 0 && cmd->value <= FRAME_TOP_MAX)
-			c->cfg.top_k = (size_t)cmd->value;
-		break;
-	case CMD_QUIT:
-		c->quit = true;
-		break;
 	case CMD_SET_GRANULARITY:
 		ret = aggr_granularity_apply(&c->aggr, (unsigned)cmd->value,
 					c->cfg.max_pages);
@@ -117,27 +106,9 @@ collector_apply(struct collector *c, const struct cmd *cmd)
 		else
 			migrate_top(c->migrate, &c->aggr, (size_t)cmd->value);
 		break;
-	case CMD_REPLAY_FASTER:
-	case CMD_REPLAY_SLOWER:
-	case CMD_REPLAY_END:
-		break;		/* replay only */
+	default:
+		break;		/* replay only, or common (producer.c) */
 	}
 	if (ret < 0)
 		log_msg("command %d: %s", (int)cmd->type, strerror(-ret));
-}
-
-/*
- * Applies the commands queued now, not those pushed meanwhile: a UI that
- * keeps pushing must not keep the collector from draining and publishing.
- * The queue's eventfd stays readable while commands remain, so the rest
- * wait for the next pass of the loop.
- */
-void
-collector_commands(struct collector *c)
-{
-	size_t n = queue_len(c->cfg.cmds);
-	struct cmd cmd;
-
-	while (n-- > 0 && queue_pop(c->cfg.cmds, &cmd) == 0)
-		collector_apply(c, &cmd);
 }

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "pagetab.h"
 #include "perfdata_read.h"
+#include "producer.h"
 #include "queue.h"
 #include "record.h"
 #include "replay.h"
@@ -81,6 +82,8 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 		return -ENOMEM;
 	}
 	r->cfg = *cfg;
+	producer_init(&r->prod, &replay_ops, cfg->frames, cfg->cmds,
+		      cfg->batch, cfg->sort, cfg->top_k);
 	r->speed = 1.0;
 	r->src.period_in_sample = true;
 	snprintf(r->src.name, sizeof(r->src.name), "replay");
@@ -111,20 +114,24 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 		ret = replay_sync_events(r);
 	if (ret < 0) {
 		snprintf(err, errlen, "out of memory");
-		replay_free(r);
+		producer_free(&r->prod);
 		return ret;
 	}
 	*out = r;
 	return 0;
 }
 
-void
-replay_free(struct replay *r)
+struct producer *
+replay_producer(struct replay *r)
 {
-	if (!r)
-		return;
-	if (r->started)
-		replay_join(r);
+	return &r->prod;
+}
+
+static void
+replay_destroy(struct producer *p)
+{
+	struct replay *r = replay_of(p);
+
 	aggr_fini(&r->aggr);
 	physnode_free(r->phys);
 	free(r->events);
@@ -154,8 +161,9 @@ replay_rebase(struct replay *r)
 }
 
 static void
-replay_apply(struct replay *r, const struct cmd *cmd)
+replay_apply(struct producer *p, const struct cmd *cmd)
 {
+	struct replay *r = replay_of(p);
 	bool was_paused = r->paused;
 
 	switch (cmd->type) {
@@ -186,35 +194,14 @@ replay_apply(struct replay *r, const struct cmd *cmd)
 	case CMD_RESET:
 		aggr_reset(&r->aggr);
 		break;
-	case CMD_SORT:
-		if (cmd->value < SORT__COUNT)
-			r->cfg.sort = (enum sort_key)cmd->value;
-		break;
-	case CMD_SET_TOP:
-		if (cmd->value > 0 && cmd->value <= FRAME_TOP_MAX)
-			r->cfg.top_k = (size_t)cmd->value;
-		break;
 	case CMD_SET_PERIOD:
 		log_msg("replay: the period of a recording cannot change");
-		break;
-	case CMD_QUIT:
-		r->quit = true;
 		break;
 	default:
 		/* Live-only commands (e.g. page migration): a recording has
 		 * no process to act on. */
 		break;
 	}
-}
-
-static void
-replay_commands(struct replay *r)
-{
-	struct cmd cmd;
-
-	while (queue_pop(r->cfg.cmds, &cmd) == 0)
-		replay_apply(r, &cmd);
-	r->since_cmds = 0;
 }
 
 /* Waits for a command or timeout_ms. */
@@ -224,7 +211,7 @@ replay_wait(struct replay *r, int timeout_ms)
 	struct pollfd pfd = { .fd = queue_fd(r->cfg.cmds), .events = POLLIN };
 
 	if (poll(&pfd, 1, timeout_ms) > 0)
-		replay_commands(r);
+		producer_commands(&r->prod);
 }
 
 /* TUI: holds the frame ending at frame_end until its wall time. */
@@ -234,8 +221,8 @@ replay_pace(struct replay *r)
 	for (;;) {
 		double now = base_now_s(), due;
 
-		replay_commands(r);
-		if (r->quit || r->to_end || r->cfg.batch)
+		producer_commands(&r->prod);
+		if (r->prod.quit || r->to_end || r->cfg.batch)
 			return;
 		if (r->paused) {
 			replay_wait(r, -1);
@@ -248,22 +235,6 @@ replay_pace(struct replay *r)
 		replay_wait(r, (int)((due - now) * 1000) + 1 > REPLAY_WAIT_MS ?
 			    REPLAY_WAIT_MS : (int)((due - now) * 1000) + 1);
 	}
-}
-
-static int
-replay_publish(struct replay *r, struct frame *f)
-{
-	while (queue_push(r->cfg.frames, &f) == -EAGAIN) {
-		if (!r->cfg.batch) {
-			frame_free(f);
-			r->skipped++;
-			return 0;
-		}
-		/* Batch never skips; a quit still gets through. */
-		usleep(10000);
-		replay_commands(r);
-	}
-	return 0;
 }
 
 static size_t
@@ -317,7 +288,6 @@ replay_emit(struct replay *r, bool final)
 	aggr_flush(&r->aggr);
 	replay_count_reader_losses(r);
 	replay_note(r);
-	m.seq = ++r->seq;
 	m.time = r->have_t0 ? (double)(end - r->t0) / 1e9 : 0;
 	m.interval = (double)(end - r->frame_start) / 1e9;
 	m.final = final;
@@ -328,21 +298,17 @@ replay_emit(struct replay *r, bool final)
 	m.source_note = r->note;
 	m.has_kinds = r->has_kinds;
 	m.period = a0->freq ? 0 : a0->sample_period;
-	m.sort = r->cfg.sort;
-	m.top_k = r->cfg.top_k;
 	m.targets = ft;
 	m.n_targets = replay_fill_targets(r, ft);
 	m.exit_status = -1;
 	m.error = r->error[0] ? r->error : NULL;
-	f = frame_build(&r->aggr, &m);
+	f = producer_build(&r->prod, &r->aggr, &m);
 	if (!f)
 		return -ENOMEM;
-	f->skipped = r->skipped;
-	r->skipped = 0;
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "replay");
 	aggr_next_interval(&r->aggr);
 	r->frame_start = end;
-	return replay_publish(r, f);
+	return producer_publish(&r->prod, f);
 }
 
 /* Emits every frame that ends at or before t. */
@@ -353,7 +319,7 @@ replay_advance(struct replay *r, uint64_t t)
 	int ret;
 
 	/* frame_end saturates at UINT64_MAX: the rest is the final frame. */
-	while (t >= r->frame_end && r->frame_end != UINT64_MAX && !r->quit) {
+	while (t >= r->frame_end && r->frame_end != UINT64_MAX && !r->prod.quit) {
 		if (++empty > REPLAY_MAX_EMPTY) {
 			/* One frame spans the rest of the silence. */
 			uint64_t k = (t - r->t0) / r->interval_ns;
@@ -397,16 +363,16 @@ replay_log_summary(const struct replay *r)
 		(unsigned long long)info->bad_features);
 }
 
-static void *
-replay_main(void *arg)
+static int
+replay_run(struct producer *p)
 {
-	struct replay *r = arg;
+	struct replay *r = replay_of(p);
 	struct perfdata_record rec;
 	char err[256];
 	int ret = 0, got;
 
 	r->frame_end = UINT64_MAX;
-	while (!r->quit) {
+	while (!r->prod.quit) {
 		got = perfdata_reader_next(r->cfg.reader, &rec, err,
 					   sizeof(err));
 		if (got < 0) {
@@ -419,33 +385,20 @@ replay_main(void *arg)
 		ret = replay_record(r, &rec);
 		if (ret < 0)
 			break;
-		if (++r->since_cmds >= REPLAY_CMD_EVERY)
-			replay_commands(r);
+		if (++r->since_cmds >= REPLAY_CMD_EVERY) {
+			producer_commands(&r->prod);
+			r->since_cmds = 0;
+		}
 	}
 	replay_log_summary(r);
 	if (ret == 0)
 		ret = replay_emit(r, true);
-	r->result = ret;
-	return NULL;
+	return ret;
 }
 
-int
-replay_start(struct replay *r)
-{
-	int ret = pthread_create(&r->thread, NULL, replay_main, r);
-
-	if (ret)
-		return -ret;
-	r->started = true;
-	return 0;
-}
-
-int
-replay_join(struct replay *r)
-{
-	if (r->started) {
-		pthread_join(r->thread, NULL);
-		r->started = false;
-	}
-	return r->result;
-}
+const struct producer_ops replay_ops = {
+	.thread_name = "memtop-replay",
+	.run = replay_run,
+	.apply = replay_apply,
+	.destroy = replay_destroy,
+};

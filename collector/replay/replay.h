@@ -11,8 +11,9 @@
  * Page nodes come from PHYS_ADDR and the file's MEM_TOPOLOGY when both
  * exist, else they are unknown (no move_pages: the pages are gone).
  *
- * Set up on the main thread; after replay_start() only the replay thread
- * touches it until replay_join() returns.
+ * Set up on the main thread; then its producer (replay_producer) is
+ * started, joined and freed like the live collector's (producer.h), and
+ * only the replay thread touches it in between.
  */
 #ifndef MEMTOP_REPLAY_H
 #define MEMTOP_REPLAY_H
@@ -23,6 +24,7 @@
 #include "sortkey.h"
 
 struct perfdata_reader;
+struct producer;
 struct queue;
 struct replay;
 struct topo;
@@ -42,10 +44,8 @@ struct replay_config {
 
 int replay_new(struct replay **out, const struct replay_config *cfg,
 	       char *err, size_t errlen);
-void replay_free(struct replay *r);	/* joins if started; NULL-safe */
-int replay_start(struct replay *r);
-/* Waits for the thread; 0 or its -errno (a reader error is reported in
- * the final frame instead). */
-int replay_join(struct replay *r);
+/* The frame producer: producer_start, producer_join (0 or -errno; a
+ * reader error is reported in the final frame instead), producer_free. */
+struct producer *replay_producer(struct replay *r);
 
 #endif

@@ -7,14 +7,15 @@
 #ifndef MEMTOP_REPLAY_INT_H
 #define MEMTOP_REPLAY_INT_H
 
-#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "aggr.h"
 #include "base.h"
 #include "perfdata_read.h"
 #include "physnode.h"
+#include "producer.h"
 #include "record.h"
 #include "replay.h"
 #include "source.h"
@@ -100,9 +101,7 @@ struct replay {
 	struct replay_config cfg;
 	struct aggr aggr;
 	struct source src;	/* only period_in_sample is read */
-	pthread_t thread;
-	bool started;
-	int result;
+	struct producer prod;	/* thread, queues, sort, top, seq, quit */
 
 	struct replay_event *events;
 	size_t n_events;
@@ -133,12 +132,9 @@ struct replay {
 	double speed;
 	bool paused;
 	bool to_end;
-	bool quit;
 	double play_wall;
 	uint64_t play_rec;
 
-	uint64_t seq;
-	uint64_t skipped;
 	uint64_t unknown_records;
 	uint64_t bad_samples;
 	uint64_t reader_bad_seen;
@@ -146,6 +142,14 @@ struct replay {
 	char note[512];
 	char error[320];
 };
+
+static inline struct replay *
+replay_of(struct producer *p)
+{
+	return (struct replay *)((char *)p - offsetof(struct replay, prod));
+}
+
+extern const struct producer_ops replay_ops;
 
 /* Emits every frame that ends at or before recorded time t.  0/-errno. */
 int replay_advance(struct replay *r, uint64_t t);

@@ -35,6 +35,7 @@
 #include "collector.h"
 #include "frame.h"
 #include "launch.h"
+#include "producer.h"
 #include "queue.h"
 #include "source.h"
 #include "topo.h"
@@ -176,7 +177,7 @@ stress_start(struct stress *s, const char *workload)
 		return 1;
 	}
 	s->launched = true;
-	if (collector_start(s->c) < 0)
+	if (producer_start(collector_producer(s->c)) < 0)
 		return 1;
 	return 0;
 }
@@ -223,7 +224,7 @@ stress_quit(struct stress *s)
 		poll(&pfd, 1, 10);
 		stress_take_frames(s);
 	}
-	ret = collector_join(s->c);
+	ret = producer_join(collector_producer(s->c));
 	stress_take_frames(s);
 	if (!s->final_seen)
 		fprintf(stderr, "FAIL: no final frame within %d ms of "
@@ -241,7 +242,8 @@ stress_cleanup(struct stress *s)
 		kill(s->launch.pid, SIGTERM);
 		waitpid(s->launch.pid, NULL, 0);
 	}
-	collector_free(s->c);
+	if (s->c)
+		producer_free(collector_producer(s->c));
 	if (s->frames)
 		stress_take_frames(s);
 	queue_free(s->frames);

@@ -26,6 +26,7 @@
 #include "frame.h"
 #include "fuzzmain.h"
 #include "perfdata_read.h"
+#include "producer.h"
 #include "queue.h"
 #include "record.h"
 #include "replay.h"
@@ -97,7 +98,7 @@ fuzz_replay(const uint8_t *data, size_t size)
 	cfg.max_pages = 4096;
 	cfg.batch = true;
 	if (replay_new(&rp, &cfg, err, sizeof(err)) < 0 ||
-	    replay_start(rp) < 0)
+	    producer_start(replay_producer(rp)) < 0)
 		goto out;
 	while (!final) {
 		struct pollfd pfd = { .fd = queue_fd(cfg.frames),
@@ -115,7 +116,8 @@ fuzz_replay(const uint8_t *data, size_t size)
 		frame_free(f);
 	}
 out:
-	replay_free(rp);
+	if (rp)
+		producer_free(replay_producer(rp));
 	perfdata_reader_free(r);
 	topo_free(t);
 	queue_free(cfg.frames);
