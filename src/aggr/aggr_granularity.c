@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "aggr.h"
+#include "aggr_granularity.h"
 #include "granularity.h"
 #include "pagetab.h"
 #include "sides.h"

@@ -12,22 +12,7 @@
 
 #include "maps.h"
 
-/* Threads probed for their stack pointer per refresh: each probe is an
- * open/read/close, and a process with thousands of threads must not
- * stall the collector.  The rest wait for later refreshes. */
-#define MAPS_MAX_SP_PROBES 256
-
-struct maps {
-	int32_t pid;
-	struct maps_region *regions;	/* sorted by start, disjoint */
-	size_t n;
-	uint64_t generation;
-	uint64_t text_hash;		/* of the last text loaded */
-	size_t text_len;
-	bool loaded;
-	size_t bad_lines;
-	size_t sp_cursor;		/* where the next probe round starts */
-};
+#include "maps_int.h"
 
 struct maps *
 maps_new(int32_t pid)
@@ -69,7 +54,7 @@ maps_hash(const char *s, size_t len)
 	return h;
 }
 
-static bool
+bool
 maps_hex(const char **p, const char *end, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -250,7 +235,7 @@ maps_cmp_start(const void *a, const void *b)
 }
 
 /* Index of the last region starting at or below addr, or -1. */
-static ptrdiff_t
+ptrdiff_t
 maps_floor(const struct maps_region *r, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
@@ -371,7 +356,7 @@ out_free:
 
 /* Reads a whole /proc file into a growing buffer, NUL-terminated; *len
  * gets its size. */
-static int
+int
 maps_read_file(const char *path, char **buf, size_t *len)
 {
 	size_t cap = 16384, n = 0;
@@ -419,129 +404,6 @@ out_close:
 out_free:
 	free(b);
 	return ret;
-}
-
-int
-maps_parse_syscall_sp(const char *text, uint64_t *sp)
-{
-	const char *fields[10];
-	size_t n = 0;
-	const char *s = text;
-
-	if (strncmp(text, "running", 7) == 0)
-		return -EAGAIN;
-	while (*s && n < 10) {
-		while (*s == ' ')
-			s++;
-		if (!*s || *s == '\n')
-			break;
-		fields[n++] = s;
-		while (*s && *s != ' ' && *s != '\n')
-			s++;
-	}
-	/* "NR A1 A2 A3 A4 A5 A6 SP PC" or "-1 SP PC". */
-	if (n != 9 && n != 3)
-		return -EINVAL;
-	s = fields[n - 2];
-	if (s[0] != '0' || s[1] != 'x')
-		return -EINVAL;
-	s += 2;
-	if (!maps_hex(&s, s + strcspn(s, " \n"), sp) || *sp == 0)
-		return -EINVAL;
-	return 0;
-}
-
-/* The soft RLIMIT_STACK of pid in bytes, 0 when unlimited or unknown. */
-static uint64_t
-maps_stack_limit(int32_t pid)
-{
-	char path[64], line[256];
-	uint64_t limit = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "Max stack size", 14) == 0) {
-			const char *v = line + 14;
-
-			while (*v == ' ')
-				v++;
-			if (*v >= '0' && *v <= '9')
-				limit = strtoull(v, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return limit;
-}
-
-void
-maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp)
-{
-	ptrdiff_t i = maps_floor(m->regions, m->n, sp);
-	struct maps_region *r;
-
-	if (i < 0 || sp >= m->regions[i].end)
-		return;
-	r = &m->regions[i];
-	/* The main thread's stack is [stack]; a stack in the heap or in a
-	 * file mapping keeps that name. */
-	if (r->kind != MAPS_ANON && r->kind != MAPS_THREAD_STACK)
-		return;
-	if (r->kind == MAPS_THREAD_STACK && r->tid == tid)
-		return;
-	r->kind = MAPS_THREAD_STACK;
-	r->tid = tid;
-	r->stack_end = r->end;
-	/* glibc puts a PROT_NONE guard page right below a thread stack and
-	 * sizes the stack by RLIMIT_STACK. */
-	if (i > 0 && m->regions[i - 1].end == r->start &&
-	    m->regions[i - 1].prot == 0) {
-		uint64_t limit = maps_stack_limit(m->pid);
-
-		if (limit && r->start + limit > sp && r->start + limit < r->end)
-			r->stack_end = r->start + limit;
-	}
-	m->generation++;
-}
-
-static void
-maps_probe_threads(struct maps *m)
-{
-	char path[64], *buf;
-	struct dirent *de;
-	size_t seen = 0, probed = 0, len;
-	uint64_t sp;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)m->pid);
-	d = opendir(path);
-	if (!d)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || tid <= 0 || tid == m->pid)
-			continue;
-		/* Round-robin past the cap so every thread gets its turn. */
-		if (seen++ < m->sp_cursor)
-			continue;
-		if (probed++ == MAPS_MAX_SP_PROBES)
-			break;
-		snprintf(path, sizeof(path), "/proc/%d/task/%ld/syscall",
-			 (int)m->pid, tid);
-		if (maps_read_file(path, &buf, &len) < 0)
-			continue;
-		if (maps_parse_syscall_sp(buf, &sp) == 0)
-			maps_note_thread_sp(m, (int32_t)tid, sp);
-		free(buf);
-	}
-	m->sp_cursor = de ? m->sp_cursor + MAPS_MAX_SP_PROBES : 0;
-	closedir(d);
 }
 
 int

@@ -14,66 +14,7 @@
 #include "symbols.h"
 #include "u64map.h"
 
-/* Pages named since the pid's regions changed; past this the page cache
- * starts over rather than grow without bound. */
-#define NAMES_MAX_CACHED_PAGES 65536
-
-/* Keys of functions without a symbol: the region's start with this bit,
- * which no user-space address has. */
-#define NAMES_UNKNOWN_FUNC (1ull << 63)
-
-/* A mapped ELF file (or a file that is not one, file == NULL, kept so it
- * is not opened again) at its place in the process. */
-struct names_module {
-	uint64_t lo, hi;	/* absolute addresses covered */
-	uint64_t bias;		/* absolute = file vaddr + bias */
-	struct symbols_file *file;
-	uint64_t map_start;	/* the mapping it was found at */
-	uint64_t inode;
-	char *path;
-};
-
-struct names_page {
-	uint64_t maps_gen;
-	uint64_t mods_gen;
-	uint64_t hot;
-	char *region;
-	char *symbol;
-};
-
-struct names_proc {
-	int32_t pid;
-	struct maps *maps;
-	struct names_module *mods;	/* sorted by lo */
-	size_t n_mods;
-	uint64_t maps_gen_seen;		/* modules built from this */
-	uint64_t mods_gen;		/* bumps when modules change */
-	struct u64map ips;		/* ip -> struct names_code */
-	struct u64map funcs;		/* start -> struct names_func */
-	struct u64map pages;		/* addr | shift -> names_page */
-	double last_read;		/* last successful maps read */
-	double last_try;
-	uint64_t used;			/* LRU tick */
-	bool loaded;
-	bool due;
-	bool gone;			/* exited: keep what it had */
-	bool fixed;			/* regions from text, never /proc */
-	bool exec;			/* exec'd: drop the old image */
-};
-
-struct names {
-	struct symbols *symbols;
-	struct names_proc **procs;
-	size_t n_procs;
-	struct names_proc *last;	/* most recent lookup */
-	uint64_t tick;
-	bool any_due;
-	/* Immediate re-reads after exec in the second from exec_window. */
-	double exec_window;
-	unsigned exec_reads;
-	struct names_stats stats;
-};
-
+#include "names_int.h"
 
 struct names *
 names_new(void)
@@ -90,7 +31,7 @@ names_new(void)
 	return n;
 }
 
-static void
+void
 names_free_code(void *v)
 {
 	struct names_code *c = v;
@@ -99,7 +40,7 @@ names_free_code(void *v)
 	free(c);
 }
 
-static void
+void
 names_free_func(void *v)
 {
 	struct names_func *f = v;
@@ -109,7 +50,7 @@ names_free_func(void *v)
 	free(f);
 }
 
-static void
+void
 names_free_page(void *v)
 {
 	struct names_page *p = v;
@@ -163,7 +104,7 @@ names_free(struct names *n)
 
 /* The state of pid, created (without system calls) when absent; the
  * least recently used process makes room past NAMES_MAX_PROCS. */
-static struct names_proc *
+struct names_proc *
 names_proc(struct names *n, int32_t pid)
 {
 	struct names_proc *p = n->last, **np;
@@ -424,181 +365,6 @@ names_prepare(struct names *n, int32_t pid)
 	if (p->due || !p->loaded ||
 	    now - p->last_read >= NAMES_REFRESH_MS / 1000.0)
 		names_refresh(n, p, now);
-}
-
-static const struct names_module *
-names_module_at(const struct names_proc *p, uint64_t addr)
-{
-	size_t lo = 0, hi = p->n_mods;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->mods[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Walk back over modules that start below addr but end before it
-	 * (a small non-ELF mapping inside a module's span). */
-	while (lo-- > 0)
-		if (addr < p->mods[lo].hi && p->mods[lo].file)
-			return &p->mods[lo];
-	return NULL;
-}
-
-static char *
-names_data_symbol(const struct names_proc *p, uint64_t addr)
-{
-	const struct names_module *m = names_module_at(p, addr);
-	const char *sym;
-	char *out;
-	uint64_t off;
-
-	if (!m)
-		return NULL;
-	sym = symbols_object(m->file, addr - m->bias, &off);
-	if (!sym || asprintf(&out, "%s+0x%" PRIx64, sym, off) < 0)
-		return NULL;
-	return out;
-}
-
-static char *
-names_region(const struct names_proc *p, uint64_t addr, uint64_t size)
-{
-	const struct maps_region *r = maps_lookup(p->maps, addr);
-	uint64_t at = addr;
-	char buf[4200];
-
-	if (!r) {
-		r = maps_first_in(p->maps, addr, addr + size);
-		if (!r)
-			return NULL;
-		at = r->start;
-	}
-	maps_region_name(r, at, buf, sizeof(buf));
-	return strdup(buf);
-}
-
-void
-names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
-	   uint64_t hot, char **region, char **symbol)
-{
-	struct names_proc *p = names_proc(n, pid);
-	unsigned shift = (unsigned)__builtin_ctzll(size ? size : 4096);
-	uint64_t key = addr | shift;
-	struct names_page *c;
-
-	*region = *symbol = NULL;
-	if (!p)
-		return;
-	c = u64map_get(&p->pages, key);
-	if (!c || c->maps_gen != maps_generation(p->maps) ||
-	    c->mods_gen != p->mods_gen || c->hot != hot) {
-		if (!c) {
-			if (u64map_count(&p->pages) >= NAMES_MAX_CACHED_PAGES)
-				u64map_clear(&p->pages, names_free_page);
-			c = calloc(1, sizeof(*c));
-			if (!c)
-				return;
-			if (u64map_put(&p->pages, key, c) == c) {
-				free(c);
-				return;
-			}
-		}
-		free(c->region);
-		free(c->symbol);
-		c->maps_gen = maps_generation(p->maps);
-		c->mods_gen = p->mods_gen;
-		c->hot = hot;
-		c->region = names_region(p, addr, size);
-		c->symbol = names_data_symbol(p, addr);
-		if (!c->symbol && hot != addr && hot - addr < size)
-			c->symbol = names_data_symbol(p, hot);
-	}
-	*region = c->region ? strdup(c->region) : NULL;
-	*symbol = c->symbol ? strdup(c->symbol) : NULL;
-}
-
-/* The interned function at key, created with name and module. */
-static const struct names_func *
-names_intern(struct names_proc *p, uint64_t key, const char *name,
-	     const char *module)
-{
-	struct names_func *f = u64map_get(&p->funcs, key);
-
-	if (f)
-		return f;
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
-	f->name = name ? strdup(name) : NULL;
-	f->module = strdup(module);
-	if ((name && !f->name) || !f->module ||
-	    u64map_put(&p->funcs, key, f) == f) {
-		names_free_func(f);
-		return NULL;
-	}
-	return f;
-}
-
-static bool
-names_resolve_code(struct names_proc *p, uint64_t ip, struct names_code *c)
-{
-	const struct names_module *m = names_module_at(p, ip);
-	const struct maps_region *r;
-	const char *fn = NULL;
-	uint64_t off = 0, start = 0;
-	char buf[4200];
-
-	if (m)
-		fn = symbols_function(m->file, ip - m->bias, &off, &start);
-	if (fn) {
-		if (asprintf(&c->site, "%s+0x%" PRIx64, fn, off) < 0) {
-			c->site = NULL;
-			return false;
-		}
-		c->func = names_intern(p, start + m->bias, fn, m->path);
-		return c->func != NULL;
-	}
-	/* No symbol: one entry per module or region ("?" in the view). */
-	if (m) {
-		c->func = names_intern(p, NAMES_UNKNOWN_FUNC | m->lo, NULL,
-				       m->path);
-		return c->func != NULL;
-	}
-	r = maps_lookup(p->maps, ip);
-	if (r)
-		maps_region_name(r, r->start, buf, sizeof(buf));
-	else
-		snprintf(buf, sizeof(buf), "[unknown]");
-	/* A file region's name carries its offset; the module is the file. */
-	if (r && r->kind == MAPS_FILE)
-		snprintf(buf, sizeof(buf), "%s", r->path);
-	c->func = names_intern(p, NAMES_UNKNOWN_FUNC | (r ? r->start : 0),
-			       NULL, buf);
-	return c->func != NULL;
-}
-
-const struct names_code *
-names_code(struct names *n, int32_t pid, uint64_t ip)
-{
-	struct names_proc *p = names_proc(n, pid);
-	struct names_code *c;
-
-	if (!p)
-		return NULL;
-	c = u64map_get(&p->ips, ip);
-	if (c)
-		return c;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	if (!names_resolve_code(p, ip, c) || u64map_put(&p->ips, ip, c) == c) {
-		names_free_code(c);
-		return NULL;
-	}
-	return c;
 }
 
 int

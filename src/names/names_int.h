@@ -1,0 +1,86 @@
+/*
+ * Inside the names room: the per-process state names.c keeps and
+ * names_lookup.c reads.  Collector thread only.
+ */
+#ifndef MEMTOP_NAMES_INT_H
+#define MEMTOP_NAMES_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "names.h"
+#include "u64map.h"
+
+struct maps;
+struct symbols;
+struct symbols_file;
+
+/* Pages named since the pid's regions changed; past this the page cache
+ * starts over rather than grow without bound. */
+#define NAMES_MAX_CACHED_PAGES 65536
+
+/* Keys of functions without a symbol: the region's start with this bit,
+ * which no user-space address has. */
+#define NAMES_UNKNOWN_FUNC (1ull << 63)
+
+/* A mapped ELF file (or a file that is not one, file == NULL, kept so it
+ * is not opened again) at its place in the process. */
+struct names_module {
+	uint64_t lo, hi;	/* absolute addresses covered */
+	uint64_t bias;		/* absolute = file vaddr + bias */
+	struct symbols_file *file;
+	uint64_t map_start;	/* the mapping it was found at */
+	uint64_t inode;
+	char *path;
+};
+
+struct names_page {
+	uint64_t maps_gen;
+	uint64_t mods_gen;
+	uint64_t hot;
+	char *region;
+	char *symbol;
+};
+
+struct names_proc {
+	int32_t pid;
+	struct maps *maps;
+	struct names_module *mods;	/* sorted by lo */
+	size_t n_mods;
+	uint64_t maps_gen_seen;		/* modules built from this */
+	uint64_t mods_gen;		/* bumps when modules change */
+	struct u64map ips;		/* ip -> struct names_code */
+	struct u64map funcs;		/* start -> struct names_func */
+	struct u64map pages;		/* addr | shift -> names_page */
+	double last_read;		/* last successful maps read */
+	double last_try;
+	uint64_t used;			/* LRU tick */
+	bool loaded;
+	bool due;
+	bool gone;			/* exited: keep what it had */
+	bool fixed;			/* regions from text, never /proc */
+	bool exec;			/* exec'd: drop the old image */
+};
+
+struct names {
+	struct symbols *symbols;
+	struct names_proc **procs;
+	size_t n_procs;
+	struct names_proc *last;	/* most recent lookup */
+	uint64_t tick;
+	bool any_due;
+	/* Immediate re-reads after exec in the second from exec_window. */
+	double exec_window;
+	unsigned exec_reads;
+	struct names_stats stats;
+};
+
+/* The state of pid, created (without system calls) when absent; NULL
+ * when out of memory. */
+struct names_proc *names_proc(struct names *n, int32_t pid);
+/* u64map value destructors. */
+void names_free_code(void *v);
+void names_free_func(void *v);
+void names_free_page(void *v);
+
+#endif
