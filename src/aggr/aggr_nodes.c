@@ -22,8 +22,9 @@
 #include "nodemap.h"
 #include "pagetab.h"
 
-/* Before this many pages were asked, assume the cost measured on the
- * development VM (kernel-abi.md section 8: 250-370 ns a page batched). */
+/* Until this many pages were asked, assume what a batched move_pages
+ * query costs a page (a few hundred ns; bench/bench-nodes.c measures it,
+ * docs/kernel.md, "NUMA" says why batches are cheaper). */
 #define AGGR_REVAL_MIN_PAGES	1024
 #define AGGR_REVAL_DEFAULT_NS	400
 #define AGGR_REVAL_MIN_NS	50	/* floor of the measured cost a page */

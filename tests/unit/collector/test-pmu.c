@@ -6,7 +6,7 @@
  * Vectors: the ABI document's own example (config1:1,6-10,44), AMD's
  * split event field (0x1d0 -> config[7:0] = 0xd0, config[35:32] = 0x1),
  * Intel/IBS strings from the kernel, and the no-PMU VM's msr and uprobe
- * entries measured in kernel-abi.md 1.1.
+ * entries recorded in tests/fixtures/sysfs-pmu/vm-no-pmu.
  */
 
 #include <errno.h>
