@@ -10,7 +10,7 @@
                  the tracepoint again at about 100 K samples/s (192 pages
                  a round, --interval-ms 1).
   latency        the same runs with MEMTOP_DEBUG_LATENCY: every sample's
-                 age when its frame was published (collector/lathist.h).
+                 age when its frame was published (collector/live/lathist.h).
   losses         memtop launches the workload for a fixed number of faults
                  at full speed (1 and 2 threads; one inherited ring per CPU): lost
                  with the default ring, and with MEMTOP_RING_PAGES=2, where

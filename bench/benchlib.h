@@ -2,7 +2,7 @@
  * What memtop's ingest and frame benchmarks share: a seeded generator, a
  * Zipf sampler, wall-clock and thread CPU clocks, the machine line every
  * full run prints, and a fake perf ring that a benchmark fills with
- * kernel-format records and drains through collector/ring.c.
+ * kernel-format records and drains through collector/channels/ring.c.
  */
 #ifndef MEMTOP_BENCHLIB_H
 #define MEMTOP_BENCHLIB_H

@@ -36,10 +36,10 @@
 #include "ui.h"
 
 /* 1 MiB a thread: about 45 ms of 88-byte samples at 250 K/s, which
- * covers a frame build or the first frame's symbol loading; measured by
- * bench/bench-live.py, 256 KiB rings lost samples there; the half-ring
- * watermark (collector/channel.c) wakes the collector 8 times less often
- * than a 1/4 watermark on 256 KiB rings. */
+ * covers a frame build or the first frame's symbol loading
+ * (bench/bench-live.py measures the losses; README.md, Performance).
+ * With the half-ring watermark (collector/channels/channel.c) a larger
+ * ring also means fewer wakeups. */
 #define MAIN_RING_PAGES		256
 #define MAIN_TUI_TOP_K		500
 #define MAIN_FRAME_QUEUE	64

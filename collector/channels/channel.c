@@ -76,12 +76,12 @@ out_close:
 }
 
 /*
- * Wakes the collector each time half a ring has been written.  Each
- * wakeup costs the collector some 25-40 us of CPU on a KVM guest (the
- * sleep in epoll_wait and the switch back), the larger part of its fixed
- * cost at 100 K samples/s with a quarter-ring watermark; the other half
- * of the ring still holds ~23 ms of 88-byte samples at 250 K/s, more than
- * the first frame's symbol loading (~11 ms) keeps the collector away.
+ * Wakes the collector each time half a ring has been written: few
+ * wakeups, since each has a fixed cost in the collector (the sleep in
+ * epoll_wait and the switch back; README.md, Performance), and still half
+ * a ring of room while the collector is away: at 250 K samples/s of 88
+ * bytes, about 23 ms of the default 1 MiB ring, more than its longest
+ * usual absence (the first frame's symbol loading).
  */
 static uint32_t
 channel_watermark(unsigned ring_pages)

@@ -2,7 +2,7 @@
  * Channel set: every channel of every target thread, and one epoll set
  * over their ring owners plus any extra fds the collector watches (the
  * command queue).  Only fds that own a ring are polled: an fd without a
- * ring reports POLLHUP at once (kernel-abi.md section 3).
+ * ring reports POLLHUP at once (docs/kernel.md, "Ring buffer").
  * Collector thread only (setup may run on the main thread before the
  * collector thread starts).
  */

@@ -32,7 +32,7 @@
  * bounds that thread's birth gap.  Other rings need no sweep: FORK, COMM
  * and EXIT records wake the collector through the task ring at once,
  * samples through the watermark, and every frame drains every ring.  Each
- * wakeup costs some 60 us of the collector's CPU on a KVM guest, so it
+ * wakeup costs the collector CPU time (README.md, Performance), so it
  * only wakes for work.
  */
 #define COLLECTOR_POLL_MS	25
@@ -42,8 +42,9 @@
  * the default ring size. */
 #define COLLECTOR_RING_CAP_PAGES	65536u
 #define COLLECTOR_MAX_EVENTS	64
-/* Share of each interval that re-asking known page nodes may take: 1 %,
- * about 40 K pages a second at the ~250 ns a page move_pages costs. */
+/* Share of each interval that re-asking known page nodes may take: 1 %;
+ * aggr_revalidate_budget() turns it into pages at the cost per page it
+ * has measured. */
 #define COLLECTOR_REVAL_SHARE	0.01
 
 struct target {

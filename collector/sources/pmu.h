@@ -8,8 +8,9 @@
  *   caps/<cap>        max_precise, pmu_name, zen4_ibs_extensions ...
  *
  * memtop builds hardware events from these strings only (no CPU-model
- * tables), the way perf does (kernel-abi.md 1.1, 1.2).  The parsing and
- * packing functions are pure; the pmu_read_* / pmu_encode ones read sysfs.
+ * tables), the way perf does (docs/kernel.md, "PMUs in sysfs").  The
+ * parsing and packing functions are pure; the pmu_read_* / pmu_encode
+ * ones read sysfs.
  * Any thread; no state.
  */
 #ifndef MEMTOP_PMU_H

@@ -89,7 +89,7 @@ uint64_t source_period(const struct source *src, uint64_t want);
 
 int source_faults_init(struct source *src, char *why, size_t whylen);
 /*
- * Hardware sources, built from sysfs (collector/pmu.h).  With the real
+ * Hardware sources, built from sysfs (collector/sources/pmu.h).  With the real
  * sysfs they are opened once to prove they work; under MEMTOP_SYSFS_ROOT
  * they are only built.  On failure -errno and `why` = the status line of
  * --list-events without the source name: "not supported by this
@@ -117,7 +117,7 @@ int source_decode(const struct source *src, const struct event_spec *ev,
 
 /*
  * The role's rules, shared by source_decode() and the collector's
- * fixed-layout decoder (collector/ingest.c): sets s->kind from the role,
+ * fixed-layout decoder (collector/live/ingest.c): sets s->kind from the role,
  * data_src (ROLE_OP) or the fault's error code `err` (ROLE_FAULT_TP), once
  * s->addr, pid, tid and data_src are filled.  Returns as source_decode().
  * Inline: it runs for every sample.

@@ -9,7 +9,7 @@
  *       paranoid 2; every sample is `other`.
  *
  * Neither puts PERF_SAMPLE_PERIOD in sample_type: with it a software event
- * samples every fault whatever the period (kernel-abi.md section 5), so
+ * samples every fault whatever the period (docs/kernel.md, "Periods"), so
  * each sample is weighted by the configured period instead.
  */
 #include "config.h"

@@ -1,10 +1,10 @@
 /*
  * The `ibs` source: AMD Instruction-Based Sampling, one `ibs_op` event
- * per thread (kernel-abi.md 1.4).  The PMU type is dynamic (ibs_op/type).
- * Every tagged op is a sample; the kernel fills DATA_SRC with mem_op LOAD
- * or STORE for memory ops (source_decode's ROLE_OP splits them) and ADDR
- * only when the linear address is valid, so most samples (non-memory ops)
- * have addr 0 and are counted as unattributed.
+ * per thread (docs/kernel.md, "AMD IBS").  The PMU type is dynamic
+ * (ibs_op/type).  Every tagged op is a sample; the kernel fills DATA_SRC
+ * with mem_op LOAD or STORE for memory ops (source_decode's ROLE_OP
+ * splits them) and ADDR only when the linear address is valid, so most
+ * samples (non-memory ops) have addr 0 and are counted as unattributed.
  *
  * Kernel gates, judged from the release because nothing in sysfs says
  * them: ADDR/DATA_SRC/WEIGHT since 6.1, per-thread events (pid, cpu -1)

@@ -1,6 +1,6 @@
 /*
  * The `pebs` source: Intel PEBS memory sampling from the kernel's own
- * event descriptions (kernel-abi.md 1.3).  Per core PMU (`cpu`, or
+ * event descriptions (docs/kernel.md, "Intel PEBS").  Per core PMU (`cpu`, or
  * `cpu_core` and `cpu_atom` on hybrid parts, each with its own type):
  *
  *   mem-loads-aux   group leader, where the PMU publishes it (SPR, EMR,

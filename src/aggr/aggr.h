@@ -94,13 +94,13 @@ struct aggr {
 	struct sides *sides;
 
 	/* Queued samples.  The aggregation reads neither time nor period:
-	 * collector/ingest.c's drain leaves them unset. */
+	 * collector/live/ingest.c's drain leaves them unset. */
 	struct sample batch[AGGR_BATCH];
 	size_t n_batch;
 	/* A sample with a weight may have been queued since the weight
 	 * extension was last missing: until it is, aggr_flush looks for
 	 * one in each batch.  Whoever fills slots without aggr_commit
-	 * (collector/ingest.c) sets it. */
+	 * (collector/live/ingest.c) sets it. */
 	bool weights_possible;
 };
 

@@ -7,11 +7,11 @@
  * asked AGGR_REVAL_AGE or more intervals ago joins the batch's move_pages
  * query (aggr.c), up to reval_allow pages an interval; when more are due
  * than allowed, the age that makes a page due grows until the budget
- * keeps up, oldest answers first.  So the pages that
- * make the interval's figures are the ones kept current, no table walk is
- * needed (a walk over 1 Mi entries costs ~10 ms by itself), and pages that
- * nobody samples cost nothing; the frame re-reads the node of every page
- * it lists (framebuild.c), sampled or not.
+ * keeps up, oldest answers first.  So the pages that make the interval's
+ * figures are the ones kept current, no table walk is needed (a walk over
+ * the table costs about what a frame's scan does), and pages that nobody
+ * samples cost nothing; the frame re-reads the node of every page it
+ * lists (framebuild.c), sampled or not.
  */
 #include "config.h"
 
@@ -22,8 +22,9 @@
 #include "nodemap.h"
 #include "pagetab.h"
 
-/* Before this many pages were asked, assume the cost measured on the
- * development VM (kernel-abi.md section 8: 250-370 ns a page batched). */
+/* Until this many pages were asked, assume what a batched move_pages
+ * query costs a page (a few hundred ns; bench/bench-nodes.c measures it,
+ * docs/kernel.md, "NUMA" says why batches are cheaper). */
 #define AGGR_REVAL_MIN_PAGES	1024
 #define AGGR_REVAL_DEFAULT_NS	400
 #define AGGR_REVAL_MIN_NS	50	/* floor of the measured cost a page */

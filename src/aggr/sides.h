@@ -50,9 +50,9 @@ void sides_names_off(struct sides *s);
 
 /* Fetches what sides_account will touch for (pid, page) into the cache,
  * a few samples ahead of it.  This and the tables' prefetch functions
- * are always_inline: gcc 12 at -O2/-O3 found them pure (a prefetch has
- * no effect it can see), did not inline them early, and then deleted
- * the calls, so no prefetch instruction reached aggr_flush. */
+ * are always_inline: otherwise gcc (12, at -O2/-O3) finds them pure (a
+ * prefetch has no effect it can see), does not inline them early, and
+ * then deletes the calls, so no prefetch instruction reaches aggr_flush. */
 static inline __attribute__((always_inline)) void
 sides_prefetch(const struct sides *s, int32_t pid, uint64_t page)
 {

@@ -25,9 +25,10 @@
 #define LOG_LINE_MAX (96 + 4 * LOG_MSG_MAX + 8)
 
 /*
- * The one global of the program (style.md): the log must be reachable
- * from any function without threading a handle through every call.  It is
- * written only while a single thread runs, so readers need no lock.
+ * The one global of the program (docs/design.md, "Conventions"): the
+ * log must be reachable from any function without threading a handle
+ * through every call.  It is written only while a single thread runs,
+ * so readers need no lock.
  */
 static struct {
 	int fd;

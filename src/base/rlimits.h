@@ -19,7 +19,8 @@ const char *rlimits_hint(int errnum, const char *msg, char *buf, size_t len);
 /*
  * Perf rings are locked memory.  Without CAP_IPC_LOCK (and above
  * perf_event_paranoid -1) a user may lock perf_event_mlock_kb per online
- * CPU, then RLIMIT_MEMLOCK, then mmap fails with EPERM (kernel-abi.md 2).
+ * CPU, then RLIMIT_MEMLOCK, then mmap fails with EPERM (docs/kernel.md,
+ * "Permissions and limits").
  * Returns the pages memtop may lock for rings, or 0 for no limit.
  */
 unsigned long rlimits_ring_budget(void);

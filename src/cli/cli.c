@@ -4,9 +4,10 @@
  * Command-line parsing.  Main thread, before any other thread exists
  * (getopt_long keeps its state in globals; cli_parse resets it).
  *
- * The option table below is the contract of spec.md section 3.  Parsing
- * never prints and never exits: a usage error is one line in err and the
- * return value 2, so main() decides where the message goes.
+ * The option table below is the contract man/memtop.1 documents
+ * (OPTIONS), which tests and scripts rely on.  Parsing never prints and
+ * never exits: a usage error is one line in err and the return value 2,
+ * so main() decides where the message goes.
  */
 
 #include <ctype.h>

@@ -1,6 +1,7 @@
 /*
  * PERF_SAMPLE_DATA_SRC and PERF_SAMPLE_WEIGHT_STRUCT decoding
- * (kernel-abi.md section 7).  union perf_mem_data_src packs, from bit 0:
+ * (docs/kernel.md, "Data source and weight").  union perf_mem_data_src
+ * packs, from bit 0:
  *
  *   mem_op 5, mem_lvl 14, mem_snoop 5, mem_lock 2, mem_dtlb 7,
  *   mem_lvl_num 4, mem_remote 1, mem_snoopx 2, mem_blk 3, mem_hops 3
@@ -66,7 +67,7 @@ enum datasrc_level datasrc_level(uint64_t v);
 const char *datasrc_level_name(enum datasrc_level l);
 
 /*
- * Remote node or not (kernel-abi.md 7, "local/remote rule"): 1 remote,
+ * Remote node or not (docs/kernel.md, "Data source and weight"): 1 remote,
  * 0 local, -1 unknown (op-only or NA records: the caller falls back to
  * node(page) != node(cpu)).
  */

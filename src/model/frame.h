@@ -5,9 +5,11 @@
  * A frame holds no pointer into live tables: every array and string in it
  * is its own heap copy.
  *
- * Invariants (checked by tests):
+ * Invariants (frame_check; docs/design.md, "Frame invariants"):
  *   totals.samples == totals.loads + totals.stores + totals.other
- *   sum(cpus[].samples) == sum(threads[].samples) == totals.samples
+ *   the same for cumulative
+ *   sum(cpus[].samples) + cpu_unknown == totals.samples
+ *   sum(threads[].samples) == totals.samples
  *   sum(matrix) + sum(matrix_unknown) + cpu_unknown == totals.samples
  *   sum(nodes[].mem_samples) + mem_unknown == totals.samples
  */
@@ -221,8 +223,9 @@ struct frame *frame_new(void);
 /* NULL-safe. */
 void frame_free(struct frame *f);
 
-/* Sum checks used by tests and -Dexpensive_checks; 0 when every invariant
- * above holds, else -EINVAL and a description in buf. */
+/* The sum checks, run by the tests (memtop itself does not call it); 0
+ * when every invariant above holds, else -EINVAL and a description in
+ * buf. */
 int frame_check(const struct frame *f, char *buf, size_t buflen);
 
 #endif

@@ -3,7 +3,7 @@
 /*
  * perf.data reader: events.  Attrs as the file gives them, their ids, the
  * names (EVENT_DESC, EVENT_UPDATE, or derived), and which event a record
- * belongs to (kernel-abi.md section 9):
+ * belongs to (docs/kernel.md, "perf.data"):
  *
  *   one event                 always that one
  *   IDENTIFIER everywhere     first u64 of a SAMPLE body, last u64 of

@@ -1,7 +1,7 @@
 /*
  * perf.data version 2 on disk: the constants and layouts the reader and
  * the writer share (tools/perf/Documentation/perf.data-file-format.txt,
- * tools/perf/util/header.c; kernel-abi.md section 9).  Plain data.
+ * tools/perf/util/header.c; docs/kernel.md, "perf.data").  Plain data.
  *
  * File mode:
  *   struct perfdata_file_header (104 bytes) at offset 0

@@ -10,7 +10,8 @@
  * weight extension when the table has it (stride = 24 or 32 bytes); key
  * 0 marks an empty slot.
  *
- * Growth (src/pagetab_grow.c; the top-K scan is in src/pagetab_topk.c).
+ * Growth (src/tables/pagetab_grow.c; the top-K scan is in
+ * src/tables/pagetab_topk.c).
  * A subtable whose load would pass 7/8 is rebuilt into an array
  * 6/5 as large.  Only that subtable moves, so one insert never rehashes
  * more than 1/PAGETAB_SUBS of the table (at 10 Mi pages about 10 K

@@ -206,9 +206,9 @@ sitetab_add_n(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip,
 }
 
 /* sitetab_slot_add of one sample (merge false) after sitetab_add found
- * no slot with ip.  (Testing the last slot first, to skip the free-slot
- * tests when all are taken, ran fewer instructions but took 8 % more CPU
- * time a sample in bench-ingest, faults-tp at 64 Ki pages.) */
+ * no slot with ip.  The free slots are tested even when all are taken:
+ * testing the last slot first to skip them runs fewer instructions but
+ * costs more CPU time a sample (bench/bench-ingest.c). */
 void
 sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 {

@@ -24,7 +24,7 @@
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
  * 2^PAGETAB_PAGE_BITS (pagetab.h); the page table never hands out others,
  * and sitetab_add ignores them.  A page's record holds its key (no
- * separate key array, whose line was one more miss a sample): a set is
+ * separate key array, whose line would be one more miss a sample): a set is
  * four adjacent cache lines, prefetched together, and sitetab_add looks
  * first at the page's home way (the one its hash prefers), where a new
  * page goes when it is free and a page found elsewhere in the set moves
@@ -95,8 +95,8 @@ sitetab_key(int32_t pid, uint64_t page)
  * into a few sets and evicted each other (tests/unit/tables/test-sidetabs.c,
  * stest_sites_spread).  The pid is folded onto the page bits first, as
  * in pagetab_hash: without it the same few pages of thousands of pids
- * spread worse than at random (at full load 48 % of them evicted, not
- * 20 %).
+ * spread worse than at random (at full load, more than twice the
+ * evictions).
  */
 static inline size_t
 sitetab_home(const struct sitetab *t, uint64_t key)
@@ -116,9 +116,9 @@ sitetab_ip_fits(uint64_t ip)
 
 /* Brings the set of (pid, page) into the cache ahead of sitetab_add:
  * its home way, and the other three (four adjacent lines), which a page
- * away from home and a new page (claim, eviction) read.  Prefetching the
- * home way only was 6 % slower at 1 Mi pages (faults-tp, where sets are
- * full and pages come and go) and no faster at 64 Ki.  A key
+ * away from home and a new page (claim, eviction) read: where sets are
+ * full and pages come and go, those reads are common enough that
+ * fetching the home way alone costs more than it saves.  A key
  * sitetab_add ignores prefetches a harmless set. */
 static inline __attribute__((always_inline)) void
 sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)

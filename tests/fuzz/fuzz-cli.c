@@ -1,7 +1,7 @@
 #include "config.h"
 
 /*
- * Fuzz target for the command line (src/cli.c): the pid lists, the number
+ * Fuzz target for the command line (src/cli/cli.c): the pid lists, the number
  * parsers (period, delay, counts, sizes), option clusters, abbreviations,
  * "--" and the mode rules, through cli_parse() itself.
  *

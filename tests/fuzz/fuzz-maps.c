@@ -1,7 +1,7 @@
 #include "config.h"
 
 /*
- * Fuzz target for the /proc/PID/maps parser (src/maps.c) and the
+ * Fuzz target for the /proc/PID/maps parser (src/names/maps.c) and the
  * /proc/PID/task/TID/syscall stack-pointer parser: both read text that the
  * kernel writes but that a process can shape (file names with spaces,
  * newlines, " (deleted)", brackets; any length).

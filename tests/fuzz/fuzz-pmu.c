@@ -1,8 +1,8 @@
 #include "config.h"
 
 /*
- * Fuzz target for the sysfs grammar (collector/pmu.c) and the data_src
- * texts (src/datasrc.c): format files and event strings come from sysfs,
+ * Fuzz target for the sysfs grammar (collector/sources/pmu.c) and the data_src
+ * texts (src/model/datasrc.c): format files and event strings come from sysfs,
  * which memtop reads from MEMTOP_SYSFS_ROOT trees too, and data_src from
  * the kernel.
  *

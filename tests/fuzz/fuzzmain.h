@@ -1,7 +1,7 @@
 /*
  * The plain-build driver of the fuzz targets (tests/fuzz/fuzzmain.c).
  *
- * Each tests/fuzz-NAME.c defines LLVMFuzzerTestOneInput() and one
+ * Each tests/fuzz/fuzz-NAME.c defines LLVMFuzzerTestOneInput() and one
  * struct fuzz_target saying how to make inputs for it.  Built with
  * -fsanitize=fuzzer (fuzz-NAME-libfuzzer, -Dfuzz=true) libFuzzer supplies
  * main() and fuzz_target goes unused; otherwise fuzzmain.c's main() runs

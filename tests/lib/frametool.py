@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads memtop JSON Lines frames and checks them.
 
-  frametool.py check FRAMES            every frame's sums (spec.md section 4)
+  frametool.py check FRAMES            every frame's sums (docs/design.md, "Frame invariants")
   frametool.py pages FRAMES            final frame: "addr total loads stores other" per page
   frametool.py get FRAMES EXPR         evaluates EXPR with `f` = final frame, `frames` = all
 Exit 1 with a message on the first violation.

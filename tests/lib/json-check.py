@@ -3,9 +3,9 @@
 
 Usage: json-check.py [--frames N] [--final] [FILE]   (stdin without FILE)
 
-Every line must be one strict-UTF-8 JSON object with the spec.md section 4
-keys first and in order, and every frame must satisfy the sums frame.h
-promises.  --frames N requires exactly N lines; --final requires the last
+Every line must be one strict-UTF-8 JSON object with the keys man/memtop.1
+(JSON FIELDS) lists first, in that order, and every frame must satisfy the
+sums frame.h promises.  --frames N requires exactly N lines; --final requires the last
 frame to be final.  No frame but the last may be final.  Exit 0 when all
 holds, else 1 with one line per problem on stderr.
 """

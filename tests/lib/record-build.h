@@ -1,7 +1,7 @@
 /*
  * Records laid out by hand for the record_* decoder tests (test-record,
  * test-record-variable, test-record-nonsample), field by field in the
- * order perf_output_sample() writes them (kernel-abi.md section 4).
+ * order perf_output_sample() writes them (docs/kernel.md, "SAMPLE records").
  */
 #ifndef MEMTOP_RECORD_BUILD_H
 #define MEMTOP_RECORD_BUILD_H

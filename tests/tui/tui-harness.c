@@ -1,5 +1,5 @@
 /*
- * tui-harness: plays the collector for tests/tui-harness.sh.  The main
+ * tui-harness: plays the collector for tests/tui/tui-harness.sh.  The main
  * thread runs tui_run() exactly as memtop does; a producer thread stands
  * in for the collector and publishes synthetic frames whose content is a
  * function of the sequence number and of the commands received, so the

@@ -6,7 +6,8 @@
 
 struct frame;
 
-/* JSON Lines: exactly one line, spec.md section 4 plus documented extras.
+/* JSON Lines: exactly one line holding the fields of man/memtop.1, JSON
+ * FIELDS, in that order.
  * 0 or -errno on a write error. */
 int report_json_write(FILE *out, const struct frame *f);
 /* Human-readable text block for -b without --json; `top` = rows shown. */

@@ -1,6 +1,6 @@
 /*
  * JSON Lines writer: one frame becomes one line holding one object, keys in
- * the order of spec.md section 4, then the extras the man page documents.
+ * the order man/memtop.1 lists them (JSON FIELDS), which scripts rely on.
  * UI thread.  The writer keeps no state between frames.
  *
  * Output is valid JSON whatever the frame holds: strings are escaped, bytes

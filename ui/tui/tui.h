@@ -1,5 +1,6 @@
 /*
- * Private state of the ncurses TUI, shared by ui/tui*.c.  UI thread only.
+ * Private state of the ncurses TUI, shared by the files of ui/tui/.
+ * UI thread only.
  *
  * The model is the newest frame plus a little UI state (view, selection,
  * prompt, status message, node history).  tui.c changes the model from

@@ -1,7 +1,7 @@
 #include "config.h"
 
 /*
- * Migration on request (src/migrate.c): candidates from a frame on fake
+ * Migration on request (src/aggr/migrate.c): candidates from a frame on fake
  * 2- and 4-node topologies (remote-heavy pages only, best first, target =
  * the other node / the voted node), batching per pid, how each move_pages
  * status is counted (a fake kernel plays move_pages), the page table

@@ -1,4 +1,4 @@
-/* Limit hints and ring sizing (src/rlimits.c): the EMFILE/ENFILE fix text,
+/* Limit hints and ring sizing (src/base/rlimits.c): the EMFILE/ENFILE fix text,
  * no double hint, and ring sizes that fit a locked-memory budget. */
 #include "config.h"
 

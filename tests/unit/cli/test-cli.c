@@ -1,7 +1,7 @@
 #include "config.h"
 
 /*
- * cli_parse() against the contract of spec.md section 3: every option with
+ * cli_parse() against the contract of man/memtop.1 (OPTIONS): every option with
  * valid and invalid values, mode selection and conflicts.  Each row runs
  * a fresh parse, so the rows also prove getopt state is reset between
  * calls (some rows fail in the middle of a short-option cluster).

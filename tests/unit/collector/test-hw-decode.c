@@ -4,10 +4,11 @@
  * PEBS and IBS samples, byte for byte, through the code a real run uses:
  * the sources are built from the recorded sysfs trees (tests/fixtures/sysfs-pmu),
  * SAMPLE records are laid out by hand for exactly the sample_type each
- * event requests (fields in perf_output_sample() order, kernel-abi.md 4),
- * written into a synthetic mmap ring that wraps, drained with ring_drain,
- * dispatched by IDENTIFIER with channel_event_by_id, parsed with
- * record_parse_sample and turned into samples by source_decode.  Checked:
+ * event requests (fields in perf_output_sample() order: docs/kernel.md,
+ * "SAMPLE records"), written into a synthetic mmap ring that wraps,
+ * drained with ring_drain, dispatched by IDENTIFIER with
+ * channel_event_by_id, parsed with record_parse_sample and turned into
+ * samples by source_decode.  Checked:
  * kind, address, weight (latency), data_src and what datasrc.c makes of
  * it, and the drops: aux leader samples ignored (-1), samples without an
  * address, from pid -1 or (IBS without swfilt) at kernel addresses

@@ -1,12 +1,12 @@
 /*
- * The collector's per-sample path (collector/ingest.c) on hand-built
+ * The collector's per-sample path (collector/live/ingest.c) on hand-built
  * kernel records of the three layouts memtop opens: the faults tracepoint
  * (RAW), the software page-fault event (ADDR) and a PEBS-like load/store
  * pair told apart by IDENTIFIER.  Every record must end up queued,
  * unattributed, lost or ignored, with the right kind, page and weight;
  * records of a size the event does not predict (a longer RAW) still
- * decode; and the sample -> frame latency histogram (collector/lathist.c)
- * reports what it was given.
+ * decode; and the sample -> frame latency histogram
+ * (collector/live/lathist.c) reports what it was given.
  */
 #include "config.h"
 

@@ -7,8 +7,8 @@
  * or Zen 5 tables and returns PERF_TYPE_RAW, so only config/config1 of
  * the Intel server parts are compared.  Its one known wrong encoding,
  * Sapphire Rapids MEM_TRANS_RETIRED:STORE_SAMPLE = 0x3cd where the
- * kernel's mem-stores is 0x2cd (kernel-abi.md 11), is asserted as a
- * divergence so that a fixed libpfm4 shows up here too.
+ * kernel's mem-stores is 0x2cd (tests/fixtures/README-sysfs-pmu.md), is
+ * asserted as a divergence so that a fixed libpfm4 shows up here too.
  *
  * Without libpfm4-dev at build time this test prints SKIP; the same
  * encodings are still checked against hand-written values by

@@ -1,12 +1,12 @@
 #include "config.h"
 
 /*
- * collector/pmu.c: format and event-string grammar, lowest-bit-first
+ * collector/sources/pmu.c: format and event-string grammar, lowest-bit-first
  * packing, overrides, and the sysfs readers against the recorded trees.
  * Vectors: the ABI document's own example (config1:1,6-10,44), AMD's
  * split event field (0x1d0 -> config[7:0] = 0xd0, config[35:32] = 0x1),
  * Intel/IBS strings from the kernel, and the no-PMU VM's msr and uprobe
- * entries measured in kernel-abi.md 1.1.
+ * entries recorded in tests/fixtures/sysfs-pmu/vm-no-pmu.
  */
 
 #include <errno.h>

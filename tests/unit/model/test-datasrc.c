@@ -1,7 +1,8 @@
 #include "config.h"
 
 /*
- * src/datasrc.c against kernel-abi.md section 7: the faults value
+ * src/model/datasrc.c against docs/kernel.md, "Data source and weight":
+ * the faults value
  * 0x1e05080021 (all NA), perf's "Remote node, same socket RAM hit", the
  * encodings intel/ds.c and amd/ibs.c produce, the local/remote rule,
  * perf's snoop/TLB texts and the WEIGHT_STRUCT split.

@@ -3,7 +3,7 @@
 /*
  * nodemap_query() on memory whose state the test controls: touched pages
  * have the node libnuma (get_mempolicy) reports for them, untouched,
- * unmapped and zero-page mappings have none (kernel-abi.md section 8);
+ * unmapped and zero-page mappings have none (docs/kernel.md, "NUMA");
  * batches cross NODEMAP_BATCH chunk boundaries; another process is
  * queried by pid, a dead pid fails the whole call; stats count it all.
  */

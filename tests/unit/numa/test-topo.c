@@ -314,8 +314,8 @@ test_system(void)
 	}
 	/*
 	 * Node totals cannot exceed the RAM the kernel reports by much; they
-	 * can fall well short of it (hot-plugged memory on this KVM guest is
-	 * counted by sysinfo() but not by node0/meminfo).
+	 * can fall well short of it (hot-plugged memory, on some KVM guests,
+	 * is counted by sysinfo() but not by node0/meminfo).
 	 */
 	if (check(sysinfo(&si) == 0)) {
 		uint64_t ram_kb = (uint64_t)si.totalram * si.mem_unit / 1024;

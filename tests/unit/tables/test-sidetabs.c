@@ -642,10 +642,9 @@ static const struct spread_set spread_sets[SPREAD_SETS] = {
  * Pages spread over the sets: a heap's consecutive pages of one process
  * (4 KiB and 2 MiB pages look alike: small consecutive numbers) and the
  * same few 1 GiB pages of many processes, a quarter of the default
- * capacity each.  With the set taken from bits 32 up of the product, the
- * first used 7598 of 65536 sets and lost 55 % of its pages' sites, the
- * second 1024 sets and 94 %; hashed evenly, four pages a set never
- * overflow here but for a handful.
+ * capacity each.  A set taken from bits 32 up of the product crowds
+ * both into a small part of the sets, and most pages lose their sites;
+ * hashed evenly, four pages a set never overflow here but for a handful.
  */
 static void
 stest_sites_spread(void)

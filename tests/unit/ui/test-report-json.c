@@ -1,7 +1,7 @@
 /*
- * Batch output: the JSON Lines writer against the contract in spec.md
- * section 4 (exact text for a small frame, key order, escapes, nulls,
- * non-finite numbers), every produced line run through a strict JSON
+ * Batch output: the JSON Lines writer against the contract in
+ * man/memtop.1, JSON FIELDS (exact text for a small frame, key order,
+ * escapes, nulls, non-finite numbers), every produced line run through a strict JSON
  * syntax checker (jsoncheck.c), the text writer's header and rows, and batch_run()'s
  * stopping rules (-n, final frame, error frame, signals, broken pipe)
  * against a fake collector thread.
