@@ -4,7 +4,7 @@
  * perf.data reader and writer: round trips in both byte orders, pipe mode
  * and compressed data built by hand, and the topology features.  Hostile
  * inputs are tested in test-perfdata-hostile.c, replay's own decoders in
- * test-perfdata-replay.c; the records and the reference file come from
+ * tests/unit/replay/test-perfdata-replay.c; the records and the reference file come from
  * perfdata-build.c.  The reader's agreement with perf itself is tested
  * end to end in e2e-replay.sh (perf script on the same files).
  */
