@@ -128,7 +128,7 @@ struct bench_case {
 	enum bench_ips ips;		/* --ips */
 	bool no_sides;			/* --no-sides */
 	struct source src;
-	struct channel ch;		/* only src and ids are used */
+	struct channel_events ch;	/* the events the records name */
 	struct benchlib_ring br;
 	const struct topo *topo;
 };
@@ -197,9 +197,7 @@ bench_source(struct bench_case *bc)
 		break;
 	}
 	bc->ch.src = src;
-	bc->ch.n_fds = src->n_events;
-	bc->ch.tid = BENCH_PID0;
-	bc->ch.cpu = -1;
+	bc->ch.n = src->n_events;
 }
 
 static size_t

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "channel_int.h"
 
 #define CHANNEL_MIN_PAGES 2
 
@@ -40,7 +41,7 @@ channel_open_task(struct channel *ch, const struct channel_params *p)
 	snprintf(ev.name, sizeof(ev.name), "dummy");
 	ev.attr.type = PERF_TYPE_SOFTWARE;
 	ev.attr.config = PERF_COUNT_SW_DUMMY;
-	ev.attr.sample_type = ch->src->events[0].attr.sample_type &
+	ev.attr.sample_type = ch->ev.src->events[0].attr.sample_type &
 			      ~(uint64_t)PERF_SAMPLE_RAW;
 	ev.attr.exclude_kernel = 1;
 	ev.attr.exclude_hv = 1;
@@ -152,7 +153,7 @@ static int
 channel_open_event(struct channel *ch, size_t i, const struct open_params *op,
 		   char *err, size_t errlen)
 {
-	const struct event_spec *ev = &ch->src->events[i];
+	const struct event_spec *ev = &ch->ev.src->events[i];
 	char what[96];
 	int fd = source_open_event(ev, op);
 
@@ -162,8 +163,8 @@ channel_open_event(struct channel *ch, size_t i, const struct open_params *op,
 		return fd;
 	}
 	ch->fds[i] = fd;
-	ch->n_fds = i + 1;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &ch->ids[i]) < 0) {
+	ch->ev.n = i + 1;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &ch->ev.ids[i]) < 0) {
 		int ret = -errno;
 
 		snprintf(err, errlen, "PERF_EVENT_IOC_ID: %s", strerror(-ret));
@@ -198,7 +199,7 @@ channel_open_owner(struct channel *ch, struct open_params *op,
 		channel_unmap(ch);
 		close(ch->fds[0]);
 		ch->fds[0] = -1;
-		ch->n_fds = 0;
+		ch->ev.n = 0;
 	}
 }
 
@@ -217,7 +218,7 @@ channel_open(struct channel **out, const struct source *src,
 	ch->pid = p->pid;
 	ch->tid = p->cpu >= 0 ? -1 : p->tid;
 	ch->cpu = p->cpu;
-	ch->src = src;
+	ch->ev.src = src;
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		ch->fds[i] = -1;
 	ch->task_fd = -1;
@@ -301,7 +302,7 @@ channel_set_period(struct channel *ch, uint64_t period)
 {
 	if (period == 0)
 		return channel_enable(ch, false);
-	for (size_t i = 0; i < ch->n_fds; i++)
+	for (size_t i = 0; i < ch->ev.n; i++)
 		if (ioctl(ch->fds[i], PERF_EVENT_IOC_PERIOD, &period) < 0)
 			return -errno;
 	return 0;
@@ -313,7 +314,7 @@ channel_enable(struct channel *ch, bool on)
 	unsigned long req = on ? PERF_EVENT_IOC_ENABLE :
 				 PERF_EVENT_IOC_DISABLE;
 
-	for (size_t i = 0; i < ch->n_fds; i++)
+	for (size_t i = 0; i < ch->ev.n; i++)
 		if (ioctl(ch->fds[i], req, 0) < 0)
 			return -errno;
 	ch->enabled = on;
@@ -325,7 +326,7 @@ channel_read_lost(struct channel *ch)
 {
 	uint64_t sum = 0;
 
-	for (size_t i = 0; i < ch->n_fds; i++) {
+	for (size_t i = 0; i < ch->ev.n; i++) {
 		/* read_format LOST alone: { u64 value; u64 lost; }.  Without
 		 * it (the kernel refused the bit) only the value comes. */
 		uint64_t v[2];
@@ -339,10 +340,91 @@ channel_read_lost(struct channel *ch)
 }
 
 const struct event_spec *
-channel_event_by_id(const struct channel *ch, uint64_t id)
+channel_events_find(const struct channel_events *ev, uint64_t id)
 {
-	for (size_t i = 0; i < ch->n_fds; i++)
-		if (ch->ids[i] == id)
-			return &ch->src->events[i];
+	for (size_t i = 0; i < ev->n; i++)
+		if (ev->ids[i] == id)
+			return &ev->src->events[i];
 	return NULL;
+}
+
+const struct channel_events *
+channel_events(const struct channel *ch)
+{
+	return &ch->ev;
+}
+
+void
+channel_add_lost_records(struct channel *ch, uint64_t n)
+{
+	ch->lost_records += n;
+}
+
+uint64_t
+channel_take_lost(struct channel *ch)
+{
+	uint64_t lost = ch->lost_records > ch->lost_read ? ch->lost_records :
+							  ch->lost_read;
+	uint64_t fresh = lost > ch->lost_counted ? lost - ch->lost_counted : 0;
+
+	if (fresh)
+		ch->lost_counted = lost;
+	return fresh;
+}
+
+pid_t
+channel_tid(const struct channel *ch)
+{
+	return ch->tid;
+}
+
+pid_t
+channel_pid(const struct channel *ch)
+{
+	return ch->pid;
+}
+
+int
+channel_cpu(const struct channel *ch)
+{
+	return ch->cpu;
+}
+
+struct ring *
+channel_ring(struct channel *ch)
+{
+	return &ch->ring;
+}
+
+struct ring *
+channel_task_ring(struct channel *ch)
+{
+	return ch->task_map ? &ch->task_ring : NULL;
+}
+
+bool
+channel_task_id(const struct channel *ch, uint64_t *id)
+{
+	if (ch->task_fd < 0)
+		return false;
+	*id = ch->task_id;
+	return true;
+}
+
+bool
+channel_tasks_in_ring(const struct channel *ch)
+{
+	return ch->cpu < 0 && ch->task_fd < 0;
+}
+
+void
+channel_mark_exited(struct channel *ch)
+{
+	ch->hup = true;
+}
+
+bool
+channel_exited(const struct channel *ch)
+{
+	return ch->hup;
 }

@@ -16,56 +16,19 @@
 #include "ring.h"
 #include "source.h"
 
-struct channel {
-	pid_t pid;		/* thread group */
-	pid_t tid;		/* -1 for a per-CPU inherited channel */
-	int cpu;		/* -1 for a per-thread channel */
+struct channel;
+
+/* What a channel's records are decoded against: its source and, per
+ * event, the PERF_EVENT_IOC_ID that a record's IDENTIFIER names. */
+struct channel_events {
 	const struct source *src;
-	int fds[SOURCE_MAX_EVENTS];
-	uint64_t ids[SOURCE_MAX_EVENTS];	/* PERF_EVENT_IOC_ID values */
-	size_t n_fds;
-	void *map;
-	size_t map_len;
-	unsigned ring_pages;	/* data pages actually mapped */
-	struct ring ring;
-	/*
-	 * Per-thread channels: a dummy event on the same thread with its own
-	 * one-page ring and a 1-byte watermark carries the FORK, COMM and
-	 * EXIT records, so a new thread wakes the collector at once (the
-	 * sample ring only wakes at its watermark).  task_fd -1 when the
-	 * kernel refused it; the first event then carries them.
-	 */
-	int task_fd;
-	uint64_t task_id;
-	void *task_map;		/* CHANNEL_TASK_MAP_PAGES pages */
-	size_t task_map_len;
-	struct ring task_ring;
-	bool hup;		/* POLLHUP seen: the thread has exited */
-	bool enabled;
-	/*
-	 * Losses of the sample ring, two ways: the kernel's LOST records
-	 * (late: written with the next record that fits, so a burst just
-	 * before the thread exits is never reported) and the events' own
-	 * lost counts read with PERF_FORMAT_LOST (exact, Linux 6.0+).  Both
-	 * count the same records; the collector counts the larger, once.
-	 */
-	uint64_t lost_records;
-	uint64_t lost_read;
-	uint64_t lost_counted;
+	uint64_t ids[SOURCE_MAX_EVENTS];
+	size_t n;		/* events opened: src->n_events */
 };
 
 /* The task ring's mapping: the header page and one data page.  Locked
  * memory like the sample ring (rlimits.h). */
 #define CHANNEL_TASK_MAP_PAGES 2
-
-/* A per-thread channel without a task ring (the kernel refused the dummy
- * event): its FORK records sit in the sample ring, which wakes nobody
- * below its watermark. */
-static inline bool
-channel_tasks_in_ring(const struct channel *ch)
-{
-	return ch->cpu < 0 && ch->task_fd < 0;
-}
 
 struct channel_params {
 	pid_t pid;
@@ -95,13 +58,42 @@ int channel_set_period(struct channel *ch, uint64_t period);
 /* PERF_EVENT_IOC_ENABLE / DISABLE on every event.  0 or -errno. */
 int channel_enable(struct channel *ch, bool on);
 /*
- * Reads every event's lost-record count (PERF_FORMAT_LOST) into
- * ch->lost_read.  Returns 0, or -ENOTSUP when the kernel gives no count
- * (before 6.0; lost_read then stays as it was).
+ * Reads every event's lost-record count (PERF_FORMAT_LOST).  Returns 0,
+ * or -ENOTSUP when the kernel gives no count (before 6.0).
  */
 int channel_read_lost(struct channel *ch);
+/* Adds n samples the ring's LOST records reported. */
+void channel_add_lost_records(struct channel *ch, uint64_t n);
+/*
+ * The samples lost since the last call.  The kernel reports each loss
+ * twice, late in LOST records and exactly in the events' own counts
+ * (channel_read_lost): the larger of the two counts, once.
+ */
+uint64_t channel_take_lost(struct channel *ch);
+
 /* The event spec a record's IDENTIFIER belongs to, or NULL. */
-const struct event_spec *channel_event_by_id(const struct channel *ch,
+const struct event_spec *channel_events_find(const struct channel_events *ev,
 					     uint64_t id);
+const struct channel_events *channel_events(const struct channel *ch);
+
+/* The thread (-1 for a per-CPU channel), its process, the CPU (-1 for a
+ * per-thread channel). */
+pid_t channel_tid(const struct channel *ch);
+pid_t channel_pid(const struct channel *ch);
+int channel_cpu(const struct channel *ch);
+/* The sample ring; the task ring (FORK, COMM, EXIT), or NULL when the
+ * channel has none (per-CPU, or the kernel refused it). */
+struct ring *channel_ring(struct channel *ch);
+struct ring *channel_task_ring(struct channel *ch);
+/* The task ring's event id; false when the channel has none. */
+bool channel_task_id(const struct channel *ch, uint64_t *id);
+/* A per-thread channel without a task ring (the kernel refused the dummy
+ * event): its FORK records sit in the sample ring, which wakes nobody
+ * below its watermark. */
+bool channel_tasks_in_ring(const struct channel *ch);
+/* The thread has exited (POLLHUP, or its EXIT record): the channel is
+ * drained and closed at the next chance. */
+void channel_mark_exited(struct channel *ch);
+bool channel_exited(const struct channel *ch);
 
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "chanset.h"
+#include "channel_int.h"
 
 struct chanset {
 	int epfd;

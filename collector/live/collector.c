@@ -168,13 +168,10 @@ collector_cpu_ns(void)
 static void
 collector_count_lost(struct collector *c, struct channel *ch)
 {
-	uint64_t lost = ch->lost_records > ch->lost_read ? ch->lost_records :
-							  ch->lost_read;
+	uint64_t lost = channel_take_lost(ch);
 
-	if (lost > ch->lost_counted) {
-		aggr_count_lost(&c->aggr, lost - ch->lost_counted);
-		ch->lost_counted = lost;
-	}
+	if (lost)
+		aggr_count_lost(&c->aggr, lost);
 }
 
 /* After a drain: the events' own lost counts, for what no LOST record
@@ -198,7 +195,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		recorder_record(c->cfg.recorder, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
-		if (ingest_sample(&c->ingest, d->ch, hdr, d->period) ==
+		if (ingest_sample(&c->ingest, channel_events(d->ch), hdr,
+				  d->period) ==
 		    -EINVAL)
 			c->bad_records++;
 		break;
@@ -210,7 +208,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			/* FORK records among them: find their threads now. */
 			collector_rescan_soon(c);
 		} else {
-			d->ch->lost_records += n;
+			channel_add_lost_records(d->ch, n);
 			collector_count_lost(c, d->ch);
 		}
 		break;
@@ -229,8 +227,8 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		break;
 	case PERF_RECORD_EXIT:
 		if (record_parse_task(hdr, &task) == 0 &&
-		    (pid_t)task.tid == d->ch->tid)
-			d->ch->hup = true;
+		    (pid_t)task.tid == channel_tid(d->ch))
+			channel_mark_exited(d->ch);
 		break;
 	case PERF_RECORD_COMM: {
 		struct record_layout l;
@@ -245,11 +243,11 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		 * followed child's too; only names are dropped here (pages
 		 * and code sites stay, keyed by pid). */
 		if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
-			sides_forget_pid(c->aggr.sides, (int32_t)pid);
+			sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
 		if (!(t = collector_find_target(c, (pid_t)pid)))
 			break;
 		/* The trailer's time (sample_id_all); 0 without one. */
-		source_layout(&d->ch->src->events[0], &l);
+		source_layout(&channel_events(d->ch)->src->events[0], &l);
 		if (record_parse_id(&l, hdr, 8, &rid) != 0)
 			rid.time = 0;
 		if (rid.time >= t->comm_time) {
@@ -270,22 +268,24 @@ collector_drain(struct collector *c, struct channel *ch)
 {
 	struct collector_drain d = { .c = c, .ch = ch,
 				     .period = chanset_period(c->cs) };
+	struct ring *tasks = channel_task_ring(ch);
 	struct ring_stats st = { 0 };
 
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
-	if (ch->task_map) {
+	if (tasks) {
 		d.task = true;
-		ring_drain(&ch->task_ring, collector_on_record, &d, &st);
+		ring_drain(tasks, collector_on_record, &d, &st);
 		d.task = false;
 	}
 	if (c->cfg.recorder) {
-		ring_drain(&ch->ring, collector_on_record, &d, &st);
+		ring_drain(channel_ring(ch), collector_on_record, &d, &st);
 	} else {
 		/* Samples without a callback each; the rest as above. */
 		uint64_t bad = c->ingest.stats.bad;
 
-		ingest_drain(&c->ingest, ch, &ch->ring, chanset_period(c->cs),
+		ingest_drain(&c->ingest, channel_events(ch), channel_ring(ch),
+			     chanset_period(c->cs),
 			     collector_on_record, &d, &st);
 		c->bad_records += c->ingest.stats.bad - bad;
 	}
@@ -294,7 +294,7 @@ collector_drain(struct collector *c, struct channel *ch)
 		 * exactly; count at least one lost record per skip. */
 		aggr_count_lost(&c->aggr, st.bad_size);
 		log_msg("tid %d: %llu malformed record header(s), %llu bytes "
-			"skipped", (int)ch->tid,
+			"skipped", (int)channel_tid(ch),
 			(unsigned long long)st.bad_size,
 			(unsigned long long)st.skipped_bytes);
 	}
@@ -311,7 +311,7 @@ collector_drain_all(struct collector *c)
 	for (size_t i = chanset_count(c->cs); i-- > 0;) {
 		struct channel *ch = chanset_at(c->cs, i);
 
-		if (ch->hup)
+		if (channel_exited(ch))
 			chanset_remove(c->cs, ch);
 	}
 	aggr_flush(&c->aggr);
@@ -485,7 +485,7 @@ collector_run(struct producer *p)
 			 * pending: always drain. */
 			collector_drain(c, ch);
 			if (evs[i].events & (EPOLLHUP | EPOLLERR))
-				ch->hup = true;
+				channel_mark_exited(ch);
 		}
 		/* Only after every event: a command (reset, a period change
 		 * leaving inherit mode) may close channels that later events
@@ -532,7 +532,7 @@ collector_run(struct producer *p)
 			for (size_t i = chanset_count(c->cs); i-- > 0;) {
 				struct channel *ch = chanset_at(c->cs, i);
 
-				if (ch->hup) {
+				if (channel_exited(ch)) {
 					collector_drain(c, ch);
 					collector_sync_lost(c, ch);
 					chanset_remove(c->cs, ch);

@@ -49,9 +49,9 @@ collector_leave_inherit(struct collector *c, uint64_t period)
 	for (size_t i = 0; i < chanset_count(c->cs); i++) {
 		struct channel *ch = chanset_at(c->cs, i);
 
-		if (ch->cpu >= 0) {
+		if (channel_cpu(ch) >= 0) {
 			collector_drain(c, ch);
-			ch->hup = true;
+			channel_mark_exited(ch);
 		}
 	}
 	log_msg("period %llu: moved to per-thread channels",

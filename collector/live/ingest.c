@@ -194,7 +194,7 @@ ingest_fast_decode(const struct event_spec *ev, const struct ingest_fast *f,
 
 /* The event a record of ch belongs to, or NULL. */
 static inline const struct event_spec *
-ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
+ingest_event(const struct channel_events *ch, const struct perf_event_header *hdr)
 {
 	uint64_t id;
 
@@ -207,11 +207,11 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
 	memcpy(&id, hdr + 1, sizeof(id));
 	/* Sources of several events have two at most in practice (loads,
 	 * stores): those without a call per record. */
-	if (ch->n_fds >= 2 && id == ch->ids[1])
+	if (ch->n >= 2 && id == ch->ids[1])
 		return &ch->src->events[1];
-	if (ch->n_fds >= 1 && id == ch->ids[0])
+	if (ch->n >= 1 && id == ch->ids[0])
 		return &ch->src->events[0];
-	return channel_event_by_id(ch, id);
+	return channel_events_find(ch, id);
 }
 
 /*
@@ -220,7 +220,7 @@ ingest_event(const struct channel *ch, const struct perf_event_header *hdr)
  * save and restore registers it does not use.
  */
 static __attribute__((noinline)) int
-ingest_decode_slow(struct ingest *in, const struct channel *ch,
+ingest_decode_slow(struct ingest *in, const struct channel_events *ch,
 		   const struct event_spec *ev, struct ingest_fast *f,
 		   const struct perf_event_header *hdr, uint64_t period,
 		   struct sample *s)
@@ -241,7 +241,7 @@ ingest_decode_slow(struct ingest *in, const struct channel *ch,
 }
 
 static inline __attribute__((always_inline)) int
-ingest_decode_inline(struct ingest *in, const struct channel *ch,
+ingest_decode_inline(struct ingest *in, const struct channel_events *ch,
 		     const struct perf_event_header *hdr, uint64_t period,
 		     struct sample *s)
 {
@@ -264,7 +264,7 @@ ingest_decode_inline(struct ingest *in, const struct channel *ch,
 }
 
 int
-ingest_decode(struct ingest *in, const struct channel *ch,
+ingest_decode(struct ingest *in, const struct channel_events *ch,
 	      const struct perf_event_header *hdr, uint64_t period,
 	      struct sample *s)
 {
@@ -292,7 +292,7 @@ ingest_not_queued(struct ingest *in, int ret)
 }
 
 int
-ingest_sample(struct ingest *in, const struct channel *ch,
+ingest_sample(struct ingest *in, const struct channel_events *ch,
 	      const struct perf_event_header *hdr, uint64_t period)
 {
 	struct aggr *a = in->aggr;
@@ -316,16 +316,16 @@ ingest_sample(struct ingest *in, const struct channel *ch,
  * no fixed layout (yet); records take the general way, which learns it.
  */
 static inline __attribute__((always_inline)) void
-ingest_drain_layouts(const struct ingest *in, const struct channel *ch,
+ingest_drain_layouts(const struct ingest *in, const struct channel_events *ch,
 		     struct ingest_fast *lf)
 {
 	for (unsigned k = 0; k < 2; k++) {
 		if (in->fast_src == ch->src && k < ch->src->n_events &&
-		    k < ch->n_fds) {
+		    k < ch->n) {
 			lf[k] = in->fast[k];
 			/* The loop fills slots without aggr_commit. */
 			if (lf[k].mask[INGEST_WEIGHT] && in->aggr)
-				in->aggr->weights_possible = true;
+				aggr_weights_possible(in->aggr);
 		} else {
 			/* learnt kept: the drain relearns when it changes. */
 			memset(&lf[k], 0, sizeof(lf[k]));
@@ -376,7 +376,7 @@ ingest_next(struct ring *r, const unsigned char *data, uint64_t data_size,
  * that source_classify() keeps only its rule.
  */
 static inline __attribute__((always_inline)) void
-ingest_drain_loop(struct ingest *in, const struct channel *ch,
+ingest_drain_loop(struct ingest *in, const struct channel_events *ch,
 		  struct ring *r, struct ring_pos *pos, uint64_t period,
 		  ring_record_fn other, void *ctx, const int role,
 		  const bool timed)
@@ -434,8 +434,8 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 			k = -1;
 			if (hdr->size >= sizeof(*hdr) + sizeof(id)) {
 				memcpy(&id, rec + sizeof(*hdr), sizeof(id));
-				k = id == id1 && ch->n_fds >= 2 ? 1 :
-				    id == id0 && ch->n_fds >= 1 ? 0 : -1;
+				k = id == id1 && ch->n >= 2 ? 1 :
+				    id == id0 && ch->n >= 1 ? 0 : -1;
 			}
 			/* Pointers, not an index: no multiply per use. */
 			f = k == 1 ? &lf[1] : &lf[0];
@@ -485,7 +485,7 @@ ingest_drain_loop(struct ingest *in, const struct channel *ch,
 }
 
 size_t
-ingest_drain(struct ingest *in, const struct channel *ch, struct ring *r,
+ingest_drain(struct ingest *in, const struct channel_events *ch, struct ring *r,
 	     uint64_t period, ring_record_fn other, void *ctx,
 	     struct ring_stats *stats)
 {

@@ -20,7 +20,7 @@
 #include "source.h"
 
 struct aggr;
-struct channel;
+struct channel_events;
 struct lathist;
 
 /* The fields the fast decoder reads; ERROR is the tracepoint's
@@ -73,7 +73,7 @@ void ingest_init(struct ingest *in, struct aggr *a);
  * Decodes hdr, a SAMPLE record of ch, into s: 1 usable, 0 unattributed,
  * -1 ignored (as source_decode), -EINVAL malformed or of no known event.
  */
-int ingest_decode(struct ingest *in, const struct channel *ch,
+int ingest_decode(struct ingest *in, const struct channel_events *ch,
 		  const struct perf_event_header *hdr, uint64_t period,
 		  struct sample *s);
 
@@ -82,7 +82,7 @@ int ingest_decode(struct ingest *in, const struct channel *ch,
  * weight of sources whose samples carry none).  Returns 1 queued, 0
  * unattributed, -1 ignored, -EINVAL bad.
  */
-int ingest_sample(struct ingest *in, const struct channel *ch,
+int ingest_sample(struct ingest *in, const struct channel_events *ch,
 		  const struct perf_event_header *hdr, uint64_t period);
 
 /*
@@ -93,7 +93,7 @@ int ingest_sample(struct ingest *in, const struct channel *ch,
  * number of records read.  The samples it queues carry no time or period
  * (the aggregation reads neither; the latency histogram gets the time).
  */
-size_t ingest_drain(struct ingest *in, const struct channel *ch,
+size_t ingest_drain(struct ingest *in, const struct channel_events *ch,
 		    struct ring *r, uint64_t period, ring_record_fn other,
 		    void *ctx, struct ring_stats *stats);
 

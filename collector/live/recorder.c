@@ -38,11 +38,14 @@ void
 recorder_record(struct perfdata_writer *w, const struct channel *ch,
 		const struct perf_event_header *hdr)
 {
-	for (size_t i = 0; i < ch->n_fds; i++)
-		perfdata_writer_add_id(w, i, ch->ids[i]);
+	const struct channel_events *ev = channel_events(ch);
+	uint64_t task_id;
+
+	for (size_t i = 0; i < ev->n; i++)
+		perfdata_writer_add_id(w, i, ev->ids[i]);
 	/* The task ring's dummy event shares the first event's sample_type,
 	 * so its records read as that event's. */
-	if (ch->task_fd >= 0)
-		perfdata_writer_add_id(w, 0, ch->task_id);
+	if (channel_task_id(ch, &task_id))
+		perfdata_writer_add_id(w, 0, task_id);
 	perfdata_writer_write(w, hdr);
 }

@@ -96,7 +96,7 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	/* A recording's pids are not processes of this machine now: no
 	 * names from /proc (code sites and line heat stay). */
 	if (ret == 0)
-		sides_names_off(r->aggr.sides);
+		sides_names_off(aggr_sides(&r->aggr));
 	/* The aggregation places a page from its sample's PHYS_ADDR in the
 	 * pass that finds the page anyway; doing it here too cost a second
 	 * page-table lookup (a cache miss on a large table) per sample. */

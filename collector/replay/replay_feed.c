@@ -342,7 +342,7 @@ replay_set_node(struct replay *r, const struct sample *s, uint64_t phys)
 	node = perfdata_info_phys_node(info, phys);
 	if (node < 0)
 		return;
-	e = pagetab_get(r->aggr.pages, s->pid, s->addr, &inserted);
+	e = pagetab_get(aggr_pages(&r->aggr), s->pid, s->addr, &inserted);
 	if (e)
 		e->node = (int16_t)node;
 }

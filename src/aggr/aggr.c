@@ -520,6 +520,18 @@ aggr_flush(struct aggr *a)
 	sides_flush_end(a->sides);
 }
 
+struct pagetab *
+aggr_pages(struct aggr *a)
+{
+	return a->pages;
+}
+
+struct sides *
+aggr_sides(struct aggr *a)
+{
+	return a->sides;
+}
+
 void
 aggr_count_lost(struct aggr *a, uint64_t n)
 {

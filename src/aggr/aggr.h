@@ -32,6 +32,13 @@ struct cpuvote;
 struct frame_noderes;
 struct sides;
 
+/*
+ * struct aggr is declared here so that a producer can embed it and the
+ * per-sample path can stay inline: rooms outside aggr/ use the functions
+ * below, and touch the layout only through the batch (aggr_slot,
+ * aggr_commit; collector/live/ingest.c's drain fills batch[] and n_batch
+ * itself and then calls aggr_weights_possible).
+ */
 #define AGGR_BATCH 256
 /* Intervals after which a sampled page's known node is asked again. */
 #define AGGR_REVAL_AGE 3
@@ -100,7 +107,7 @@ struct aggr {
 	/* A sample with a weight may have been queued since the weight
 	 * extension was last missing: until it is, aggr_flush looks for
 	 * one in each batch.  Whoever fills slots without aggr_commit
-	 * (collector/live/ingest.c) sets it. */
+	 * says so with aggr_weights_possible. */
 	bool weights_possible;
 };
 
@@ -131,6 +138,19 @@ aggr_commit(struct aggr *a)
 	if (++a->n_batch == AGGR_BATCH)
 		aggr_flush(a);
 }
+
+/* Slots filled without aggr_commit may carry a weight: aggr_flush looks
+ * for one in each batch until the weight extension is missing again. */
+static inline void
+aggr_weights_possible(struct aggr *a)
+{
+	a->weights_possible = true;
+}
+
+/* The page table and the naming side tables (NULL when off), for a
+ * producer that adds its own per-page facts or turns names off. */
+struct pagetab *aggr_pages(struct aggr *a);
+struct sides *aggr_sides(struct aggr *a);
 
 /* Maps samples' PHYS_ADDR to nodes from now on (p outlives the aggr). */
 void aggr_set_physnode(struct aggr *a, const struct physnode *p);

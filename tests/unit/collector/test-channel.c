@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "channel_int.h"
 #include "record.h"
 #include "source.h"
 #include "testlib.h"
@@ -115,7 +116,7 @@ tally_record(const struct perf_event_header *hdr, void *ctx)
 	struct record_task task;
 
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		source_layout(&t->ch->src->events[0], &l);
+		source_layout(&t->ch->ev.src->events[0], &l);
 		if (record_parse_sample(&l, hdr, &rs) == 0) {
 			t->samples++;
 			if (rs.addr >= (uintptr_t)t->lo &&

@@ -153,7 +153,7 @@ struct want {
 
 struct drain {
 	const struct source *src;
-	struct channel *ch;
+	struct channel_events *ch;
 	const struct want *want;
 	size_t n, seen, bad;
 };
@@ -177,7 +177,7 @@ on_record(const struct perf_event_header *hdr, void *ctx)
 	d->seen++;
 	if (!check_eq_i64(record_identifier(hdr, &id), 0))
 		return 0;
-	ev = channel_event_by_id(d->ch, id);
+	ev = channel_events_find(d->ch, id);
 	if (!check(ev != NULL))
 		return 0;
 	check_eq_str(ev->name, w->event);
@@ -227,7 +227,7 @@ static void
 run(const char *what, const struct source *src, const struct fields *f,
     const struct want *want, size_t n, size_t expect_len)
 {
-	struct channel ch;
+	struct channel_events ch;
 	struct tring t = { 0 };
 	struct ring r;
 	struct ring_stats st = { 0 };
@@ -236,7 +236,7 @@ run(const char *what, const struct source *src, const struct fields *f,
 	fprintf(stderr, "%s\n", what);
 	memset(&ch, 0, sizeof(ch));
 	ch.src = src;
-	ch.n_fds = src->n_events;
+	ch.n = src->n_events;
 	for (size_t i = 0; i < src->n_events; i++)
 		ch.ids[i] = ID_BASE + i;
 	if (!check_eq_i64(tring_new(&t), 0))

@@ -121,7 +121,7 @@ rec_pebs(struct rec *r, uint64_t id, uint64_t addr, uint64_t weight)
 }
 
 static void
-setup(struct source *src, struct channel *ch, int layout)
+setup(struct source *src, struct channel_events *ch, int layout)
 {
 	const uint64_t common = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 				PERF_SAMPLE_TID | PERF_SAMPLE_CPU;
@@ -166,14 +166,14 @@ setup(struct source *src, struct channel *ch, int layout)
 		}
 	}
 	ch->src = src;
-	ch->n_fds = src->n_events;
+	ch->n = src->n_events;
 }
 
 static void
 test_layouts(const struct topo *topo)
 {
 	struct source src;
-	struct channel ch;
+	struct channel_events ch;
 	struct aggr a;
 	struct ingest in;
 	struct rec r;
@@ -264,7 +264,7 @@ test_fast_matches_general(void)
 {
 	uint64_t rng = 0x1234567;
 	struct source src;
-	struct channel ch;
+	struct channel_events ch;
 	struct rec r;
 
 	for (int layout = 0; layout < 3; layout++) {
@@ -545,7 +545,7 @@ test_drain(const struct topo *topo)
 		struct ingest in_a, in_b;
 		struct aggr a, b;
 		struct source src;
-		struct channel ch;
+		struct channel_events ch;
 		struct tring t = { 0 };
 		struct ring_stats st = { 0 };
 		struct other_seen o = { 0 };
@@ -642,7 +642,7 @@ test_drain_stop(const struct topo *topo)
 	struct other_seen o = { .stop_at = 1 };
 	struct tring t = { 0 };
 	struct source src;
-	struct channel ch;
+	struct channel_events ch;
 	struct ingest in;
 	struct aggr a;
 	struct rec r;
