@@ -24,30 +24,11 @@
 #include "record.h"
 #include "source.h"
 
-/* Bits whose size varies from record to record: no fast layout. */
-#define INGEST_VARIABLE							\
-	((uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK |	\
-		    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |	\
-		    PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX))
-
 void
 ingest_init(struct ingest *in, struct aggr *a)
 {
 	memset(in, 0, sizeof(*in));
 	in->aggr = a;
-}
-
-/* Appends n bytes to the layout; offset of the field or -1 (absent). */
-static int
-ingest_take(uint64_t st, uint64_t bit, unsigned *at, unsigned n)
-{
-	int off;
-
-	if (!(st & bit))
-		return -1;
-	off = (int)*at;
-	*at += n;
-	return off;
 }
 
 static void
@@ -69,47 +50,28 @@ ingest_raw_field(int raw, uint32_t raw_size, int off)
 }
 
 /*
- * Offsets of ev's fields in a SAMPLE record, in perf_output_sample()
- * order (record.c); raw_size is the RAW payload size of the record the
- * layout is learnt from.  Leaves f->size 0 when there is no fixed layout.
+ * Offsets of ev's fields in a SAMPLE record (record_fixed_layout); raw_size
+ * is the RAW payload size of the record the layout is learnt from.  Leaves
+ * f->size 0 when there is no fixed layout.
  */
 static void
 ingest_fast_build(struct ingest_fast *f, const struct source *src,
 		  const struct event_spec *ev, uint32_t raw_size)
 {
-	uint64_t st = ev->attr.sample_type, rf = ev->attr.read_format;
-	unsigned at = sizeof(struct perf_event_header);
-	int ip, tid, time, addr, cpu, period, raw, weight, data_src, phys;
+	struct record_layout l;
+	int32_t off[RECORD_F__N];
+	uint32_t size;
+	int ip, addr, raw;
 
 	memset(f, 0, sizeof(*f));
 	f->learnt = true;
-	if ((st & INGEST_VARIABLE) ||
-	    ((st & PERF_SAMPLE_READ) && (rf & PERF_FORMAT_GROUP)))
+	source_layout(ev, &l);
+	size = record_fixed_layout(&l, raw_size, off);
+	if (size == 0)
 		return;
-	at += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
-	ip = ingest_take(st, PERF_SAMPLE_IP, &at, 8);
-	tid = ingest_take(st, PERF_SAMPLE_TID, &at, 8);
-	time = ingest_take(st, PERF_SAMPLE_TIME, &at, 8);
-	addr = ingest_take(st, PERF_SAMPLE_ADDR, &at, 8);
-	at += (st & PERF_SAMPLE_ID) ? 8 : 0;
-	at += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
-	cpu = ingest_take(st, PERF_SAMPLE_CPU, &at, 8);
-	period = ingest_take(st, PERF_SAMPLE_PERIOD, &at, 8);
-	if (st & PERF_SAMPLE_READ)
-		at += 8 * (1 + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-			   !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING) +
-			   !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST));
-	raw = ingest_take(st, PERF_SAMPLE_RAW, &at, 4 + raw_size);
-	weight = ingest_take(st, PERF_SAMPLE_WEIGHT |
-			     PERF_SAMPLE_WEIGHT_STRUCT, &at, 8);
-	data_src = ingest_take(st, PERF_SAMPLE_DATA_SRC, &at, 8);
-	at += (st & PERF_SAMPLE_TRANSACTION) ? 8 : 0;
-	phys = ingest_take(st, PERF_SAMPLE_PHYS_ADDR, &at, 8);
-	at += (st & PERF_SAMPLE_CGROUP) ? 8 : 0;
-	at += (st & PERF_SAMPLE_DATA_PAGE_SIZE) ? 8 : 0;
-	at += (st & PERF_SAMPLE_CODE_PAGE_SIZE) ? 8 : 0;
-	if (at > UINT16_MAX)
-		return;
+	ip = off[RECORD_F_IP];
+	addr = off[RECORD_F_ADDR];
+	raw = off[RECORD_F_RAW];
 	if (ev->role == ROLE_FAULT_TP) {
 		addr = ingest_raw_field(raw, raw_size, ev->tp_addr_off);
 		ip = ingest_raw_field(raw, raw_size, ev->tp_ip_off);
@@ -119,26 +81,26 @@ ingest_fast_build(struct ingest_fast *f, const struct source *src,
 		ingest_field(f, INGEST_ERROR, -1, 0);
 	}
 	ingest_field(f, INGEST_IP, ip, UINT64_MAX);
-	ingest_field(f, INGEST_TID, tid, UINT64_MAX);
-	ingest_field(f, INGEST_TIME, time, UINT64_MAX);
+	ingest_field(f, INGEST_TID, off[RECORD_F_TID], UINT64_MAX);
+	ingest_field(f, INGEST_TIME, off[RECORD_F_TIME], UINT64_MAX);
 	ingest_field(f, INGEST_ADDR, addr, UINT64_MAX);
-	ingest_field(f, INGEST_CPU, cpu, UINT32_MAX);
+	ingest_field(f, INGEST_CPU, off[RECORD_F_CPU], UINT32_MAX);
 	/* A source whose samples' PERIOD does not count reads it as 0,
 	 * which means "the configured period" below. */
-	ingest_field(f, INGEST_PERIOD, src->period_in_sample ? period : -1,
-		     UINT64_MAX);
+	ingest_field(f, INGEST_PERIOD, src->period_in_sample ?
+		     off[RECORD_F_PERIOD] : -1, UINT64_MAX);
 	/* WEIGHT_STRUCT: var1_dw is the low 32 bits (record.c). */
-	ingest_field(f, INGEST_WEIGHT, weight,
-		     (st & PERF_SAMPLE_WEIGHT_STRUCT) ? UINT32_MAX :
-							UINT64_MAX);
-	ingest_field(f, INGEST_DATA_SRC, data_src, UINT64_MAX);
-	ingest_field(f, INGEST_PHYS, phys, UINT64_MAX);
-	f->cpu_absent = cpu < 0 ? UINT32_MAX : 0;
+	ingest_field(f, INGEST_WEIGHT, off[RECORD_F_WEIGHT],
+		     (l.sample_type & PERF_SAMPLE_WEIGHT_STRUCT) ?
+		     UINT32_MAX : UINT64_MAX);
+	ingest_field(f, INGEST_DATA_SRC, off[RECORD_F_DATA_SRC], UINT64_MAX);
+	ingest_field(f, INGEST_PHYS, off[RECORD_F_PHYS_ADDR], UINT64_MAX);
+	f->cpu_absent = off[RECORD_F_CPU] < 0 ? UINT32_MAX : 0;
 	f->bare = !f->mask[INGEST_WEIGHT] && !f->mask[INGEST_DATA_SRC] &&
 		  !f->mask[INGEST_PHYS];
 	f->raw = (int16_t)raw;
 	f->raw_size = raw_size;
-	f->size = (uint16_t)at;
+	f->size = (uint16_t)size;
 }
 
 static inline uint64_t

@@ -128,73 +128,37 @@ replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
 	replay_fixed_build(&re->fixed, &re->layout);
 }
 
-/*
- * SAMPLE fields in perf_output_sample() order (record.c), as far as they
- * have one size: the field each fills (-1 none), RAW marked -2.
- */
-static const struct {
-	uint64_t bit;
-	int field;
-} replay_order[] = {
-	{ PERF_SAMPLE_IDENTIFIER, REPLAY_F_IDENT },
-	{ PERF_SAMPLE_IP, REPLAY_F_IP },
-	{ PERF_SAMPLE_TID, REPLAY_F_TID },
-	{ PERF_SAMPLE_TIME, REPLAY_F_TIME },
-	{ PERF_SAMPLE_ADDR, REPLAY_F_ADDR },
-	{ PERF_SAMPLE_ID, REPLAY_F_IDENT },
-	{ PERF_SAMPLE_STREAM_ID, -1 },
-	{ PERF_SAMPLE_CPU, REPLAY_F_CPU },
-	{ PERF_SAMPLE_PERIOD, REPLAY_F_PERIOD },
-	{ PERF_SAMPLE_RAW, -2 },
-	{ PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT, REPLAY_F_WEIGHT },
-	{ PERF_SAMPLE_DATA_SRC, REPLAY_F_DATA_SRC },
-	{ PERF_SAMPLE_TRANSACTION, -1 },
-	{ PERF_SAMPLE_PHYS_ADDR, REPLAY_F_PHYS },
-	{ PERF_SAMPLE_CGROUP, -1 },
-	{ PERF_SAMPLE_DATA_PAGE_SIZE, REPLAY_F_PAGE_SIZE },
-	{ PERF_SAMPLE_CODE_PAGE_SIZE, -1 },
+/* The fields record_sample_fill reads; the others are never looked at. */
+static const enum record_field replay_read[] = {
+	RECORD_F_IDENTIFIER, RECORD_F_IP, RECORD_F_TID, RECORD_F_TIME,
+	RECORD_F_ADDR, RECORD_F_ID, RECORD_F_CPU, RECORD_F_PERIOD,
+	RECORD_F_WEIGHT, RECORD_F_DATA_SRC, RECORD_F_PHYS_ADDR,
+	RECORD_F_DATA_PAGE_SIZE,
 };
 
 void
 replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 {
-	const uint64_t st = l->sample_type;
-	uint64_t known = 0;
-	uint32_t at = sizeof(struct perf_event_header), past = 0;
-	size_t n = ARRAY_SIZE(replay_order);
+	int32_t off[RECORD_F__N];
 
 	memset(fx, 0, sizeof(*fx));
 	fx->raw = -1;
-	for (size_t i = 0; i < n; i++)
-		known |= replay_order[i].bit;
-	/* Anything else (READ, CALLCHAIN, ...) is walked; so is the junk
-	 * of WEIGHT with WEIGHT_STRUCT, which the walk refuses. */
-	if ((st & ~known) || ((st & PERF_SAMPLE_WEIGHT) &&
-			      (st & PERF_SAMPLE_WEIGHT_STRUCT)))
+	/* RAW's offset and the size without its data: RAW of 0 bytes. */
+	fx->size = record_fixed_layout(l, 0, off);
+	if (fx->size == 0)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		int k = replay_order[i].field;
+	fx->raw = off[RECORD_F_RAW];
+	for (size_t i = 0; i < ARRAY_SIZE(replay_read); i++) {
+		enum record_field f = replay_read[i];
 
-		if (!(st & replay_order[i].bit))
+		if (off[f] < 0)
 			continue;
-		if (k == -2) {
-			fx->raw = (int32_t)at;
-			past = UINT32_MAX;
-			at += 4;
-			continue;
-		}
-		/* With IDENTIFIER, ID is a second copy that is not read. */
-		if (k >= 0 && !(replay_order[i].bit == PERF_SAMPLE_ID &&
-				(st & PERF_SAMPLE_IDENTIFIER))) {
-			fx->off[k] = (uint16_t)at;
-			fx->past_raw[k] = past;
-			fx->mask[k] = UINT64_MAX;
-		}
-		at += 8;
+		fx->off[f] = (uint16_t)off[f];
+		fx->past_raw[f] = fx->raw >= 0 && f > RECORD_F_RAW ?
+				  UINT32_MAX : 0;
+		fx->mask[f] = UINT64_MAX;
 	}
-	fx->present = st;
-	fx->weight_struct = (st & PERF_SAMPLE_WEIGHT_STRUCT) != 0;
-	fx->size = at;
+	fx->present = l->sample_type;
 }
 
 int
@@ -203,7 +167,7 @@ replay_fixed_parse(const struct replay_fixed *fx,
 		   struct record_sample *out)
 {
 	const unsigned char *rec = (const void *)hdr;
-	uint64_t v[REPLAY_F__N];
+	uint64_t v[RECORD_F__N] = { 0 };
 	uint32_t raw_len = 0;
 
 	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
@@ -219,30 +183,16 @@ replay_fixed_parse(const struct replay_fixed *fx,
 		return -1;
 	/* Every read lies inside: off + 8 <= fx->size, and a field past
 	 * RAW ends at most raw_len further, at hdr->size. */
-	for (int k = 0; k < REPLAY_F__N; k++) {
-		memcpy(&v[k], rec + fx->off[k] + (raw_len & fx->past_raw[k]),
-		       sizeof(v[k]));
-		v[k] &= fx->mask[k];
+	for (size_t i = 0; i < ARRAY_SIZE(replay_read); i++) {
+		enum record_field f = replay_read[i];
+
+		memcpy(&v[f], rec + fx->off[f] + (raw_len & fx->past_raw[f]),
+		       sizeof(v[f]));
+		v[f] &= fx->mask[f];
 	}
-	out->identifier = v[REPLAY_F_IDENT];
-	out->ip = v[REPLAY_F_IP];
-	out->pid = (uint32_t)v[REPLAY_F_TID];
-	out->tid = (uint32_t)(v[REPLAY_F_TID] >> 32);
-	out->time = v[REPLAY_F_TIME];
-	out->addr = v[REPLAY_F_ADDR];
-	out->cpu = (uint32_t)v[REPLAY_F_CPU];
-	out->period = v[REPLAY_F_PERIOD];
-	/* WEIGHT_STRUCT: var1_dw is the low 32 bits, var2_w the next 16. */
-	out->weight = fx->weight_struct ? v[REPLAY_F_WEIGHT] & UINT32_MAX :
-		      v[REPLAY_F_WEIGHT];
-	out->weight_var2 = fx->weight_struct ?
-			   (v[REPLAY_F_WEIGHT] >> 32) & UINT16_MAX : 0;
-	out->data_src = v[REPLAY_F_DATA_SRC];
-	out->phys_addr = v[REPLAY_F_PHYS];
-	out->data_page_size = v[REPLAY_F_PAGE_SIZE];
+	record_sample_fill(v, fx->present, out);
 	out->raw = fx->raw >= 0 ? rec + fx->raw + sizeof(raw_len) : NULL;
 	out->raw_size = raw_len;
-	out->present = fx->present;
 	return 0;
 }
 

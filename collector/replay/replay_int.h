@@ -32,39 +32,23 @@
 /* Bytes of a tracepoint payload copied to swap the fields read. */
 #define REPLAY_RAW_COPY		64
 
-/* SAMPLE fields read at an offset fixed per event (replay_fixed). */
-enum replay_field {
-	REPLAY_F_IDENT,		/* IDENTIFIER, or ID without it */
-	REPLAY_F_IP,
-	REPLAY_F_TID,
-	REPLAY_F_TIME,
-	REPLAY_F_ADDR,
-	REPLAY_F_CPU,
-	REPLAY_F_PERIOD,
-	REPLAY_F_WEIGHT,
-	REPLAY_F_DATA_SRC,
-	REPLAY_F_PHYS,
-	REPLAY_F_PAGE_SIZE,
-	REPLAY_F__N
-};
-
 /*
  * Where an event's SAMPLE fields sit when its sample_type has no field of
  * variable size but RAW (what perf mem, perf record -d and memtop
- * --record write): worked out once per event, so that a record is read
- * field by field instead of walked.  A field past RAW moves by RAW's
- * size.  An absent field reads the header and is masked to 0, which
- * costs less than a branch or a loop over the present ones.
+ * --record write; record_fixed_layout): worked out once per event, so
+ * that a record is read field by field instead of walked.  A field past
+ * RAW moves by RAW's size.  An absent field reads the header and is
+ * masked to 0, which costs less than a branch or a loop over the present
+ * ones.
  */
 struct replay_fixed {
 	uint32_t size;		/* record bytes without RAW's data; 0 = the
 				 * event has no fixed layout */
 	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
 	uint64_t present;	/* sample_type */
-	bool weight_struct;
-	uint16_t off[REPLAY_F__N];	/* from the record's start */
-	uint32_t past_raw[REPLAY_F__N];	/* UINT32_MAX: after RAW's data */
-	uint64_t mask[REPLAY_F__N];	/* 0: absent */
+	uint16_t off[RECORD_F__N];	/* from the record's start */
+	uint32_t past_raw[RECORD_F__N];	/* UINT32_MAX: after RAW's data */
+	uint64_t mask[RECORD_F__N];	/* 0: absent */
 };
 
 /* How one event of the file turns into samples. */

@@ -155,28 +155,44 @@ record_take_raw(struct record_cursor *c, const void **raw, uint32_t *size)
 }
 
 /*
- * Field order is that of perf_output_sample() in kernel/events/core.c,
- * which differs from the old uapi comment for the fields after REGS_INTR:
- *
- *   IDENTIFIER, IP, {pid, tid}, TIME, ADDR, ID, STREAM_ID, {cpu, res},
- *   PERIOD, READ, CALLCHAIN, RAW, [BRANCH_STACK, REGS_USER, STACK_USER],
- *   WEIGHT or WEIGHT_STRUCT, DATA_SRC, TRANSACTION, [REGS_INTR],
- *   PHYS_ADDR, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE, [AUX]
- *
- * The bracketed ones are refused up front, so the walk below never meets
- * them.
+ * The fields in the order of perf_output_sample() in kernel/events/core.c,
+ * which differs from the old uapi comment for those after REGS_INTR, with
+ * the bit that puts each in and its size (0: it depends on the record).
+ * BRANCH_STACK, REGS_USER and STACK_USER (after RAW), REGS_INTR (after
+ * TRANSACTION) and AUX (last) are refused up front, so they are not here.
  */
-int
-record_parse_sample(const struct record_layout *l,
-		    const struct perf_event_header *hdr,
-		    struct record_sample *out)
+static const struct {
+	uint64_t bit;
+	unsigned size;
+} record_fields[RECORD_F__N] = {
+	[RECORD_F_IDENTIFIER] = { PERF_SAMPLE_IDENTIFIER, 8 },
+	[RECORD_F_IP] = { PERF_SAMPLE_IP, 8 },
+	[RECORD_F_TID] = { PERF_SAMPLE_TID, 8 },
+	[RECORD_F_TIME] = { PERF_SAMPLE_TIME, 8 },
+	[RECORD_F_ADDR] = { PERF_SAMPLE_ADDR, 8 },
+	[RECORD_F_ID] = { PERF_SAMPLE_ID, 8 },
+	[RECORD_F_STREAM_ID] = { PERF_SAMPLE_STREAM_ID, 8 },
+	[RECORD_F_CPU] = { PERF_SAMPLE_CPU, 8 },
+	[RECORD_F_PERIOD] = { PERF_SAMPLE_PERIOD, 8 },
+	[RECORD_F_READ] = { PERF_SAMPLE_READ, 0 },
+	[RECORD_F_CALLCHAIN] = { PERF_SAMPLE_CALLCHAIN, 0 },
+	[RECORD_F_RAW] = { PERF_SAMPLE_RAW, 0 },
+	[RECORD_F_WEIGHT] = { PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
+			      8 },
+	[RECORD_F_DATA_SRC] = { PERF_SAMPLE_DATA_SRC, 8 },
+	[RECORD_F_TRANSACTION] = { PERF_SAMPLE_TRANSACTION, 8 },
+	[RECORD_F_PHYS_ADDR] = { PERF_SAMPLE_PHYS_ADDR, 8 },
+	[RECORD_F_CGROUP] = { PERF_SAMPLE_CGROUP, 8 },
+	[RECORD_F_DATA_PAGE_SIZE] = { PERF_SAMPLE_DATA_PAGE_SIZE, 8 },
+	[RECORD_F_CODE_PAGE_SIZE] = { PERF_SAMPLE_CODE_PAGE_SIZE, 8 },
+};
+
+/* Whether record_parse_sample can walk records of l at all. */
+static int
+record_walkable(const struct record_layout *l)
 {
 	const uint64_t st = l->sample_type;
-	struct record_cursor c;
-	uint64_t v = 0, id = 0;
-	int err = 0;
 
-	*out = (struct record_sample){ 0 };
 	if (st & (RECORD_SAMPLE_UNWALKABLE | ~RECORD_SAMPLE_KNOWN))
 		return -ENOTSUP;
 	if ((st & PERF_SAMPLE_READ) && (l->read_format & ~RECORD_READ_KNOWN))
@@ -184,92 +200,85 @@ record_parse_sample(const struct record_layout *l,
 	/* perf_event_open() refuses both; a record claiming both is junk. */
 	if ((st & PERF_SAMPLE_WEIGHT) && (st & PERF_SAMPLE_WEIGHT_STRUCT))
 		return -EINVAL;
+	return 0;
+}
+
+/* PERF_SAMPLE_READ's size without GROUP (with it, it has none fixed). */
+static unsigned
+record_read_size(uint64_t read_format)
+{
+	return 8 * (1 + !!(read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		    !!(read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) +
+		    !!(read_format & PERF_FORMAT_ID) +
+		    !!(read_format & PERF_FORMAT_LOST));
+}
+
+uint32_t
+record_fixed_layout(const struct record_layout *l, uint32_t raw_size,
+		    int32_t off[RECORD_F__N])
+{
+	const uint64_t st = l->sample_type;
+	uint64_t at = sizeof(struct perf_event_header);
+
+	if (record_walkable(l) < 0 || (st & PERF_SAMPLE_CALLCHAIN) ||
+	    ((st & PERF_SAMPLE_READ) && (l->read_format & PERF_FORMAT_GROUP)))
+		return 0;
+	for (int f = 0; f < RECORD_F__N; f++) {
+		off[f] = -1;
+		if (!(st & record_fields[f].bit))
+			continue;
+		off[f] = (int32_t)at;
+		if (f == RECORD_F_READ)
+			at += record_read_size(l->read_format);
+		else if (f == RECORD_F_RAW)
+			at += 4 + (uint64_t)raw_size;
+		else
+			at += record_fields[f].size;
+	}
+	return at > UINT16_MAX ? 0 : (uint32_t)at;
+}
+
+/*
+ * Walks the fields in record_fields order.  A variable-sized field's
+ * length depends on what it holds, so a failure stops the walk before the
+ * next one is sized.
+ */
+int
+record_parse_sample(const struct record_layout *l,
+		    const struct perf_event_header *hdr,
+		    struct record_sample *out)
+{
+	const uint64_t st = l->sample_type;
+	uint64_t v[RECORD_F__N] = { 0 };
+	struct record_cursor c;
+	int err;
+
+	*out = (struct record_sample){ 0 };
+	err = record_walkable(l);
+	if (err)
+		return err;
 	if (hdr->type != PERF_RECORD_SAMPLE || hdr->size < sizeof(*hdr))
 		return -EINVAL;
 	record_cursor_init(&c, hdr, sizeof(*hdr));
-
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		err |= record_take_u64(&c, &out->identifier);
-	if (st & PERF_SAMPLE_IP)
-		err |= record_take_u64(&c, &out->ip);
-	if (st & PERF_SAMPLE_TID)
-		err |= record_take_u32_pair(&c, &out->pid, &out->tid);
-	if (st & PERF_SAMPLE_TIME)
-		err |= record_take_u64(&c, &out->time);
-	if (st & PERF_SAMPLE_ADDR)
-		err |= record_take_u64(&c, &out->addr);
-	if (st & PERF_SAMPLE_ID)
-		err |= record_take_u64(&c, &id);
-	if (st & PERF_SAMPLE_STREAM_ID)
-		err |= record_take_u64(&c, &v);
-	if (st & PERF_SAMPLE_CPU) {
-		uint32_t res;
-
-		err |= record_take_u32_pair(&c, &out->cpu, &res);
+	for (int f = 0; f < RECORD_F__N && !err; f++) {
+		if (!(st & record_fields[f].bit))
+			continue;
+		if (f == RECORD_F_READ)
+			err = record_skip_read(&c, l->read_format);
+		else if (f == RECORD_F_CALLCHAIN)
+			err = record_skip_callchain(&c);
+		else if (f == RECORD_F_RAW)
+			err = record_take_raw(&c, &out->raw, &out->raw_size);
+		else
+			err = record_take_u64(&c, &v[f]);
 	}
-	if (st & PERF_SAMPLE_PERIOD)
-		err |= record_take_u64(&c, &out->period);
-	if (err)
-		goto out_err;
-
-	/*
-	 * Variable-sized fields: each one's length depends on what it holds,
-	 * so a failure must stop the walk before the next one is sized.
-	 */
-	if (st & PERF_SAMPLE_READ) {
-		err = record_skip_read(&c, l->read_format);
-		if (err)
-			goto out_err;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		err = record_skip_callchain(&c);
-		if (err)
-			goto out_err;
-	}
-	if (st & PERF_SAMPLE_RAW) {
-		err = record_take_raw(&c, &out->raw, &out->raw_size);
-		if (err)
-			goto out_err;
-	}
-
-	if (st & PERF_SAMPLE_WEIGHT) {
-		err |= record_take_u64(&c, &out->weight);
-	} else if (st & PERF_SAMPLE_WEIGHT_STRUCT) {
-		/*
-		 * union perf_sample_weight: var1_dw is the low 32 bits and
-		 * var2_w the next 16 of the u64 on either byte order.
-		 */
-		err |= record_take_u64(&c, &v);
-		out->weight = v & UINT32_MAX;
-		out->weight_var2 = (v >> 32) & UINT16_MAX;
-	}
-	if (st & PERF_SAMPLE_DATA_SRC)
-		err |= record_take_u64(&c, &out->data_src);
-	if (st & PERF_SAMPLE_TRANSACTION)
-		err |= record_take_u64(&c, &v);
-	if (st & PERF_SAMPLE_PHYS_ADDR)
-		err |= record_take_u64(&c, &out->phys_addr);
-	if (st & PERF_SAMPLE_CGROUP)
-		err |= record_take_u64(&c, &v);
-	if (st & PERF_SAMPLE_DATA_PAGE_SIZE)
-		err |= record_take_u64(&c, &out->data_page_size);
-	if (st & PERF_SAMPLE_CODE_PAGE_SIZE)
-		err |= record_take_u64(&c, &v);
-	if (err)
-		goto out_err;
-
 	/* Bytes left over mean the attr and this layout disagree. */
-	if (record_left(&c) != 0)
-		goto out_err;
-
-	if (!(st & PERF_SAMPLE_IDENTIFIER))
-		out->identifier = id;
-	out->present = st;
+	if (err || record_left(&c) != 0) {
+		*out = (struct record_sample){ 0 };
+		return -EINVAL;
+	}
+	record_sample_fill(v, st, out);
 	return 0;
-
-out_err:
-	*out = (struct record_sample){ 0 };
-	return -EINVAL;
 }
 
 /*

@@ -49,6 +49,82 @@ struct record_id {
 };
 
 /*
+ * A SAMPLE body's fields in the order perf_output_sample() writes them
+ * (record.c lists them with the sample_type bit that puts each in).  One
+ * list drives record_parse_sample, the fixed layouts of the live fast
+ * path (collector/live/ingest.c) and of replay (collector/replay/).
+ */
+enum record_field {
+	RECORD_F_IDENTIFIER,
+	RECORD_F_IP,
+	RECORD_F_TID,		/* u32 pid, u32 tid */
+	RECORD_F_TIME,
+	RECORD_F_ADDR,
+	RECORD_F_ID,
+	RECORD_F_STREAM_ID,
+	RECORD_F_CPU,		/* u32 cpu, u32 reserved */
+	RECORD_F_PERIOD,
+	RECORD_F_READ,		/* size from read_format */
+	RECORD_F_CALLCHAIN,	/* u64 nr; u64 ips[nr] */
+	RECORD_F_RAW,		/* u32 size; size bytes */
+	RECORD_F_WEIGHT,	/* WEIGHT or WEIGHT_STRUCT */
+	RECORD_F_DATA_SRC,
+	RECORD_F_TRANSACTION,
+	RECORD_F_PHYS_ADDR,
+	RECORD_F_CGROUP,
+	RECORD_F_DATA_PAGE_SIZE,
+	RECORD_F_CODE_PAGE_SIZE,
+	RECORD_F__N
+};
+
+/*
+ * Where each field of a SAMPLE record laid out for l sits when its RAW
+ * payload (if any) is raw_size bytes: off[f] bytes from the record's
+ * start, -1 when absent (RAW's offset is that of its u32 size).  Returns
+ * the record's size, or 0 when the layout has no fixed offsets: a
+ * CALLCHAIN, a READ group, a field record_parse_sample refuses, WEIGHT
+ * with WEIGHT_STRUCT, or more than 65535 bytes.
+ */
+uint32_t record_fixed_layout(const struct record_layout *l, uint32_t raw_size,
+			     int32_t off[RECORD_F__N]);
+
+/*
+ * Fills out from the u64 each field of sample_type st holds (v[f], 0 for
+ * absent ones), as record_parse_sample does: pid and tid, cpu, the
+ * identifier (IDENTIFIER, else ID), the WEIGHT_STRUCT halves.  raw and
+ * raw_size are left as they are.  Inline: replay calls it per sample.
+ */
+static inline void
+record_sample_fill(const uint64_t v[RECORD_F__N], uint64_t st,
+		   struct record_sample *out)
+{
+	/* {pid, tid} and {cpu, res}: the first u32 is the low half of the
+	 * u64 in host (little-endian) order, as the kernel writes it. */
+	out->identifier = (st & PERF_SAMPLE_IDENTIFIER) ?
+			  v[RECORD_F_IDENTIFIER] : v[RECORD_F_ID];
+	out->ip = v[RECORD_F_IP];
+	out->pid = (uint32_t)v[RECORD_F_TID];
+	out->tid = (uint32_t)(v[RECORD_F_TID] >> 32);
+	out->time = v[RECORD_F_TIME];
+	out->addr = v[RECORD_F_ADDR];
+	out->cpu = (uint32_t)v[RECORD_F_CPU];
+	out->period = v[RECORD_F_PERIOD];
+	/* union perf_sample_weight: var1_dw is the low 32 bits and var2_w
+	 * the next 16 of the u64 on either byte order. */
+	if (st & PERF_SAMPLE_WEIGHT_STRUCT) {
+		out->weight = v[RECORD_F_WEIGHT] & UINT32_MAX;
+		out->weight_var2 = (v[RECORD_F_WEIGHT] >> 32) & UINT16_MAX;
+	} else {
+		out->weight = v[RECORD_F_WEIGHT];
+		out->weight_var2 = 0;
+	}
+	out->data_src = v[RECORD_F_DATA_SRC];
+	out->phys_addr = v[RECORD_F_PHYS_ADDR];
+	out->data_page_size = v[RECORD_F_DATA_PAGE_SIZE];
+	out->present = st;
+}
+
+/*
  * Decodes a PERF_RECORD_SAMPLE of `size` bytes (header included) laid out
  * for `l`.  0, or -EINVAL when the record is shorter than its fields or has
  * bytes left over (attr and parser drifted), or -ENOTSUP for sample_type

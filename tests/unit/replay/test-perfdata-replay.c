@@ -78,10 +78,14 @@ test_fixed_layout(void)
 		for (size_t i = 0; i < n_fixable; i++)
 			if (fx_rand() % 3 == 0)
 				st |= fixable[i];
-		/* One in 8: a field of variable size (no fixed layout). */
-		if (how == 7)
+		/* One in 8: a field of variable size (no fixed layout): a
+		 * call chain, or a READ of a group. */
+		if (how == 7) {
 			st |= fx_rand() & 1 ? PERF_SAMPLE_CALLCHAIN :
 			      PERF_SAMPLE_READ;
+			if (st & PERF_SAMPLE_READ)
+				l.read_format = PERF_FORMAT_GROUP;
+		}
 		l.sample_type = st;
 		replay_fixed_build(&fx, &l);
 		if (fx.size)
