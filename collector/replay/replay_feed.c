@@ -19,48 +19,23 @@
 #include "pagetab.h"
 #include "replay_int.h"
 
-static size_t
-replay_slot(int32_t id, size_t n)
+/* Task ids as index keys: never 0, so pid 0 (the idle task of a
+ * system-wide capture) has one too. */
+static uint64_t
+replay_task_key(int32_t id)
 {
-	return (size_t)(((uint32_t)id * 2654435761u) >> 7) & (n - 1);
-}
-
-static int
-replay_tasks_rehash(struct replay_tasks *t)
-{
-	size_t n = t->n_slots ? 2 * t->n_slots : 64;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t s = replay_slot(t->v[i].id, n);
-
-		while (slots[s])
-			s = (s + 1) & (n - 1);
-		slots[s] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->n_slots = n;
-	return 0;
+	return (uint64_t)(uint32_t)id | UINT64_C(1) << 32;
 }
 
 /* The task for id, created when absent; NULL on ENOMEM. */
 static struct replay_task *
 replay_task(struct replay_tasks *t, int32_t id, bool *created)
 {
-	size_t s;
+	uint32_t i = u64idx_get(&t->index, replay_task_key(id));
 
 	*created = false;
-	if (t->n_slots) {
-		for (s = replay_slot(id, t->n_slots); t->slots[s];
-		     s = (s + 1) & (t->n_slots - 1))
-			if (t->v[t->slots[s] - 1].id == id)
-				return &t->v[t->slots[s] - 1];
-	}
-	if (2 * (t->n + 1) > t->n_slots && replay_tasks_rehash(t) < 0)
-		return NULL;
+	if (i != U64IDX_NONE)
+		return &t->v[i];
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 64;
 		struct replay_task *v = realloc(t->v, cap * sizeof(*v));
@@ -70,12 +45,10 @@ replay_task(struct replay_tasks *t, int32_t id, bool *created)
 		t->v = v;
 		t->cap = cap;
 	}
+	if (u64idx_add(&t->index, replay_task_key(id), (uint32_t)t->n) < 0)
+		return NULL;
 	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
 	t->v[t->n].id = id;
-	s = replay_slot(id, t->n_slots);
-	while (t->slots[s])
-		s = (s + 1) & (t->n_slots - 1);
-	t->slots[s] = (uint32_t)t->n + 1;
 	*created = true;
 	return &t->v[t->n++];
 }
@@ -84,7 +57,7 @@ void
 replay_tasks_fini(struct replay_tasks *t)
 {
 	free(t->v);
-	free(t->slots);
+	u64idx_fini(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -18,6 +18,7 @@
 #include "producer.h"
 #include "record.h"
 #include "replay.h"
+#include "u64idx.h"
 #include "source.h"
 
 #define REPLAY_MAX_EMPTY	100
@@ -77,8 +78,7 @@ struct replay_tasks {
 	struct replay_task *v;
 	size_t n;
 	size_t cap;
-	uint32_t *slots;	/* index + 1, 0 = empty */
-	size_t n_slots;
+	struct u64idx index;	/* id -> index into v */
 };
 
 struct replay {

@@ -145,68 +145,23 @@ perfdata_set_ids(struct perfdata_reader *r, struct perfdata_event *ev,
 	return 0;
 }
 
-static size_t
-perfdata_id_slot(uint64_t id, size_t cap)
-{
-	uint64_t h = id * UINT64_C(0x9e3779b97f4a7c15);
-
-	return (size_t)(h >> 17) & (cap - 1);
-}
-
-/* Inserts id -> idx (the first event naming an id keeps it). */
-static void
-perfdata_id_put(uint64_t *keys, uint32_t *vals, size_t cap, uint64_t id,
-		uint32_t idx)
-{
-	size_t s = perfdata_id_slot(id, cap);
-
-	while (keys[s] && keys[s] != id)
-		s = (s + 1) & (cap - 1);
-	if (!keys[s]) {
-		keys[s] = id;
-		vals[s] = idx;
-	}
-}
-
-/* Indexes the ids of events[first..n_events), doubling the table to
- * keep it at most half full. */
+/* Indexes the ids of events[first..n_events); the first event naming an
+ * id keeps it. */
 int
 perfdata_id_index(struct perfdata_reader *r, size_t first)
 {
-	size_t want = r->id_used, cap = r->id_cap ? r->id_cap : 16;
+	size_t want = 0;
 
 	for (size_t i = first; i < r->n_events; i++)
 		want += r->events[i].n_ids;
-	while (cap < 2 * want)
-		cap *= 2;
-	if (cap != r->id_cap) {
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		uint32_t *vals = calloc(cap, sizeof(*vals));
-
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -ENOMEM;
-		}
-		for (size_t s = 0; s < r->id_cap; s++)
-			if (r->id_keys[s])
-				perfdata_id_put(keys, vals, cap, r->id_keys[s],
-						r->id_vals[s]);
-		free(r->id_keys);
-		free(r->id_vals);
-		r->id_keys = keys;
-		r->id_vals = vals;
-		r->id_cap = cap;
-	}
-	for (size_t i = first; i < r->n_events; i++) {
-		for (size_t k = 0; k < r->events[i].n_ids; k++) {
-			if (r->events[i].ids[k] == 0)
-				continue;
-			perfdata_id_put(r->id_keys, r->id_vals, r->id_cap,
-					r->events[i].ids[k], (uint32_t)i);
-		}
-	}
-	r->id_used = want;
+	if (u64idx_reserve(&r->ids, want) < 0)
+		return -ENOMEM;
+	for (size_t i = first; i < r->n_events; i++)
+		for (size_t k = 0; k < r->events[i].n_ids; k++)
+			if (r->events[i].ids[k] != 0 &&
+			    u64idx_add(&r->ids, r->events[i].ids[k],
+				       (uint32_t)i) < 0)
+				return -ENOMEM;
 	return 0;
 }
 
@@ -252,18 +207,11 @@ perfdata_id_mode(struct perfdata_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* U64IDX_NONE is PERFDATA_NO_EVENT. */
 static uint32_t
 perfdata_id_lookup(const struct perfdata_reader *r, uint64_t id)
 {
-	size_t s;
-
-	if (id == 0 || r->id_cap == 0)
-		return PERFDATA_NO_EVENT;
-	for (s = perfdata_id_slot(id, r->id_cap); r->id_keys[s];
-	     s = (s + 1) & (r->id_cap - 1))
-		if (r->id_keys[s] == id)
-			return r->id_vals[s];
-	return PERFDATA_NO_EVENT;
+	return u64idx_get(&r->ids, id);
 }
 
 /* The event of a kernel record whose header is host order and whose body
@@ -380,7 +328,7 @@ perfdata_apply_names(struct perfdata_reader *r)
 	for (size_t i = 0; i < info->n_names; i++) {
 		uint32_t idx = PERFDATA_NO_EVENT;
 
-		if (info->names[i].has_id && r->id_cap)
+		if (info->names[i].has_id)
 			idx = perfdata_id_lookup(r, info->names[i].first_id);
 		if (idx == PERFDATA_NO_EVENT && info->n_names == r->n_events)
 			idx = (uint32_t)i;

@@ -386,8 +386,7 @@ perfdata_reader_free(struct perfdata_reader *r)
 	for (size_t i = 0; i < r->n_events; i++)
 		free(r->events[i].ids);
 	free(r->events);
-	free(r->id_keys);
-	free(r->id_vals);
+	u64idx_fini(&r->ids);
 	perfdata_zstd_free(r->zstd);
 	perfdata_info_fini(&r->info);
 	if (r->map)

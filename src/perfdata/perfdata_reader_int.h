@@ -14,6 +14,7 @@
 
 #include "perfdata_read.h"
 #include "perfdata_zstd.h"
+#include "u64idx.h"
 
 /* Above any real attr (136 today); the cap keeps a hostile attr_size
  * from making every entry of the attrs section a huge copy. */
@@ -41,12 +42,8 @@ struct perfdata_reader {
 	enum perfdata_id_mode id_mode;
 	unsigned id_pos_sample;	/* u64 index into a SAMPLE body */
 	unsigned id_pos_other;	/* u64 index from the end of others */
-	/* id -> event index, open addressing, key 0 never stored (the
-	 * kernel's ids start at 1), at most half full. */
-	uint64_t *id_keys;
-	uint32_t *id_vals;
-	size_t id_cap;
-	size_t id_used;
+	/* id -> event index (the kernel's ids start at 1). */
+	struct u64idx ids;
 
 	uint64_t pos;		/* next record in the image */
 	uint64_t end;		/* end of the data section */

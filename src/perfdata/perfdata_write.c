@@ -105,69 +105,15 @@ perfdata_writer_add_event(struct perfdata_writer *w,
 	return (int)w->n_events++;
 }
 
-static size_t
-perfdata_w_slot(uint64_t id, size_t cap)
-{
-	return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 17) &
-	       (cap - 1);
-}
-
-static int
-perfdata_w_grow_ids(struct perfdata_writer *w)
-{
-	size_t cap = w->id_cap ? 2 * w->id_cap : 64;
-	uint64_t *keys = calloc(cap, sizeof(*keys));
-	uint8_t *vals = calloc(cap, sizeof(*vals));
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < w->id_cap; i++) {
-		size_t s;
-
-		if (!w->id_keys[i])
-			continue;
-		s = perfdata_w_slot(w->id_keys[i], cap);
-		while (keys[s])
-			s = (s + 1) & (cap - 1);
-		keys[s] = w->id_keys[i];
-		vals[s] = w->id_vals[i];
-	}
-	free(w->id_keys);
-	free(w->id_vals);
-	w->id_keys = keys;
-	w->id_vals = vals;
-	w->id_cap = cap;
-	return 0;
-}
-
-/* Event index of id, or -1. */
-static int
-perfdata_w_find_id(const struct perfdata_writer *w, uint64_t id)
-{
-	if (!w->id_cap || !id)
-		return -1;
-	for (size_t s = perfdata_w_slot(id, w->id_cap); w->id_keys[s];
-	     s = (s + 1) & (w->id_cap - 1))
-		if (w->id_keys[s] == id)
-			return w->id_vals[s];
-	return -1;
-}
-
 int
 perfdata_writer_add_id(struct perfdata_writer *w, size_t idx, uint64_t id)
 {
 	struct perfdata_wevent *ev;
-	size_t s;
 
 	if (idx >= w->n_events || id == 0)
 		return -EINVAL;
-	if (perfdata_w_find_id(w, id) >= 0)
+	if (u64idx_get(&w->ids, id) != U64IDX_NONE)
 		return 0;
-	if (2 * (w->id_used + 1) > w->id_cap && perfdata_w_grow_ids(w) < 0)
-		return -ENOMEM;
 	ev = &w->events[idx];
 	if (ev->n_ids == ev->cap_ids) {
 		size_t cap = ev->cap_ids ? 2 * ev->cap_ids : 8;
@@ -178,13 +124,9 @@ perfdata_writer_add_id(struct perfdata_writer *w, size_t idx, uint64_t id)
 		ev->ids = ids;
 		ev->cap_ids = cap;
 	}
+	if (u64idx_add(&w->ids, id, (uint32_t)idx) < 0)
+		return -ENOMEM;
 	ev->ids[ev->n_ids++] = id;
-	s = perfdata_w_slot(id, w->id_cap);
-	while (w->id_keys[s])
-		s = (s + 1) & (w->id_cap - 1);
-	w->id_keys[s] = id;
-	w->id_vals[s] = (uint8_t)idx;
-	w->id_used++;
 	return 0;
 }
 
@@ -281,14 +223,14 @@ perfdata_w_layout(const struct perfdata_writer *w,
 		  const struct perf_event_header *hdr)
 {
 	uint64_t id;
-	int idx;
+	uint32_t idx;
 
 	if (w->n_events == 1)
 		return &w->events[0].layout;
 	if (record_identifier(hdr, &id) < 0)
 		return NULL;
-	idx = perfdata_w_find_id(w, id);
-	return idx < 0 ? NULL : &w->events[idx].layout;
+	idx = u64idx_get(&w->ids, id);
+	return idx == U64IDX_NONE ? NULL : &w->events[idx].layout;
 }
 
 int
@@ -375,8 +317,7 @@ perfdata_writer_free(struct perfdata_writer *w)
 	}
 	for (size_t i = 0; i < w->n_events; i++)
 		free(w->events[i].ids);
-	free(w->id_keys);
-	free(w->id_vals);
+	u64idx_fini(&w->ids);
 	free(w->block_node);
 	free(w->pmus);
 	free(w->buf);

@@ -14,6 +14,7 @@
 #include "perfdata_format.h"
 #include "perfdata_write.h"
 #include "record.h"
+#include "u64idx.h"
 
 #define PERFDATA_WBUF		(1u << 20)
 #define PERFDATA_MAX_WEVENTS	64
@@ -39,10 +40,7 @@ struct perfdata_writer {
 	size_t n_events;
 	/* Every listed id, for repeats and for the swap's layout lookup:
 	 * open addressing, key 0 = empty, value = event index. */
-	uint64_t *id_keys;
-	uint8_t *id_vals;
-	size_t id_cap;
-	size_t id_used;
+	struct u64idx ids;
 
 	uint64_t block_size;
 	int16_t *block_node;
