@@ -438,6 +438,60 @@ collector_ms_until(double now, double when)
 	return (int)ms + 1;
 }
 
+/* Drains the channels epoll reported; true when the command queue is
+ * among them. */
+static bool
+collector_on_events(struct collector *c, const struct epoll_event *evs,
+		    int n)
+{
+	bool cmds_ready = false;
+
+	for (int i = 0; i < n; i++) {
+		struct channel *ch;
+
+		if (evs[i].data.ptr == &c->cmd_tag) {
+			cmds_ready = true;
+			continue;
+		}
+		ch = evs[i].data.ptr;
+		/* POLLHUP comes without POLLIN even with data pending:
+		 * always drain. */
+		collector_drain(c, ch);
+		if (evs[i].events & (EPOLLHUP | EPOLLERR))
+			channel_mark_exited(ch);
+	}
+	return cmds_ready;
+}
+
+/* Rings whose FORK records wake nobody (no task ring): drained each poll
+ * period, so a new thread's channel opens within COLLECTOR_POLL_MS however
+ * quiet its siblings are. */
+static void
+collector_sweep(struct collector *c)
+{
+	for (size_t i = 0; i < chanset_count(c->cs); i++) {
+		struct channel *ch = chanset_at(c->cs, i);
+
+		if (channel_tasks_in_ring(ch))
+			collector_drain(c, ch);
+	}
+}
+
+/* Closes the channels whose thread exited, after a last drain. */
+static void
+collector_close_exited(struct collector *c)
+{
+	for (size_t i = chanset_count(c->cs); i-- > 0;) {
+		struct channel *ch = chanset_at(c->cs, i);
+
+		if (channel_exited(ch)) {
+			collector_drain(c, ch);
+			collector_sync_lost(c, ch);
+			chanset_remove(c->cs, ch);
+		}
+	}
+}
+
 static int
 collector_run(struct producer *p)
 {
@@ -472,21 +526,7 @@ collector_run(struct producer *p)
 			c->prod.quit = true;
 			n = 0;
 		}
-		cmds_ready = false;
-		for (int i = 0; i < n; i++) {
-			struct channel *ch;
-
-			if (evs[i].data.ptr == &c->cmd_tag) {
-				cmds_ready = true;
-				continue;
-			}
-			ch = evs[i].data.ptr;
-			/* POLLHUP comes without POLLIN even with data
-			 * pending: always drain. */
-			collector_drain(c, ch);
-			if (evs[i].events & (EPOLLHUP | EPOLLERR))
-				channel_mark_exited(ch);
-		}
+		cmds_ready = collector_on_events(c, evs, n);
 		/* Only after every event: a command (reset, a period change
 		 * leaving inherit mode) may close channels that later events
 		 * of the same batch point to. */
@@ -494,16 +534,8 @@ collector_run(struct producer *p)
 			producer_commands(&c->prod);
 		now = base_now_s();
 		frame_due = now >= next_frame;
-		/* Rings whose FORK records wake nobody (no task ring): sweep
-		 * them each poll period, so a new thread's channel opens
-		 * within COLLECTOR_POLL_MS however quiet its siblings are. */
 		if (now >= next_sweep) {
-			for (size_t i = 0; i < chanset_count(c->cs); i++) {
-				struct channel *ch = chanset_at(c->cs, i);
-
-				if (channel_tasks_in_ring(ch))
-					collector_drain(c, ch);
-			}
+			collector_sweep(c);
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
 		}
 		/* A frame's wakeup takes along a rescan that would come due
@@ -528,16 +560,7 @@ collector_run(struct producer *p)
 			if (next_frame < now)
 				next_frame = now + c->cfg.interval_s;
 		} else {
-			/* Closes channels whose thread exited. */
-			for (size_t i = chanset_count(c->cs); i-- > 0;) {
-				struct channel *ch = chanset_at(c->cs, i);
-
-				if (channel_exited(ch)) {
-					collector_drain(c, ch);
-					collector_sync_lost(c, ch);
-					chanset_remove(c->cs, ch);
-				}
-			}
+			collector_close_exited(c);
 			/* The last thread gone: is the target too? */
 			if (chanset_count(c->cs) == 0)
 				c->next_rescan = now;

@@ -162,7 +162,8 @@ cli_missing_arg(const char *elem, char *err, size_t errlen)
 	return cli_error(err, errlen, "-%c: missing argument", optopt);
 }
 
-/* Applies one option returned by getopt_long. */
+/* Applies one option returned by getopt_long.  Long because it is the one
+ * switch over the option table, a case or two of lines per option. */
 static int
 cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 	  char *err, size_t errlen)

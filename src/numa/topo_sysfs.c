@@ -160,6 +160,91 @@ topo_dirent_node(const char *name)
 	return node;
 }
 
+/* The node directories of a sysfs tree: each node's number and cpulist
+ * text, and the CPU count the lists and cpu/possible call for. */
+struct topo_scan {
+	char **cpulists;
+	int *ids;
+	int n, cap;
+	int n_cpus;
+};
+
+static void
+topo_scan_fini(struct topo_scan *sc)
+{
+	for (int i = 0; i < sc->n; i++)
+		free(sc->cpulists[i]);
+	free(sc->cpulists);
+	free(sc->ids);
+}
+
+/* Appends node with its cpulist text.  0 or -ENOMEM. */
+static int
+topo_scan_add(struct topo_scan *sc, int node, const char *cpulist)
+{
+	if (sc->n == sc->cap) {
+		int ncap = sc->cap ? 2 * sc->cap : 8;
+		void *nl;
+
+		nl = realloc(sc->cpulists, (size_t)ncap * sizeof(char *));
+		if (!nl)
+			return -ENOMEM;
+		sc->cpulists = nl;
+		nl = realloc(sc->ids, (size_t)ncap * sizeof(*sc->ids));
+		if (!nl)
+			return -ENOMEM;
+		sc->ids = nl;
+		sc->cap = ncap;
+	}
+	sc->cpulists[sc->n] = strdup(cpulist);
+	if (!sc->cpulists[sc->n])
+		return -ENOMEM;
+	sc->ids[sc->n++] = node;
+	return 0;
+}
+
+/* The first pass over the tree below root; buf holds TOPO_LIST_BUF
+ * bytes.  0 or -ENOMEM. */
+static int
+topo_scan(const char *root, char *buf, struct topo_scan *sc)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int end, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/possible",
+		 root);
+	if (topo_read_file(path, buf, TOPO_LIST_BUF) == 0) {
+		end = topo_parse_cpulist(buf, 0, NULL, 0);
+		if (end > 0)
+			sc->n_cpus = end;
+	}
+	snprintf(path, sizeof(path), "%s/sys/devices/system/node", root);
+	dir = opendir(path);
+	while (dir && ret == 0 && (de = readdir(dir))) {
+		int node = topo_dirent_node(de->d_name);
+
+		if (node < 0)
+			continue;
+		snprintf(path, sizeof(path),
+			 "%s/sys/devices/system/node/node%d/cpulist", root,
+			 node);
+		if (topo_read_file(path, buf, TOPO_LIST_BUF) < 0 ||
+		    topo_parse_cpulist(buf, node, NULL, 0) < 0)
+			buf[0] = '\0';
+		end = topo_parse_cpulist(buf, node, NULL, 0);
+		if (end > sc->n_cpus)
+			sc->n_cpus = end;
+		ret = topo_scan_add(sc, node, buf);
+	}
+	if (dir)
+		closedir(dir);
+	if (sc->n_cpus == 0)
+		sc->n_cpus = get_nprocs_conf();
+	return ret;
+}
+
 /*
  * Sysfs tree below root.  A node is listed when it has CPUs or memory;
  * an unreadable or malformed cpulist counts as no CPUs.  Without any node
@@ -171,80 +256,32 @@ topo_dirent_node(const char *name)
 struct topo *
 topo_new_sysfs(const char *root)
 {
-	char path[PATH_MAX];
-	char *buf = NULL, **cpulists = NULL;
-	int *ids = NULL, *mem_nodes = NULL;
-	int n_ids = 0, n_mem = 0, cap = 0, n_cpus = 0, end;
+	struct topo_scan sc = { 0 };
+	char *buf = malloc(TOPO_LIST_BUF);
+	int *mem_nodes = NULL;
 	struct topo *t = NULL;
-	struct dirent *de;
-	DIR *dir = NULL;
+	int n_mem = 0;
 
-	buf = malloc(TOPO_LIST_BUF);
-	if (!buf)
+	if (!buf || topo_scan(root, buf, &sc) < 0)
 		goto out;
-	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/possible",
-		 root);
-	if (topo_read_file(path, buf, TOPO_LIST_BUF) == 0) {
-		end = topo_parse_cpulist(buf, 0, NULL, 0);
-		if (end > 0)
-			n_cpus = end;
-	}
-
-	snprintf(path, sizeof(path), "%s/sys/devices/system/node", root);
-	dir = opendir(path);
-	while (dir && (de = readdir(dir))) {
-		int node = topo_dirent_node(de->d_name);
-
-		if (node < 0)
-			continue;
-		if (n_ids == cap) {
-			int ncap = cap ? 2 * cap : 8;
-			void *nl;
-
-			nl = realloc(cpulists, (size_t)ncap * sizeof(char *));
-			if (!nl)
-				goto out_free;
-			cpulists = nl;
-			nl = realloc(ids, (size_t)ncap * sizeof(*ids));
-			if (!nl)
-				goto out_free;
-			ids = nl;
-			cap = ncap;
-		}
-		snprintf(path, sizeof(path),
-			 "%s/sys/devices/system/node/node%d/cpulist", root,
-			 node);
-		if (topo_read_file(path, buf, TOPO_LIST_BUF) < 0 ||
-		    topo_parse_cpulist(buf, node, NULL, 0) < 0)
-			buf[0] = '\0';
-		end = topo_parse_cpulist(buf, node, NULL, 0);
-		if (end > n_cpus)
-			n_cpus = end;
-		cpulists[n_ids] = strdup(buf);
-		if (!cpulists[n_ids])
-			goto out_free;
-		ids[n_ids++] = node;
-	}
-	if (n_cpus == 0)
-		n_cpus = get_nprocs_conf();
-
-	t = topo_alloc(TOPO_SYSFS, n_cpus);
-	mem_nodes = malloc(((size_t)n_ids + 1) * sizeof(int));
+	t = topo_alloc(TOPO_SYSFS, sc.n_cpus);
+	mem_nodes = malloc(((size_t)sc.n + 1) * sizeof(int));
 	if (!t || !mem_nodes)
 		goto out_free;
 	t->sysfs_root = strdup(root);
 	if (!t->sysfs_root)
 		goto out_free;
-	for (int i = 0; i < n_ids; i++) {
+	for (int i = 0; i < sc.n; i++) {
 		uint64_t total_kb, free_kb;
 
-		topo_parse_cpulist(cpulists[i], ids[i], t->cpu_node, n_cpus);
-		if (topo_read_meminfo(root, ids[i], &total_kb, &free_kb) == 0 &&
-		    total_kb > 0)
-			mem_nodes[n_mem++] = ids[i];
+		topo_parse_cpulist(sc.cpulists[i], sc.ids[i], t->cpu_node,
+				   sc.n_cpus);
+		if (topo_read_meminfo(root, sc.ids[i], &total_kb,
+				      &free_kb) == 0 && total_kb > 0)
+			mem_nodes[n_mem++] = sc.ids[i];
 	}
-	if (n_ids == 0)
-		for (int cpu = 0; cpu < n_cpus; cpu++)
+	if (sc.n == 0)
+		for (int cpu = 0; cpu < sc.n_cpus; cpu++)
 			t->cpu_node[cpu] = 0;
 	if (topo_finish(t, mem_nodes, n_mem) < 0)
 		goto out_free;
@@ -254,13 +291,8 @@ out_free:
 	topo_free(t);
 	t = NULL;
 out:
-	if (dir)
-		closedir(dir);
-	for (int i = 0; i < n_ids; i++)
-		free(cpulists[i]);
-	free(cpulists);
+	topo_scan_fini(&sc);
 	free(mem_nodes);
-	free(ids);
 	free(buf);
 	return t;
 }

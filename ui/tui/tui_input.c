@@ -341,6 +341,8 @@ tui_input_migrate(struct tui *t, enum keys_action action)
 			 "migration requested: results in the next frame");
 }
 
+/* One key: the command keys.c binds it to, applied.  Long because it is
+ * the one switch over every key command, each case a line or two. */
 int
 tui_input_key(struct tui *t, int ch)
 {
