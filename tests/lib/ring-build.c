@@ -99,6 +99,20 @@ tring_publish(struct tring *t)
 	__atomic_store_n(&t->meta->data_head, t->head, __ATOMIC_RELEASE);
 }
 
+bool
+tring_room(const struct tring *t, size_t n)
+{
+	return t->head - t->meta->data_tail + n <= t->data_size;
+}
+
+void
+tring_append(struct tring *t, const void *rec, size_t n)
+{
+	tring_put(t, t->head, rec, n);
+	t->head += n;
+	tring_publish(t);
+}
+
 int
 seen_record(const struct perf_event_header *hdr, void *ctx)
 {

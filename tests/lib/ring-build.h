@@ -1,12 +1,14 @@
 /*
  * Synthetic perf rings for the ring_drain() tests (test-ring,
- * test-ring-wrap), laid out byte for byte as the kernel writes them: a
- * perf_event_mmap_page, then 2^n data pages holding records at
- * free-running u64 positions, published through data_head.
+ * test-ring-wrap) and ingest_drain()'s (test-ingest-drain), laid out byte
+ * for byte as the kernel writes them: a perf_event_mmap_page, then 2^n
+ * data pages holding records at free-running u64 positions, published
+ * through data_head.
  *
- * Every record written here carries its sequence number in the first four
- * body bytes and a pattern derived from it in the rest, so the callback
- * can tell a record delivered whole and in order from a torn or stale one.
+ * Every record tring_write() writes carries its sequence number in the
+ * first four body bytes and a pattern derived from it in the rest, so the
+ * callback can tell a record delivered whole and in order from a torn or
+ * stale one.
  */
 #ifndef MEMTOP_RING_BUILD_H
 #define MEMTOP_RING_BUILD_H
@@ -46,6 +48,10 @@ uint64_t tring_write(struct tring *t, uint32_t type, uint16_t size,
 uint64_t tring_write_header(struct tring *t, uint32_t type, uint16_t size,
 			    uint64_t advance);
 void tring_publish(struct tring *t);
+/* Whether n more bytes fit beside what the reader has not consumed. */
+bool tring_room(const struct tring *t, size_t n);
+/* Copies the n bytes of rec to the producer position and publishes. */
+void tring_append(struct tring *t, const void *rec, size_t n);
 
 /* What a ring_drain() callback saw: seen_record() fills it. */
 struct seen {
