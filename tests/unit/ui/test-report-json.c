@@ -3,8 +3,7 @@
  * man/memtop.1, JSON FIELDS (exact text for a small frame, key order,
  * escapes, nulls, non-finite numbers), every produced line run through a
  * strict JSON syntax checker (jsoncheck.c), and both writers' write
- * errors.  The text writer and batch_run() are in
- * test-report-batch.c.
+ * errors.  The text writer and batch_run() are in test-report-batch.c.
  */
 #include "config.h"
 
