@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "bench-ingest.h"
 #include "benchlib.h"
 #include "channel.h"
 #include "ingest.h"
@@ -57,16 +58,9 @@
 
 #define BENCH_STREAM		(16u << 20)
 #define BENCH_RING_PAGES	64	/* main.c's default ring */
-#define BENCH_PIDS		4
 #define BENCH_THREADS		4	/* per pid */
-#define BENCH_CPUS		8
 #define BENCH_IPS		512	/* code pool per process */
 #define BENCH_PAGE_SITES	6	/* most code sites of one page */
-/* Above any pid_max (at most 2^22): no process has them, so the naming
- * side table gives up on them at once instead of reading /proc. */
-#define BENCH_PID0		4000000
-#define BENCH_PAGE0		0x7f0000000ull
-#define BENCH_SEED		0x6d656d746f70ull
 #define BENCH_TIME0		1000000000000ull
 
 enum bench_layout {
@@ -132,20 +126,6 @@ struct bench_case {
 	struct benchlib_ring br;
 	const struct topo *topo;
 };
-
-struct bench_stream {
-	uint32_t *page;			/* page index per sample */
-	size_t len;
-	uint32_t *perm;			/* rank -> page index */
-	size_t pages;
-};
-
-static void
-bench_page_key(size_t p, int32_t *pid, uint64_t *page)
-{
-	*pid = BENCH_PID0 + 8 * (int32_t)(p % BENCH_PIDS);
-	*page = BENCH_PAGE0 + p / BENCH_PIDS;
-}
 
 static void
 bench_source(struct bench_case *bc)
@@ -343,32 +323,6 @@ bench_pass(struct bench_case *bc, const struct bench_stream *st,
 	return secs;
 }
 
-static int
-bench_stream_make(struct bench_stream *st, size_t pages, size_t len)
-{
-	struct benchlib_rng rng = { BENCH_SEED ^ pages };
-	struct benchlib_zipf z;
-
-	st->pages = pages;
-	st->len = len;
-	st->perm = benchlib_permutation(pages, &rng);
-	st->page = malloc(len * sizeof(*st->page));
-	if (!st->perm || !st->page)
-		return -1;
-	benchlib_zipf_init(&z, 0.99, pages);
-	for (size_t i = 0; i < len; i++)
-		st->page[i] = st->perm[benchlib_zipf_draw(&z, &rng)];
-	return 0;
-}
-
-static void
-bench_stream_free(struct bench_stream *st)
-{
-	free(st->perm);
-	free(st->page);
-	memset(st, 0, sizeof(*st));
-}
-
 /* Decode + aggregate of one layout at one size: from an empty table,
  * then again with every page of the stream held. */
 static int
@@ -408,117 +362,6 @@ bench_ingest(struct bench_case *bc, const struct bench_stream *st,
 	return rc;
 }
 
-struct bench_fill {
-	float *batch_us;		/* per aggr_flush */
-	size_t n_batches;
-	double avg_bytes;		/* page table bytes / page, averaged */
-	double worst_bytes;
-	double rss_per_page;
-	size_t count;
-	double secs;
-};
-
-/*
- * Inserts every page once (batches of AGGR_BATCH samples through
- * aggr_add/aggr_flush), timing each flush.  Page-table bytes per page
- * are sampled after every batch from 64 Ki pages on (half the pages for
- * smaller runs): below that the table's fixed part, about 0.4 MB,
- * dominates.
- */
-static int
-bench_fill(const struct topo *topo, const struct bench_stream *st,
-	   struct bench_fill *bf)
-{
-	struct aggr a;
-	uint64_t rss0, sum_n = 0;
-	double sum = 0, t_all;
-	size_t from = st->pages > 131072 ? 65536 : st->pages / 2;
-
-	bf->n_batches = (st->pages + AGGR_BATCH - 1) / AGGR_BATCH;
-	bf->worst_bytes = 0;
-	rss0 = benchlib_rss_bytes();
-	if (aggr_init(&a, topo, NULL, 12, 0) < 0)
-		return -1;
-	t_all = benchlib_now();
-	for (size_t b = 0; b < bf->n_batches; b++) {
-		size_t end = (b + 1) * AGGR_BATCH;
-		double t0, bytes;
-
-		if (end > st->pages)
-			end = st->pages;
-		t0 = benchlib_now();
-		for (size_t i = b * AGGR_BATCH; i < end; i++) {
-			struct sample s = { .kind = SAMPLE_LOAD, .period = 1,
-					    .cpu = (int32_t)(i % BENCH_CPUS),
-					    .ip = 0x400000 };
-			uint64_t page;
-
-			bench_page_key(st->perm[i], &s.pid, &page);
-			s.tid = s.pid;
-			s.addr = page << 12;
-			aggr_add(&a, &s);
-		}
-		aggr_flush(&a);
-		bf->batch_us[b] = (float)((benchlib_now() - t0) * 1e6);
-		if (end < from)
-			continue;
-		bytes = (double)pagetab_bytes(a.pages) /
-			(double)pagetab_count(a.pages);
-		sum += bytes;
-		sum_n++;
-		if (bytes > bf->worst_bytes)
-			bf->worst_bytes = bytes;
-	}
-	bf->secs = benchlib_now() - t_all;
-	bf->avg_bytes = sum_n ? sum / (double)sum_n : 0;
-	bf->count = pagetab_count(a.pages);
-	bf->rss_per_page = (double)(benchlib_rss_bytes() - rss0) /
-			   (double)(bf->count ? bf->count : 1);
-	aggr_fini(&a);
-	return bf->count == st->pages ? 0 : -1;
-}
-
-static int
-bench_memory(const struct topo *topo, const struct bench_stream *st,
-	     const char *label)
-{
-	struct bench_fill f1 = { 0 }, f2 = { 0 };
-	double worst = 0, raw = 0;
-	size_t worst_at = 0;
-	int rc = -1;
-
-	f1.batch_us = malloc((st->pages / AGGR_BATCH + 1) * sizeof(float));
-	f2.batch_us = malloc((st->pages / AGGR_BATCH + 1) * sizeof(float));
-	if (!f1.batch_us || !f2.batch_us)
-		goto out;
-	if (bench_fill(topo, st, &f1) < 0 || bench_fill(topo, st, &f2) < 0)
-		goto out;
-	for (size_t b = 0; b < f1.n_batches; b++) {
-		double us = f1.batch_us[b] < f2.batch_us[b] ?
-			    f1.batch_us[b] : f2.batch_us[b];
-
-		if (us > worst) {
-			worst = us;
-			worst_at = b;
-		}
-		if (f1.batch_us[b] > raw)
-			raw = f1.batch_us[b];
-	}
-	printf("  memory    %8zu pages, %s: page table %5.1f B/page average,"
-	       " %5.1f worst while growing (target <= 32, <= 48); process RSS"
-	       " +%.1f B/page\n", st->pages, label, f1.avg_bytes,
-	       f1.worst_bytes, f1.rss_per_page);
-	printf("  growth    %8zu pages, %s: slowest %d-sample batch %.2f ms "
-	       "(at page %zu; raw %.2f ms), target <= 10 ms; fill %.1f M "
-	       "pages/s\n", st->pages, label, AGGR_BATCH, worst / 1e3,
-	       worst_at * AGGR_BATCH, raw / 1e3, st->pages / f2.secs / 1e6);
-	rc = 0;
-out:
-	free(f1.batch_us);
-	free(f2.batch_us);
-	return rc;
-}
-
 static int
 bench_layout_parse(const char *s, int *out)
 {
@@ -534,6 +377,104 @@ bench_layout_parse(const char *s, int *out)
 	return -1;
 }
 
+/* The command line (see the top comment). */
+struct bench_opts {
+	size_t divisor, len, one_pages;
+	bool memory, no_sides;
+	int layout, ips;
+};
+
+/* Returns 0, or -1 after printing the usage. */
+static int
+bench_args(int argc, char **argv, struct bench_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			o->divisor = 100;
+		} else if (strcmp(argv[i], "--pages") == 0 && i + 1 < argc) {
+			o->one_pages = strtoull(argv[++i], NULL, 0);
+		} else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc) {
+			o->len = strtoull(argv[++i], NULL, 0);
+		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
+			   bench_layout_parse(argv[i + 1], &o->layout) == 0) {
+			i++;
+		} else if (strcmp(argv[i], "--ips") == 0 && i + 1 < argc &&
+			   (strcmp(argv[i + 1], "sites") == 0 ||
+			    strcmp(argv[i + 1], "uniform") == 0)) {
+			o->ips = strcmp(argv[++i], "uniform") == 0 ?
+				 BENCH_IPS_UNIFORM : BENCH_IPS_SITES;
+		} else if (strcmp(argv[i], "--no-memory") == 0) {
+			o->memory = false;
+		} else if (strcmp(argv[i], "--no-sides") == 0) {
+			o->no_sides = true;
+		} else {
+			fprintf(stderr, "usage: %s [--quick] [--pages N] "
+				"[--samples N] [--layout faults-tp|faults-sw|"
+				"pebs|all] [--ips sites|uniform] [--no-memory] "
+				"[--no-sides]\n",
+				argv[0]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+bench_print_header(const struct bench_opts *o)
+{
+	printf("memtop ingest benchmark%s\n", o->divisor > 1 ?
+	       " (--quick: sizes / 100; targets apply to the full run)" : "");
+	benchlib_print_machine();
+	printf("stream: %zu samples, Zipf(0.99), %d pids x %d threads, %d "
+	       "CPUs on 2 nodes, %d KiB ring, no move_pages\n", o->len,
+	       BENCH_PIDS, BENCH_THREADS, BENCH_CPUS, BENCH_RING_PAGES * 4);
+	if (o->ips == BENCH_IPS_UNIFORM)
+		printf("ips: uniform over %d a process, independent of the "
+		       "page (the side tables' worst case)\n", BENCH_IPS);
+	else
+		printf("ips: 1 to %d code sites a page from %d a process, "
+		       "weights 1, 1/2, 1/3, ... (--ips uniform: worst "
+		       "case)\n", BENCH_PAGE_SITES, BENCH_IPS);
+}
+
+/* Every layout (or --layout's) at one size, then memory and growth on
+ * one node (topo1) and two. */
+static int
+bench_size(const struct bench_opts *o, const struct topo *topo,
+	   const struct topo *topo1, size_t pages, double target)
+{
+	struct bench_stream st = { 0 };
+	int rc = 0;
+
+	if (bench_stream_make(&st, pages, o->len) < 0) {
+		perror("bench-ingest");
+		bench_stream_free(&st);
+		return 1;
+	}
+	printf("\n== %zu distinct pages ==\n", pages);
+	for (int l = 0; l < BENCH_N_LAYOUTS && rc == 0; l++) {
+		struct bench_case bc = { .layout = l, .topo = topo,
+					 .ips = o->ips,
+					 .no_sides = o->no_sides };
+
+		if (o->layout >= 0 && l != o->layout)
+			continue;
+		bench_source(&bc);
+		if (benchlib_ring_init(&bc.br, BENCH_RING_PAGES) < 0 ||
+		    bench_ingest(&bc, &st, target) < 0)
+			rc = 1;
+		benchlib_ring_fini(&bc.br);
+	}
+	if (rc == 0 && o->memory &&
+	    (bench_memory(topo1, &st, "1 node") < 0 ||
+	     bench_memory(topo, &st, "2 nodes") < 0)) {
+		fprintf(stderr, "bench-ingest: fill failed\n");
+		rc = 1;
+	}
+	bench_stream_free(&st);
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -542,94 +483,30 @@ main(int argc, char **argv)
 	struct { size_t pages; double target; } sizes[] = {
 		{ 64u << 10, 50 }, { 1u << 20, 20 }, { 10u << 20, 10 },
 	};
-	size_t n_sizes = 3, divisor = 1, len = BENCH_STREAM, one_pages = 0;
-	bool memory = true, no_sides = false;
-	int layout = -1, ips = BENCH_IPS_SITES, rc = 0;
+	struct bench_opts o = { .divisor = 1, .len = BENCH_STREAM,
+				.memory = true, .layout = -1,
+				.ips = BENCH_IPS_SITES };
+	size_t n_sizes = 3;
 	struct topo *topo, *topo1;
+	int rc = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			divisor = 100;
-		} else if (strcmp(argv[i], "--pages") == 0 && i + 1 < argc) {
-			one_pages = strtoull(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc) {
-			len = strtoull(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc &&
-			   bench_layout_parse(argv[i + 1], &layout) == 0) {
-			i++;
-		} else if (strcmp(argv[i], "--ips") == 0 && i + 1 < argc &&
-			   (strcmp(argv[i + 1], "sites") == 0 ||
-			    strcmp(argv[i + 1], "uniform") == 0)) {
-			ips = strcmp(argv[++i], "uniform") == 0 ?
-				      BENCH_IPS_UNIFORM : BENCH_IPS_SITES;
-		} else if (strcmp(argv[i], "--no-memory") == 0) {
-			memory = false;
-		} else if (strcmp(argv[i], "--no-sides") == 0) {
-			no_sides = true;
-		} else {
-			fprintf(stderr, "usage: %s [--quick] [--pages N] "
-				"[--samples N] [--layout faults-tp|faults-sw|"
-				"pebs|all] [--ips sites|uniform] [--no-memory] "
-				"[--no-sides]\n",
-				argv[0]);
-			return 2;
-		}
-	}
-	if (one_pages) {
-		sizes[0].pages = one_pages;
+	if (bench_args(argc, argv, &o) < 0)
+		return 2;
+	if (o.one_pages) {
+		sizes[0].pages = o.one_pages;
 		sizes[0].target = 0;
 		n_sizes = 1;
 	}
-	len /= divisor;
+	o.len /= o.divisor;
 	topo = topo_new_fake(BENCH_CPUS, cpu_node);
 	topo1 = topo_new_fake(BENCH_CPUS, cpu_node1);
-	if (!topo || !topo1 || len == 0)
+	if (!topo || !topo1 || o.len == 0)
 		return 1;
-	printf("memtop ingest benchmark%s\n", divisor > 1 ?
-	       " (--quick: sizes / 100; targets apply to the full run)" : "");
-	benchlib_print_machine();
+	bench_print_header(&o);
 	bench_sites_init();
-	printf("stream: %zu samples, Zipf(0.99), %d pids x %d threads, %d "
-	       "CPUs on 2 nodes, %d KiB ring, no move_pages\n", len,
-	       BENCH_PIDS, BENCH_THREADS, BENCH_CPUS, BENCH_RING_PAGES * 4);
-	if (ips == BENCH_IPS_UNIFORM)
-		printf("ips: uniform over %d a process, independent of the "
-		       "page (the side tables' worst case)\n", BENCH_IPS);
-	else
-		printf("ips: 1 to %d code sites a page from %d a process, "
-		       "weights 1, 1/2, 1/3, ... (--ips uniform: worst "
-		       "case)\n", BENCH_PAGE_SITES, BENCH_IPS);
-	for (size_t k = 0; k < n_sizes && rc == 0; k++) {
-		struct bench_stream st = { 0 };
-		size_t pages = sizes[k].pages / divisor;
-
-		if (bench_stream_make(&st, pages, len) < 0) {
-			perror("bench-ingest");
-			rc = 1;
-			break;
-		}
-		printf("\n== %zu distinct pages ==\n", pages);
-		for (int l = 0; l < BENCH_N_LAYOUTS && rc == 0; l++) {
-			struct bench_case bc = { .layout = l, .topo = topo,
-						 .ips = ips,
-						 .no_sides = no_sides };
-
-			if (layout >= 0 && l != layout)
-				continue;
-			bench_source(&bc);
-			if (benchlib_ring_init(&bc.br, BENCH_RING_PAGES) < 0 ||
-			    bench_ingest(&bc, &st, sizes[k].target) < 0)
-				rc = 1;
-			benchlib_ring_fini(&bc.br);
-		}
-		if (rc == 0 && memory &&
-		    (bench_memory(topo1, &st, "1 node") < 0 ||
-		     bench_memory(topo, &st, "2 nodes") < 0)) {
-			fprintf(stderr, "bench-ingest: fill failed\n");
-			rc = 1;
-		}
-		bench_stream_free(&st);
-	}
+	for (size_t k = 0; k < n_sizes && rc == 0; k++)
+		rc = bench_size(&o, topo, topo1, sizes[k].pages / o.divisor,
+				sizes[k].target);
 	topo_free(topo);
 	topo_free(topo1);
 	return rc;

@@ -290,6 +290,29 @@ bench_topk_ms(const struct pagetab *t, enum sort_key key,
 	return best;
 }
 
+/* The stream into an empty table, growth included; -1 if there is no
+ * table.  Failed lookups are added to *failed. */
+static int
+bench_stream_empty(const struct bench_sample *stream, size_t stream_len,
+		   size_t *failed)
+{
+	struct pagetab *t = pagetab_new(BENCH_PAGE_SHIFT, 0);
+	double t0, secs;
+	size_t touched;
+
+	if (!t)
+		return -1;
+	t0 = benchlib_now();
+	*failed += bench_run_stream(t, stream, stream_len);
+	secs = benchlib_now() - t0;
+	touched = pagetab_count(t);
+	pagetab_free(t);
+	printf("  stream into empty table  %8.1f M samples/s"
+	       "  (%zu pages touched, growth included)\n",
+	       stream_len / secs / 1e6, touched);
+	return 0;
+}
+
 static int
 bench_size(const struct bench_size *sz, size_t stream_len,
 	   struct bench_sample *stream, struct page_info *topk_out)
@@ -300,7 +323,7 @@ bench_size(const struct bench_size *sz, size_t stream_len,
 	float *us1 = NULL, *us2 = NULL;
 	struct bench_stalls st;
 	double t0, secs, ms_samples, ms_total;
-	size_t touched, failed = 0, got;
+	size_t failed = 0, got;
 	int rc = -1;
 
 	perm = bench_permutation(sz->pages, &rng);
@@ -312,17 +335,8 @@ bench_size(const struct bench_size *sz, size_t stream_len,
 	printf("\n== %zu distinct pages (%d pids), stream of %zu samples ==\n",
 	       sz->pages, BENCH_PIDS, stream_len);
 
-	t = pagetab_new(BENCH_PAGE_SHIFT, 0);
-	if (!t)
+	if (bench_stream_empty(stream, stream_len, &failed) < 0)
 		goto out;
-	t0 = benchlib_now();
-	failed += bench_run_stream(t, stream, stream_len);
-	secs = benchlib_now() - t0;
-	touched = pagetab_count(t);
-	pagetab_free(t);
-	printf("  stream into empty table  %8.1f M samples/s"
-	       "  (%zu pages touched, growth included)\n",
-	       stream_len / secs / 1e6, touched);
 
 	t = pagetab_new(BENCH_PAGE_SHIFT, 0);
 	if (!t)

@@ -105,6 +105,43 @@ names_report_page(FILE *out, bool first, const char *what, uintptr_t page,
 	fputs("}", out);
 }
 
+/* The JSON report: the process, and each page touched with the region and
+ * symbol memtop must give it.  -1 if it cannot be written. */
+static int
+names_write_report(const char *report, const char *exe,
+		   const struct names_thread *t, uintptr_t lib_page,
+		   uintptr_t heap_page, const char *map, const char *path)
+{
+	char region[4300];
+	FILE *out;
+
+	out = fopen(report, "w");
+	if (!out) {
+		fprintf(stderr, "names-test: %s: %s\n", report,
+			strerror(errno));
+		return -1;
+	}
+	fprintf(out, "{\"exe\":\"%s\",\"pid\":%d,\"tid\":%d,\"pages\":[", exe,
+		(int)getpid(), (int)t->tid);
+	names_report_page(out, true, "exe-data",
+			  (uintptr_t)names_global_data + NAMES_PAGE, NULL,
+			  "names_global_data+0x1000");
+	names_report_page(out, false, "exe-bss",
+			  (uintptr_t)names_global_array + NAMES_PAGE, NULL,
+			  "names_global_array+0x1000");
+	names_report_page(out, false, "lib-data", lib_page, NULL,
+			  "names_lib_array+0x2000");
+	names_report_page(out, false, "heap", heap_page, "[heap]", NULL);
+	snprintf(region, sizeof(region), "[stack:%d]", (int)t->tid);
+	names_report_page(out, false, "stack", t->page, region, NULL);
+	snprintf(region, sizeof(region), "%s+0x%x", path, NAMES_FILE_OFF);
+	names_report_page(out, false, "file", (uintptr_t)map + NAMES_FILE_OFF,
+			  region, NULL);
+	fputs("]}\n", out);
+	fclose(out);
+	return 0;
+}
+
 static int
 names_usage(void)
 {
@@ -122,10 +159,9 @@ main(int argc, char **argv)
 				  PTHREAD_COND_INITIALIZER, 0, 0, 0 };
 	struct timespec ts;
 	pthread_t th;
-	char exe[4096], region[4300], *heap, *map;
+	char exe[4096], *heap, *map;
 	uintptr_t heap_page, lib_page;
 	ssize_t n;
-	FILE *out;
 	int fd;
 
 	for (int i = 1; i < argc; i++) {
@@ -176,30 +212,9 @@ main(int argc, char **argv)
 		pthread_cond_wait(&t.cond, &t.lock);
 	pthread_mutex_unlock(&t.lock);
 
-	out = fopen(report, "w");
-	if (!out) {
-		fprintf(stderr, "names-test: %s: %s\n", report,
-			strerror(errno));
+	if (names_write_report(report, exe, &t, lib_page, heap_page, map,
+			       path) < 0)
 		return 1;
-	}
-	fprintf(out, "{\"exe\":\"%s\",\"pid\":%d,\"tid\":%d,\"pages\":[", exe,
-		(int)getpid(), (int)t.tid);
-	names_report_page(out, true, "exe-data",
-			  (uintptr_t)names_global_data + NAMES_PAGE, NULL,
-			  "names_global_data+0x1000");
-	names_report_page(out, false, "exe-bss",
-			  (uintptr_t)names_global_array + NAMES_PAGE, NULL,
-			  "names_global_array+0x1000");
-	names_report_page(out, false, "lib-data", lib_page, NULL,
-			  "names_lib_array+0x2000");
-	names_report_page(out, false, "heap", heap_page, "[heap]", NULL);
-	snprintf(region, sizeof(region), "[stack:%d]", (int)t.tid);
-	names_report_page(out, false, "stack", t.page, region, NULL);
-	snprintf(region, sizeof(region), "%s+0x%x", path, NAMES_FILE_OFF);
-	names_report_page(out, false, "file", (uintptr_t)map + NAMES_FILE_OFF,
-			  region, NULL);
-	fputs("]}\n", out);
-	fclose(out);
 
 	ts.tv_sec = linger_ms / 1000;
 	ts.tv_nsec = (linger_ms % 1000) * 1000000L;

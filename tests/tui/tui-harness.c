@@ -455,6 +455,53 @@ harness_number(const char *s, unsigned long *out)
 	return *end == '\0' && errno == 0;
 }
 
+/* The command line into h, opt and the two file names; 0, or the usage's
+ * exit status. */
+static int
+harness_args(int argc, char **argv, struct harness *h, struct options *opt,
+	     const char **pid_file, const char **cmd_log)
+{
+	for (int i = 1; i < argc; i++) {
+		unsigned long v = 0;
+		const char *a = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--faults") == 0) {
+			h->faults = true;
+			continue;
+		}
+		if (strcmp(a, "--stall-cmds") == 0) {
+			h->stall_cmds = true;
+			continue;
+		}
+		if (strcmp(a, "--error") == 0 && val) {
+			h->error = val;
+		} else if (strcmp(a, "--cmd-log") == 0 && val) {
+			*cmd_log = val;
+		} else if (strcmp(a, "--pid-file") == 0 && val) {
+			*pid_file = val;
+		} else if (!harness_number(val, &v)) {
+			return harness_usage();
+		} else if (strcmp(a, "--frames") == 0) {
+			h->n_frames = (unsigned)v;
+		} else if (strcmp(a, "--cpus") == 0 && v > 0 && v <= 4096) {
+			h->n_cpus = (unsigned)v;
+		} else if (strcmp(a, "--interval-ms") == 0 && v > 0) {
+			h->interval_ms = (unsigned)v;
+		} else if (strcmp(a, "--period") == 0 && v > 0) {
+			h->period = v;
+		} else if (strcmp(a, "--burst") == 0) {
+			h->burst = (unsigned)v;
+		} else if (strcmp(a, "--iterations") == 0) {
+			opt->iterations = (long)v;
+		} else {
+			return harness_usage();
+		}
+		i++;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -471,44 +518,10 @@ main(int argc, char **argv)
 	sigset_t set;
 	int ret = 1;
 
-	for (int i = 1; i < argc; i++) {
-		unsigned long v = 0;
-		const char *a = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (strcmp(a, "--faults") == 0) {
-			h.faults = true;
-			continue;
-		}
-		if (strcmp(a, "--stall-cmds") == 0) {
-			h.stall_cmds = true;
-			continue;
-		}
-		if (strcmp(a, "--error") == 0 && val) {
-			h.error = val;
-		} else if (strcmp(a, "--cmd-log") == 0 && val) {
-			cmd_log = val;
-		} else if (strcmp(a, "--pid-file") == 0 && val) {
-			pid_file = val;
-		} else if (!harness_number(val, &v)) {
-			return harness_usage();
-		} else if (strcmp(a, "--frames") == 0) {
-			h.n_frames = (unsigned)v;
-		} else if (strcmp(a, "--cpus") == 0 && v > 0 && v <= 4096) {
-			h.n_cpus = (unsigned)v;
-		} else if (strcmp(a, "--interval-ms") == 0 && v > 0) {
-			h.interval_ms = (unsigned)v;
-		} else if (strcmp(a, "--period") == 0 && v > 0) {
-			h.period = v;
-		} else if (strcmp(a, "--burst") == 0) {
-			h.burst = (unsigned)v;
-		} else if (strcmp(a, "--iterations") == 0) {
-			opt.iterations = (long)v;
-		} else {
-			return harness_usage();
-		}
-		i++;
-	}
+	ret = harness_args(argc, argv, &h, &opt, &pid_file, &cmd_log);
+	if (ret != 0)
+		return ret;
+	ret = 1;
 	opt.delay = h.interval_ms / 1000.0;
 
 	if (pid_file) {

@@ -24,6 +24,9 @@
  * it (below 2^23). */
 #define GTEST_PID 0x7ffff0
 
+/* The pages of the scenario: A's 4 KiB pages fold into one 2 MiB page. */
+static const uint64_t A = 0x40200000, B = 0x40400000;
+
 static void
 gtest_add(struct aggr *a, uint64_t addr, uint64_t ip, uint8_t kind)
 {
@@ -73,24 +76,18 @@ gtest_names(void)
 	check_eq_str(granularity_name(13), "?");
 }
 
-int
-main(void)
+/* Interval 1 at 4 KiB: sites, line heat, the code view. */
+static void
+gtest_4k(struct aggr *a)
 {
-	static const int cpu_node[2] = { 0, 0 };
-	struct topo *topo = topo_new_fake(2, cpu_node);
-	const uint64_t A = 0x40200000, B = 0x40400000;
-	char why[256] = "";
-	struct aggr a;
 	struct frame *f;
 
-	gtest_names();
-	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
 	for (int i = 0; i < 3; i++)
-		gtest_add(&a, A + 0x10, 0x1111, SAMPLE_LOAD);
-	gtest_add(&a, A + 0x1000, 0x2222, SAMPLE_STORE);
-	gtest_add(&a, A + 0x1040, 0x2222, SAMPLE_STORE);
-	gtest_add(&a, B, 0, SAMPLE_OTHER);
-	f = gtest_build(&a, 1);
+		gtest_add(a, A + 0x10, 0x1111, SAMPLE_LOAD);
+	gtest_add(a, A + 0x1000, 0x2222, SAMPLE_STORE);
+	gtest_add(a, A + 0x1040, 0x2222, SAMPLE_STORE);
+	gtest_add(a, B, 0, SAMPLE_OTHER);
+	f = gtest_build(a, 1);
 	check_eq_u64(f->granularity, 4096);
 	check_eq_u64(f->n_pages, 3);
 	check_eq_u64(f->pages[0].addr, A);
@@ -111,14 +108,21 @@ main(void)
 	check(f->code_sites[0].function == NULL);
 	check_eq_str(f->code_sites[0].module, "[unknown]");
 	frame_free(f);
+}
 
-	/* Interval 2: one more sample on A's second page, then 2 MiB. */
-	gtest_add(&a, A + 0x1080, 0x2222, SAMPLE_STORE);
-	check_eq_i64(aggr_granularity_apply(&a, 21, 0), 0);
-	check_eq_u64(pagetab_page_shift(a.pages), 21);
-	check_eq_u64(pagetab_count(a.pages), 2);
-	gtest_add(&a, A + 0x48000, 0x3333, SAMPLE_LOAD);
-	f = gtest_build(&a, 2);
+/* Interval 2: one more sample on A's second page, then 2 MiB. */
+static void
+gtest_2m(struct aggr *a)
+{
+	char why[256] = "";
+	struct frame *f;
+
+	gtest_add(a, A + 0x1080, 0x2222, SAMPLE_STORE);
+	check_eq_i64(aggr_granularity_apply(a, 21, 0), 0);
+	check_eq_u64(pagetab_page_shift(a->pages), 21);
+	check_eq_u64(pagetab_count(a->pages), 2);
+	gtest_add(a, A + 0x48000, 0x3333, SAMPLE_LOAD);
+	f = gtest_build(a, 2);
 	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
 	check_eq_u64(f->granularity, 2u << 20);
 	check_eq_u64(f->n_pages, 2);
@@ -138,24 +142,37 @@ main(void)
 	check(f->pages[0].lines && f->pages[0].lines[9] == 1 &&
 	      f->pages[0].lines[0] == 0);
 	frame_free(f);
+}
 
-	/* 1 GiB: everything in one page; the same shift again is a no-op. */
-	check_eq_i64(aggr_granularity_apply(&a, 30, 0), 0);
-	check_eq_i64(aggr_granularity_apply(&a, 30, 0), 0);
-	check_eq_i64(aggr_granularity_apply(&a, 13, 0), -EINVAL);
-	f = gtest_build(&a, 3);
+/* 1 GiB: everything in one page; the same shift again is a no-op. */
+static void
+gtest_1g(struct aggr *a)
+{
+	struct frame *f;
+
+	check_eq_i64(aggr_granularity_apply(a, 30, 0), 0);
+	check_eq_i64(aggr_granularity_apply(a, 30, 0), 0);
+	check_eq_i64(aggr_granularity_apply(a, 13, 0), -EINVAL);
+	f = gtest_build(a, 3);
 	check_eq_u64(f->n_pages, 1);
 	check_eq_u64(f->pages[0].addr, 0x40000000);
 	check_eq_u64(f->pages[0].total, 8);
 	check_eq_u64(f->pages[0].samples, 0);
 	check_eq_u64(f->cumulative.samples, 8);
 	frame_free(f);
+}
 
-	/* Back to 4 KiB: counts cannot be split; the table starts empty,
-	 * cumulative totals stay. */
-	check_eq_i64(aggr_granularity_apply(&a, 12, 0), 0);
-	gtest_add(&a, B + 0x2000, 0x4444, SAMPLE_LOAD);
-	f = gtest_build(&a, 4);
+/* Back to 4 KiB: counts cannot be split; the table starts empty,
+ * cumulative totals stay. */
+static void
+gtest_back_4k(struct aggr *a)
+{
+	char why[256] = "";
+	struct frame *f;
+
+	check_eq_i64(aggr_granularity_apply(a, 12, 0), 0);
+	gtest_add(a, B + 0x2000, 0x4444, SAMPLE_LOAD);
+	f = gtest_build(a, 4);
 	check_eq_u64(f->granularity, 4096);
 	check_eq_u64(f->n_pages, 1);
 	check_eq_u64(f->pages[0].addr, B + 0x2000);
@@ -163,11 +180,16 @@ main(void)
 	check_eq_u64(f->cumulative.samples, 9);
 	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
 	frame_free(f);
+}
 
-	aggr_fini(&a);
+/* Names off (replay): sites keep their ips, nothing is named, the code
+ * view is empty. */
+static void
+gtest_names_off(const struct topo *topo)
+{
+	struct aggr a;
+	struct frame *f;
 
-	/* Names off (replay): sites keep their ips, nothing is named, the
-	 * code view is empty. */
 	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
 	sides_names_off(a.sides);
 	sides_names_off(a.sides);
@@ -181,6 +203,23 @@ main(void)
 	check_eq_u64(f->n_code_sites, 0);
 	frame_free(f);
 	aggr_fini(&a);
+}
+
+int
+main(void)
+{
+	static const int cpu_node[2] = { 0, 0 };
+	struct topo *topo = topo_new_fake(2, cpu_node);
+	struct aggr a;
+
+	gtest_names();
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	gtest_4k(&a);
+	gtest_2m(&a);
+	gtest_1g(&a);
+	gtest_back_4k(&a);
+	aggr_fini(&a);
+	gtest_names_off(topo);
 	topo_free(topo);
 	return test_result();
 }

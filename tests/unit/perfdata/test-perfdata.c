@@ -248,6 +248,36 @@ test_pipe(void)
 	free(b);
 }
 
+/* A bomb: 64 MiB of zeros in one small record must stop.  b keeps its
+ * first head_len bytes (header and attr); z is scratch for the record. */
+static void
+compressed_bomb(struct buf *b, size_t head_len, unsigned char *z)
+{
+	size_t big = 64u << 20;
+	unsigned char *zeros = calloc(1, big);
+	size_t bomb = ZSTD_compress(z, 1 << 16, zeros, big, 19);
+	struct perfdata_reader *r;
+	struct perfdata_record rec;
+	char err[256];
+	int ret;
+
+	check(!ZSTD_isError(bomb) && bomb < 60000);
+	b->len = head_len;
+	buf_hdr(b, PERFDATA_REC_COMPRESSED, 8 + bomb);
+	buf_put(b, z, bomb);
+	ret = perfdata_reader_open_mem(&r, b->p, b->len, err, sizeof(err));
+	check_eq_i64(ret, 0);
+	if (ret == 0) {
+		/* Zero bytes decode as records of size 0. */
+		while ((ret = perfdata_reader_next(r, &rec, err,
+						   sizeof(err))) == 1)
+			;
+		check_eq_i64(ret, -EPROTO);
+		perfdata_reader_free(r);
+	}
+	free(zeros);
+}
+
 /*
  * Compressed data: samples zstd-compressed into three COMPRESSED records
  * with one record split between the second and third, then a COMPRESSED2.
@@ -319,29 +349,7 @@ test_compressed(void)
 		perfdata_reader_free(r);
 	}
 
-	/* A bomb: 64 MiB of zeros in one small record must stop. */
-	{
-		size_t big = 64u << 20;
-		unsigned char *zeros = calloc(1, big);
-		size_t bomb = ZSTD_compress(z, 1 << 16, zeros, big, 19);
-
-		check(!ZSTD_isError(bomb) && bomb < 60000);
-		b->len = 16 + 8 + sizeof(a) + 8;
-		buf_hdr(b, PERFDATA_REC_COMPRESSED, 8 + bomb);
-		buf_put(b, z, bomb);
-		ret = perfdata_reader_open_mem(&r, b->p, b->len, err,
-					       sizeof(err));
-		check_eq_i64(ret, 0);
-		if (ret == 0) {
-			/* Zero bytes decode as records of size 0. */
-			while ((ret = perfdata_reader_next(r, &rec, err,
-							   sizeof(err))) == 1)
-				;
-			check_eq_i64(ret, -EPROTO);
-			perfdata_reader_free(r);
-		}
-		free(zeros);
-	}
+	compressed_bomb(b, 16 + 8 + sizeof(a) + 8, z);
 	free(z);
 	free(plain);
 	free(b);

@@ -32,6 +32,7 @@ rb_trailer_all(struct rb *b)
 	rb_u64(b, 0x1de);
 }
 
+/* FORK with every field of the sample_id trailer. */
 static void
 test_task(void)
 {
@@ -78,13 +79,23 @@ test_task(void)
 	l.sample_id_all = false;
 	check_eq_i64(record_parse_id(&l, hdr, RECORD_FORK_BODY, &rid),
 		     -EINVAL);
+}
 
-	/* A partial trailer: time and {cpu, res} only, ID stands in. */
-	l = (struct record_layout){
+/* EXIT with a partial trailer: time and {cpu, res} only, ID stands in;
+ * records too short for the body or the trailer, and of another type. */
+static void
+test_task_exit(void)
+{
+	struct record_layout l = {
 		.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			       PERF_SAMPLE_ID,
 		.sample_id_all = true,
 	};
+	const struct perf_event_header *hdr;
+	struct record_task task;
+	struct record_id rid;
+	struct rb b;
+
 	rb_begin(&b, PERF_RECORD_EXIT);
 	rb_u32(&b, 200);
 	rb_u32(&b, 199);
@@ -237,6 +248,7 @@ int
 main(void)
 {
 	test_task();
+	test_task_exit();
 	test_lost();
 	test_comm();
 	return test_result();

@@ -116,6 +116,48 @@ test_raw_tracepoint(void)
 			 PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE | \
 			 PERF_SAMPLE_CODE_PAGE_SIZE)
 
+/* The record of test_all_fields: 0x... values name their field, a group
+ * read of 2 entries and a callchain of 3 in the middle. */
+static void
+all_fields_record(struct rb *b)
+{
+	int i;
+
+	rb_begin(b, PERF_RECORD_SAMPLE);
+	rb_u64(b, 0x1d);		/* identifier */
+	rb_u64(b, 0x1f);		/* ip */
+	rb_u32(b, 50);
+	rb_u32(b, 51);
+	rb_u64(b, 0x7131);		/* time */
+	rb_u64(b, 0xadd7);		/* addr */
+	rb_u64(b, 0x1d2);		/* id */
+	rb_u64(b, 0x5712);		/* stream_id */
+	rb_u32(b, 3);
+	rb_u32(b, 0);
+	rb_u64(b, 0x9e7);		/* period */
+	rb_u64(b, 2);			/* read: nr */
+	rb_u64(b, 1111);		/* time_enabled */
+	rb_u64(b, 1110);		/* time_running */
+	for (i = 0; i < 2; i++) {
+		rb_u64(b, 100 + i);	/* value */
+		rb_u64(b, 200 + i);	/* id */
+		rb_u64(b, 300 + i);	/* lost */
+	}
+	rb_u64(b, 3);			/* callchain: nr */
+	rb_u64(b, 0xffffffffff600000);
+	rb_u64(b, 0x401000);
+	rb_u64(b, 0x402000);
+	rb_u32(b, 12);			/* raw: 4 + 12 = 16 */
+	rb_bytes(b, "raw-payload", 12);
+	rb_u64(b, 0x3e1);		/* weight */
+	rb_u64(b, 0xd5c);		/* data_src */
+	rb_u64(b, 0x7a);		/* transaction */
+	rb_u64(b, 0x1234000);		/* phys_addr */
+	rb_u64(b, 0xc9);		/* cgroup */
+	rb_u64(b, 2 << 20);		/* data_page_size */
+	rb_u64(b, 4096);		/* code_page_size */
+}
+
 /*
  * Every field the decoder walks, with a group read and a callchain in
  * the middle, so the fields after them land right only if both are
@@ -134,41 +176,8 @@ test_all_fields(void)
 	struct perf_event_header *hdr;
 	struct record_sample s;
 	struct rb b;
-	int i;
 
-	rb_begin(&b, PERF_RECORD_SAMPLE);
-	rb_u64(&b, 0x1d);		/* identifier */
-	rb_u64(&b, 0x1f);		/* ip */
-	rb_u32(&b, 50);
-	rb_u32(&b, 51);
-	rb_u64(&b, 0x7131);		/* time */
-	rb_u64(&b, 0xadd7);		/* addr */
-	rb_u64(&b, 0x1d2);		/* id */
-	rb_u64(&b, 0x5712);		/* stream_id */
-	rb_u32(&b, 3);
-	rb_u32(&b, 0);
-	rb_u64(&b, 0x9e7);		/* period */
-	rb_u64(&b, 2);			/* read: nr */
-	rb_u64(&b, 1111);		/* time_enabled */
-	rb_u64(&b, 1110);		/* time_running */
-	for (i = 0; i < 2; i++) {
-		rb_u64(&b, 100 + i);	/* value */
-		rb_u64(&b, 200 + i);	/* id */
-		rb_u64(&b, 300 + i);	/* lost */
-	}
-	rb_u64(&b, 3);			/* callchain: nr */
-	rb_u64(&b, 0xffffffffff600000);
-	rb_u64(&b, 0x401000);
-	rb_u64(&b, 0x402000);
-	rb_u32(&b, 12);			/* raw: 4 + 12 = 16 */
-	rb_bytes(&b, "raw-payload", 12);
-	rb_u64(&b, 0x3e1);		/* weight */
-	rb_u64(&b, 0xd5c);		/* data_src */
-	rb_u64(&b, 0x7a);		/* transaction */
-	rb_u64(&b, 0x1234000);		/* phys_addr */
-	rb_u64(&b, 0xc9);		/* cgroup */
-	rb_u64(&b, 2 << 20);		/* data_page_size */
-	rb_u64(&b, 4096);		/* code_page_size */
+	all_fields_record(&b);
 	hdr = (struct perf_event_header *)rb_end(&b);
 
 	check_eq_i64(record_parse_sample(&l, hdr, &s), 0);

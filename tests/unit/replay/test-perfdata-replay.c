@@ -43,6 +43,46 @@ fx_same(const struct record_sample *a, const struct record_sample *b)
 	       a->raw_size == b->raw_size && a->present == b->present;
 }
 
+/* The sample_type bits of a fixed size (RAW's size is in the record). */
+static const uint64_t fx_fixable[] = {
+	PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+	PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
+	PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
+	PERF_SAMPLE_RAW, PERF_SAMPLE_WEIGHT, PERF_SAMPLE_DATA_SRC,
+	PERF_SAMPLE_TRANSACTION, PERF_SAMPLE_PHYS_ADDR,
+	PERF_SAMPLE_CGROUP, PERF_SAMPLE_DATA_PAGE_SIZE,
+	PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_WEIGHT_STRUCT,
+};
+
+/*
+ * The size of a record of sample_type st as the general walk reads it,
+ * with a RAW of *raw_len bytes (chosen here: 4 + len a multiple of 8, or
+ * for how 5 not); for how 6, 8 bytes too long or short.
+ */
+static uint64_t
+fx_record_size(uint64_t st, int how, uint32_t *raw_len)
+{
+	uint64_t walk_size = sizeof(struct perf_event_header);
+
+	for (size_t i = 0; i < ARRAY_SIZE(fx_fixable); i++)
+		if ((st & fx_fixable[i]) && fx_fixable[i] != PERF_SAMPLE_RAW &&
+		    fx_fixable[i] != PERF_SAMPLE_WEIGHT_STRUCT)
+			walk_size += 8;
+	if ((st & PERF_SAMPLE_WEIGHT_STRUCT) &&
+	    !(st & PERF_SAMPLE_WEIGHT))
+		walk_size += 8;
+	if (st & PERF_SAMPLE_RAW) {
+		/* 4 + len a multiple of 8, or (how 5) not. */
+		*raw_len = 4 + 8 * (uint32_t)(fx_rand() % 6);
+		if (how == 5)
+			*raw_len += 1 + (uint32_t)(fx_rand() % 7);
+		walk_size += 4 + *raw_len;
+	}
+	if (how == 6)	/* a record 8 bytes too long or short */
+		walk_size += fx_rand() & 1 ? 8 : (uint64_t)-8;
+	return walk_size;
+}
+
 /*
  * Replay's fixed-layout decoder against the general walk: random
  * sample_types, random record bytes, exact sizes and sizes that are off,
@@ -53,16 +93,6 @@ fx_same(const struct record_sample *a, const struct record_sample *b)
 static void
 test_fixed_layout(void)
 {
-	static const uint64_t fixable[] = {
-		PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
-		PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
-		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
-		PERF_SAMPLE_RAW, PERF_SAMPLE_WEIGHT, PERF_SAMPLE_DATA_SRC,
-		PERF_SAMPLE_TRANSACTION, PERF_SAMPLE_PHYS_ADDR,
-		PERF_SAMPLE_CGROUP, PERF_SAMPLE_DATA_PAGE_SIZE,
-		PERF_SAMPLE_CODE_PAGE_SIZE, PERF_SAMPLE_WEIGHT_STRUCT,
-	};
-	const size_t n_fixable = ARRAY_SIZE(fixable);
 	uint64_t rec[1024 / 8];
 	unsigned fast = 0, agree = 0, fixed_layouts = 0, bad = 0;
 
@@ -71,13 +101,13 @@ test_fixed_layout(void)
 		struct replay_fixed fx;
 		struct record_sample a, b;
 		struct perf_event_header *hdr = (void *)rec;
-		uint64_t st = 0, walk_size = sizeof(*hdr);
+		uint64_t st = 0, walk_size;
 		uint32_t raw_len = 0;
 		int how = round % 8, fa, fb;
 
-		for (size_t i = 0; i < n_fixable; i++)
+		for (size_t i = 0; i < ARRAY_SIZE(fx_fixable); i++)
 			if (fx_rand() % 3 == 0)
-				st |= fixable[i];
+				st |= fx_fixable[i];
 		/* One in 8: a field of variable size (no fixed layout): a
 		 * call chain, or a READ of a group. */
 		if (how == 7) {
@@ -93,22 +123,7 @@ test_fixed_layout(void)
 		if (how == 7 || ((st & PERF_SAMPLE_WEIGHT) &&
 				 (st & PERF_SAMPLE_WEIGHT_STRUCT)))
 			check_eq_u64(fx.size, 0);
-		for (size_t i = 0; i < n_fixable; i++)
-			if ((st & fixable[i]) && fixable[i] != PERF_SAMPLE_RAW &&
-			    fixable[i] != PERF_SAMPLE_WEIGHT_STRUCT)
-				walk_size += 8;
-		if ((st & PERF_SAMPLE_WEIGHT_STRUCT) &&
-		    !(st & PERF_SAMPLE_WEIGHT))
-			walk_size += 8;
-		if (st & PERF_SAMPLE_RAW) {
-			/* 4 + len a multiple of 8, or (how 5) not. */
-			raw_len = 4 + 8 * (uint32_t)(fx_rand() % 6);
-			if (how == 5)
-				raw_len += 1 + (uint32_t)(fx_rand() % 7);
-			walk_size += 4 + raw_len;
-		}
-		if (how == 6)	/* a record 8 bytes too long or short */
-			walk_size += fx_rand() & 1 ? 8 : (uint64_t)-8;
+		walk_size = fx_record_size(st, how, &raw_len);
 		if (walk_size < sizeof(*hdr) || walk_size > sizeof(rec))
 			continue;
 		for (size_t i = 0; i < sizeof(rec) / 8; i++)

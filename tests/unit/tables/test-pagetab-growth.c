@@ -108,6 +108,62 @@ ptest_growth(void)
 }
 
 /*
+ * One batch of ptest_get_many: the entries pagetab_get_many (or
+ * pagetab_get_samples) returned from t against pagetab_get on ref, then
+ * counted through the returned pointers.  Returns the mismatches.
+ */
+static size_t
+ptest_many_compare(struct pagetab *t, struct pagetab *ref,
+		   const int32_t *pid, const uint64_t *addr,
+		   struct page_entry *const *out, const bool *ins, size_t n)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool rins = false;
+		struct page_entry *e = pagetab_get(ref, pid[i], addr[i],
+						   &rins);
+
+		if (!e != !out[i] || rins != ins[i])
+			bad++;
+		if (out[i] && (pagetab_entry_pid(out[i]) != pid[i] ||
+			       pagetab_entry_page(out[i]) !=
+			       addr[i] >> PTEST_SHIFT))
+			bad++;
+	}
+	/* Count through the returned pointers: all must be live. */
+	for (size_t i = 0; i < n; i++)
+		if (out[i])
+			pagetab_count1(t, out[i], SAMPLE_LOAD);
+	for (size_t i = 0; i < n; i++) {
+		struct page_entry *e = pagetab_find(t, pid[i],
+					addr[i] >> PTEST_SHIFT);
+		struct page_entry *re = pagetab_find(ref, pid[i],
+					addr[i] >> PTEST_SHIFT);
+
+		if (out[i] && e != out[i])
+			bad++;
+		if (re)
+			pagetab_count1(ref, re, SAMPLE_LOAD);
+	}
+	/* The interval's counts too: a page's first lookup of an
+	 * interval must start them from 0, as pagetab_get does. */
+	for (size_t i = 0; i < n; i++) {
+		struct page_entry *re = pagetab_find(ref, pid[i],
+					addr[i] >> PTEST_SHIFT);
+		struct page_counts ct, cr;
+
+		if (!out[i] || !re)
+			continue;
+		pagetab_read(t, out[i], &ct);
+		pagetab_read(ref, re, &cr);
+		if (ct.loads != cr.loads || ct.total != cr.total)
+			bad++;
+	}
+	return bad;
+}
+
+/*
  * pagetab_get_many against one-by-one pagetab_get on a twin table: same
  * entries, same `inserted`, and every returned pointer still valid after
  * batches whose inserts made subtables grow; repeats within a batch and
@@ -151,47 +207,7 @@ ptest_get_many(void)
 			pagetab_get_many(t, pid, addr, n, out, ins);
 		}
 		moved += pagetab_capacity(t) != cap;
-		for (size_t i = 0; i < n; i++) {
-			bool rins = false;
-			struct page_entry *e = pagetab_get(ref, pid[i], addr[i],
-							   &rins);
-
-			if (!e != !out[i] || rins != ins[i])
-				bad++;
-			if (out[i] && (pagetab_entry_pid(out[i]) != pid[i] ||
-				       pagetab_entry_page(out[i]) !=
-				       addr[i] >> PTEST_SHIFT))
-				bad++;
-		}
-		/* Count through the returned pointers: all must be live. */
-		for (size_t i = 0; i < n; i++)
-			if (out[i])
-				pagetab_count1(t, out[i], SAMPLE_LOAD);
-		for (size_t i = 0; i < n; i++) {
-			struct page_entry *e = pagetab_find(t, pid[i],
-						addr[i] >> PTEST_SHIFT);
-			struct page_entry *re = pagetab_find(ref, pid[i],
-						addr[i] >> PTEST_SHIFT);
-
-			if (out[i] && e != out[i])
-				bad++;
-			if (re)
-				pagetab_count1(ref, re, SAMPLE_LOAD);
-		}
-		/* The interval's counts too: a page's first lookup of an
-		 * interval must start them from 0, as pagetab_get does. */
-		for (size_t i = 0; i < n; i++) {
-			struct page_entry *re = pagetab_find(ref, pid[i],
-						addr[i] >> PTEST_SHIFT);
-			struct page_counts ct, cr;
-
-			if (!out[i] || !re)
-				continue;
-			pagetab_read(t, out[i], &ct);
-			pagetab_read(ref, re, &cr);
-			if (ct.loads != cr.loads || ct.total != cr.total)
-				bad++;
-		}
+		bad += ptest_many_compare(t, ref, pid, addr, out, ins, n);
 		if (round % 7 == 6) {
 			pagetab_next_interval(t);
 			pagetab_next_interval(ref);

@@ -1,141 +1,25 @@
 /*
  * Batch output: the JSON Lines writer against the contract in
  * man/memtop.1, JSON FIELDS (exact text for a small frame, key order,
- * escapes, nulls, non-finite numbers), every produced line run through a strict JSON
- * syntax checker (jsoncheck.c), the text writer's header and rows, and batch_run()'s
- * stopping rules (-n, final frame, error frame, signals, broken pipe)
- * against a fake collector thread.
+ * escapes, nulls, non-finite numbers), every produced line run through a
+ * strict JSON syntax checker (jsoncheck.c), and both writers' write
+ * errors.  The text writer and batch_run() are in test-report-batch.c.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "base.h"
-#include "cmd.h"
 #include "datasrc.h"
 #include "frame.h"
 #include "jsoncheck.h"
-#include "queue.h"
+#include "report-frame.h"
 #include "report.h"
 #include "testlib.h"
-#include "ui.h"
-
-/* ---- frames built by hand ---- */
-
-static char *
-dup_str(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-/* One target, n_pages pages, one node, two CPUs, one thread: the frame
- * whose exact JSON text is spelled out in test_exact(). */
-static struct frame *
-make_frame(size_t n_pages)
-{
-	struct frame *f = frame_new();
-
-	f->seq = 3;
-	f->time = 3.0014;
-	f->interval = 1.0;
-	strcpy(f->source, "faults");
-	f->n_events = 1;
-	f->events = calloc(1, sizeof(char *));
-	f->events[0] = dup_str("page-faults");
-	f->period = 1;
-	f->has_kinds = true;
-	f->sort = SORT_SAMPLES;
-	f->tracked_pages = 7;
-
-	f->n_targets = 1;
-	f->targets = calloc(1, sizeof(*f->targets));
-	f->targets[0] = (struct frame_target){ .pid = 4242, .threads = 4,
-					       .alive = true };
-	strcpy(f->targets[0].comm, "bench");
-
-	f->totals = (struct counts){ .samples = 3, .loads = 1, .stores = 1,
-				     .other = 1, .lost = 2,
-				     .unattributed = 5 };
-	f->cumulative = (struct counts){ .samples = 10, .loads = 4,
-					 .stores = 5, .other = 1, .lost = 2,
-					 .throttled = 1, .unattributed = 6,
-					 .untracked = 8 };
-
-	f->n_pages = n_pages;
-	f->pages = calloc(n_pages ? n_pages : 1, sizeof(*f->pages));
-	for (size_t i = 0; i < n_pages; i++) {
-		struct frame_page *p = &f->pages[i];
-
-		p->pid = 4242;
-		p->addr = 0x7f3a1c000000 + 4096 * i;
-		p->size = 4096;
-		p->node = 0;
-		p->latency = -1;
-		p->region = dup_str("[heap]");
-	}
-	if (n_pages) {
-		struct frame_page *p = &f->pages[0];
-
-		p->samples = 3;
-		p->loads = 1;
-		p->stores = 1;
-		p->other = 1;
-		p->total = 10;
-		p->share = 1.0;
-		p->local = 3;
-	}
-
-	f->n_nodes = 1;
-	f->nodes = calloc(1, sizeof(*f->nodes));
-	f->nodes[0] = (struct frame_node){ .node = 0, .cpu_samples = 3,
-					   .mem_samples = 3, .local = 3,
-					   .mem_total_kb = 1000,
-					   .mem_free_kb = 500 };
-	f->matrix = calloc(1, sizeof(uint64_t));
-	f->matrix[0] = 3;
-	f->matrix_unknown = calloc(1, sizeof(uint64_t));
-
-	f->n_cpus = 2;
-	f->cpus = calloc(2, sizeof(*f->cpus));
-	f->cpus[0] = (struct frame_cpu){ .cpu = 0, .node = 0, .samples = 1 };
-	f->cpus[1] = (struct frame_cpu){ .cpu = 1, .node = 0, .samples = 2 };
-
-	f->n_threads = 1;
-	f->threads = calloc(1, sizeof(*f->threads));
-	f->threads[0] = (struct frame_thread){ .pid = 4242, .tid = 4243,
-					       .samples = 3 };
-	return f;
-}
-
-/* The frame rendered by fn into a heap string; NULL if the writer failed. */
-static char *
-render(const struct frame *f, bool json, unsigned top)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	int ret;
-
-	if (!m)
-		return NULL;
-	ret = json ? report_json_write(m, f) : report_text_write(m, f, top);
-	fclose(m);
-	check_eq_i64(ret, 0);
-	if (ret) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
 
 static char *
 render_json_checked(const struct frame *f, struct json_check *jc)
@@ -146,16 +30,6 @@ render_json_checked(const struct frame *f, struct json_check *jc)
 		fprintf(stderr, "invalid JSON near offset %td: %s\n",
 			jc->p - s, s);
 	return s;
-}
-
-static bool
-contains(const char *hay, const char *needle)
-{
-	if (hay && strstr(hay, needle))
-		return true;
-	test_fail_at(__FILE__, __LINE__, "missing %s in %s", needle,
-		     hay ? hay : "(null)");
-	return false;
 }
 
 /* ---- the checker itself ---- */
@@ -496,230 +370,6 @@ test_write_error(void)
 	frame_free(f);
 }
 
-/* ---- text writer ---- */
-
-static void
-test_text(void)
-{
-	struct frame *f = make_frame(3);
-	char *s, *line;
-	size_t rows = 0;
-	bool header = false, counts = false, nodes = false, cpus = false;
-
-	free(f->pages[1].region);
-	f->pages[1].region = dup_str("bad\nregion");
-	f->pages[2].node = FRAME_NODE_UNKNOWN;
-	s = render(f, false, 2);
-	check(s != NULL);
-	for (line = s ? strtok(s, "\n") : NULL; line;
-	     line = strtok(NULL, "\n")) {
-		if (strncmp(line, "memtop frame 3 ", 15) == 0)
-			header = strstr(line, "source faults") &&
-				 strstr(line, "period 1") &&
-				 strstr(line, "threads 4");
-		else if (strncmp(line, "samples 3: loads 1, stores 1, "
-				 "other 1;", 30) == 0)
-			counts = strstr(line, "lost 2") &&
-				 strstr(line, "unattributed 5");
-		else if (strstr(line, " 0x7f3a1c00"))
-			rows++;
-		else if (strncmp(line, "nodes: 0: cpu 3 mem 3 local 100.0%",
-				 34) == 0)
-			nodes = true;
-		else if (strcmp(line, "cpus: 0:1 1:2") == 0)
-			cpus = true;
-	}
-	check(header);
-	check(counts);
-	check_eq_u64(rows, 2);
-	check(nodes);
-	check(cpus);
-	free(s);
-
-	s = render(f, false, 10);
-	contains(s, "    0x7f3a1c000000    4242        3        1        1"
-		 "         10 100.00%    0  [heap]\n");
-	contains(s, "  bad?region\n");
-	contains(s, "0.00%    -  [heap]\n");
-	free(s);
-	frame_free(f);
-}
-
-/* ---- batch_run against a fake collector ---- */
-
-struct fake_collector {
-	struct queue *frames;
-	struct queue *cmds;
-	unsigned published;
-	unsigned limit;		/* publish final after this many if no quit */
-	unsigned final_delay_ms; /* wait this long after CMD_QUIT */
-	bool saw_quit;
-	const char *error;	/* set on the final frame */
-};
-
-static void
-fake_publish(struct fake_collector *fc, bool final)
-{
-	struct frame *f = make_frame(1);
-
-	f->seq = ++fc->published;
-	f->final = final;
-	if (final && fc->error)
-		f->error = dup_str(fc->error);
-	/* The queue is deep enough for every scenario below; a full one
-	 * means batch_run stopped reading, and the frame is dropped. */
-	if (queue_push(fc->frames, &f) != 0)
-		frame_free(f);
-}
-
-/* Publishes a frame every 2 ms; on CMD_QUIT (or at its limit) it sends
- * the final frame and ends, as the real collector does. */
-static void *
-fake_collector_main(void *arg)
-{
-	struct fake_collector *fc = arg;
-	struct cmd c;
-
-	for (;;) {
-		while (queue_pop(fc->cmds, &c) == 0)
-			if (c.type == CMD_QUIT)
-				fc->saw_quit = true;
-		if (fc->saw_quit || fc->published + 1 >= fc->limit)
-			break;
-		fake_publish(fc, false);
-		usleep(2000);
-	}
-	if (fc->saw_quit && fc->final_delay_ms)
-		usleep(fc->final_delay_ms * 1000);
-	fake_publish(fc, true);
-	return NULL;
-}
-
-static int
-run_batch(struct fake_collector *fc, long iterations, int sigfd, FILE *out)
-{
-	struct options opt = { .json = true, .iterations = iterations,
-			       .top = 20 };
-	struct ui_io io = { .sigfd = sigfd, .opt = &opt };
-	struct frame *f;
-	pthread_t th;
-	int ret;
-
-	fc->frames = queue_new(256, sizeof(struct frame *));
-	fc->cmds = queue_new(8, sizeof(struct cmd));
-	io.frames = fc->frames;
-	io.cmds = fc->cmds;
-	pthread_create(&th, NULL, fake_collector_main, fc);
-	ret = batch_run(&io, out);
-	pthread_join(th, NULL);
-	/* frames batch_run left behind when it gave up early */
-	while (queue_pop(fc->frames, &f) == 0)
-		frame_free(f);
-	queue_free(fc->frames);
-	queue_free(fc->cmds);
-	return ret;
-}
-
-static size_t
-count_valid_lines(char *buf)
-{
-	struct json_check jc;
-	size_t n = 0;
-	char *line = buf, *nl;
-
-	while (line && (nl = strchr(line, '\n'))) {
-		char save = nl[1];
-
-		nl[1] = '\0';
-		check(json_line_valid(line, &jc));
-		nl[1] = save;
-		n++;
-		line = nl + 1;
-	}
-	return n;
-}
-
-static void
-test_batch(int sigfd)
-{
-	struct fake_collector fc;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-	int pfd[2];
-	time_t t0;
-
-	/* -n 3 while the collector would go on: exactly 3 frames */
-	fc = (struct fake_collector){ .limit = 1000 };
-	m = open_memstream(&buf, &len);
-	check_eq_i64(run_batch(&fc, 3, sigfd, m), 0);
-	fclose(m);
-	check(fc.saw_quit);
-	check_eq_u64(count_valid_lines(buf), 3);
-	check(buf && strstr(buf, "\"seq\":3,") && !strstr(buf, "\"seq\":4,"));
-	free(buf);
-
-	/* targets exit after 5 frames: all 5 written, the last final */
-	fc = (struct fake_collector){ .limit = 5 };
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
-	fclose(m);
-	check(!fc.saw_quit);
-	check_eq_u64(count_valid_lines(buf), 5);
-	check(buf && strstr(buf, "\"seq\":5,") && strstr(buf, "\"final\":true"));
-	free(buf);
-
-	/* a final frame with an error: written, and status 1 */
-	fc = (struct fake_collector){ .limit = 2, .error = "ring: gone" };
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
-	fclose(m);
-	check_eq_u64(count_valid_lines(buf), 2);
-	check(buf && strstr(buf, "\"error\":\"ring: gone\""));
-	free(buf);
-
-	/* SIGINT: CMD_QUIT, then the final frame is still written */
-	fc = (struct fake_collector){ .limit = 1000 };
-	buf = NULL;
-	m = open_memstream(&buf, &len);
-	raise(SIGINT);
-	check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
-	fclose(m);
-	check(fc.saw_quit);
-	check(buf && strstr(buf, "\"final\":true"));
-	check(count_valid_lines(buf) >= 1);
-	free(buf);
-
-	/* two terminating signals: give up at once with status 1 */
-	fc = (struct fake_collector){ .limit = 1000 };
-	m = fopen("/dev/null", "w");
-	raise(SIGINT);
-	raise(SIGTERM);
-	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
-	fclose(m);
-
-	/* no final frame within 3 s of CMD_QUIT: status 1, no hang */
-	fc = (struct fake_collector){ .limit = 1000, .final_delay_ms = 3300 };
-	m = fopen("/dev/null", "w");
-	raise(SIGHUP);
-	t0 = time(NULL);
-	check_eq_i64(run_batch(&fc, 0, sigfd, m), 1);
-	check(time(NULL) - t0 <= 6);
-	fclose(m);
-
-	/* reader gone (`| head`): quiet end, status 0, collector told */
-	if (pipe(pfd) == 0) {
-		close(pfd[0]);
-		m = fdopen(pfd[1], "w");
-		fc = (struct fake_collector){ .limit = 1000 };
-		check_eq_i64(run_batch(&fc, 0, sigfd, m), 0);
-		check(fc.saw_quit);
-		fclose(m);
-	}
-}
-
 /* data_src level mixes: only non-zero classes, perf's names. */
 static void
 test_levels(void)
@@ -741,9 +391,6 @@ test_levels(void)
 int
 main(void)
 {
-	sigset_t set;
-	int sigfd;
-
 	test_json_checker();
 	test_exact();
 	test_key_order();
@@ -753,21 +400,5 @@ main(void)
 	test_two_nodes();
 	test_large();
 	test_write_error();
-	test_text();
-
-	/* as main does: terminating signals blocked and read from a
-	 * signalfd, SIGPIPE ignored so a closed pipe is EPIPE */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	check(sigfd >= 0);
-	if (sigfd >= 0) {
-		test_batch(sigfd);
-		close(sigfd);
-	}
 	return test_result();
 }
