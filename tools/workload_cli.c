@@ -284,7 +284,8 @@ static int workload_cli_check(const struct workload_opts *opts)
 }
 
 /* Returns 0 to run, 1 when --help or --version was printed, -EINVAL on
- * bad input (already reported). */
+ * bad input (already reported).  Long because it is the one switch over
+ * the option table, a case of a few lines per option. */
 int workload_cli_parse(struct workload_opts *opts, int argc, char **argv)
 {
 	unsigned long val;
