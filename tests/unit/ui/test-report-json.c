@@ -388,6 +388,43 @@ test_levels(void)
 	frame_free(f);
 }
 
+/*
+ * Every count of the totals and of a page different from the others, so
+ * that a field written from its neighbour shows (the fixture of
+ * test_exact() has loads == stores); the text writer's counts line too.
+ */
+static void
+test_distinct_counts(void)
+{
+	struct frame *f = make_frame(1);
+	struct frame_page *p = &f->pages[0];
+	char *s;
+
+	f->totals = (struct counts){ .samples = 9, .loads = 2, .stores = 3,
+				     .other = 4, .lost = 5, .throttled = 6,
+				     .unattributed = 7, .untracked = 8 };
+	p->samples = 9;
+	p->loads = 2;
+	p->stores = 3;
+	p->other = 4;
+	p->total = 11;
+	p->local = 5;
+	p->remote = 4;
+	s = render(f, true, 0);
+	contains(s, "\"totals\":{\"samples\":9,\"loads\":2,\"stores\":3,"
+		 "\"other\":4,\"lost\":5,\"throttled\":6,"
+		 "\"unattributed\":7,\"untracked\":8},");
+	contains(s, "\"samples\":9,\"loads\":2,\"stores\":3,\"total\":11,");
+	contains(s, "\"other\":4,\"latency\":null,\"local\":5,"
+		 "\"remote\":4,");
+	free(s);
+	s = render(f, false, 10);
+	contains(s, "samples 9: loads 2, stores 3, other 4;  lost 5, "
+		 "throttled 6, unattributed 7, untracked 8\n");
+	free(s);
+	frame_free(f);
+}
+
 int
 main(void)
 {
@@ -395,6 +432,7 @@ main(void)
 	test_exact();
 	test_key_order();
 	test_levels();
+	test_distinct_counts();
 	test_escapes();
 	test_nulls_and_numbers();
 	test_two_nodes();
