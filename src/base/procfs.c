@@ -100,6 +100,42 @@ procfs_state(pid_t pid)
 	return p[2];
 }
 
+/* After the ')' ending comm (which may hold spaces and parentheses),
+ * field n (1-based, counting pid as 1) of a /proc/PID/stat line; NULL when
+ * the line has fewer fields. */
+static const char *
+procfs_stat_field(const char *buf, int n)
+{
+	const char *p = strrchr(buf, ')');
+
+	if (!p || p[1] != ' ')
+		return NULL;
+	p += 2;
+	for (int field = 3; field < n && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return p;
+}
+
+int
+procfs_start_time(pid_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024];
+	const char *p;
+	char *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (sysfs_read(path, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	p = procfs_stat_field(buf, 22);
+	if (!p)
+		return -EINVAL;
+	*ticks = strtoull(p, &end, 10);
+	return end == p ? -EINVAL : 0;
+}
+
 int
 procfs_tasks(pid_t pid, void (*fn)(pid_t tid, void *ctx), void *ctx)
 {

@@ -3,6 +3,7 @@
 #define MEMTOP_PROCFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The integer in a file such as /proc/sys/kernel/perf_event_paranoid, or
@@ -15,6 +16,12 @@ int procfs_comm(pid_t pid, char *buf, size_t len);
 /* Process state letter from /proc/PID/stat ('R', 'S', 'Z', ...), or 0 when
  * the process is gone. */
 char procfs_state(pid_t pid);
+/*
+ * When pid started, in clock ticks after boot (/proc/PID/stat field 22,
+ * starttime): with the pid it tells a process from a later one that was
+ * given the same pid.  0 or -errno (-ESRCH when it is gone).
+ */
+int procfs_start_time(pid_t pid, uint64_t *ticks);
 /* Process (thread-group) id of tid, or -errno. */
 int procfs_tgid(pid_t tid);
 /*
