@@ -83,12 +83,18 @@ main_find_workload(char *buf, size_t len)
 	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
 }
 
+/* scope: what -a and -G watch ("all CPUs"), NULL otherwise. */
 static void
-main_describe_target(const struct options *opt, char *buf, size_t len)
+main_describe_target(const struct options *opt, const char *scope, char *buf,
+		     size_t len)
 {
 	size_t off = 0;
 
 	buf[0] = '\0';
+	if (opt->mode == MODE_SYSTEM) {
+		snprintf(buf, len, "%s", scope ? scope : "all CPUs");
+		return;
+	}
 	if (opt->mode == MODE_PIDS) {
 		off += (size_t)snprintf(buf, len, "pid");
 		for (size_t i = 0; i < opt->n_pids && off < len; i++)
@@ -123,6 +129,7 @@ struct main_state {
 	struct perfdata_writer *recorder;	/* --record FILE */
 	struct launch launch;
 	bool launched;
+	struct collector_scope scope;	/* -a, -G, -C */
 	sigset_t old_mask;
 	int sigfd;
 	FILE *out;
@@ -155,6 +162,8 @@ main_attach(struct main_state *st, char *err, size_t errlen)
 	char *demo[32];
 	int ret;
 
+	if (st->opt.mode == MODE_SYSTEM)
+		return collector_attach_system(st->collector, err, errlen);
 	if (st->opt.mode == MODE_PIDS) {
 		for (size_t i = 0; i < st->opt.n_pids; i++) {
 			ret = collector_attach_pid(st->collector,
@@ -353,6 +362,10 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
+	cfg.cpus = st->scope.cpus;
+	cfg.cgroup_fds = st->scope.cgroup_fds;
+	cfg.n_cgroups = st->scope.n_cgroups;
+	cfg.scope = st->scope.name;
 	if (st->opt.record_path) {
 		ret = main_open_record(st, cfg.period, err, errlen);
 		if (ret < 0)
@@ -405,6 +418,27 @@ main_drain_frames(struct main_state *st)
 		frame_free(f);
 }
 
+/* -a, -G, -C: 0; or an exit status: a missing cgroup is not found (1),
+ * overlapping cgroups or a CPU the machine lacks are the user's to
+ * change (2). */
+static int
+main_resolve_scope(struct main_state *st)
+{
+	char err[512];
+	int ret;
+
+	if (st->opt.mode != MODE_SYSTEM)
+		return 0;
+	ret = collector_scope_resolve(&st->scope,
+				      (const char *const *)st->opt.cgroups,
+				      st->opt.n_cgroups, st->opt.cpus, err,
+				      sizeof(err));
+	if (ret == 0)
+		return 0;
+	log_error("%s", err);
+	return ret == -EINVAL ? 2 : 1;
+}
+
 static int
 main_run(struct main_state *st)
 {
@@ -424,6 +458,9 @@ main_run(struct main_state *st)
 		log_error("%s", err);
 		return 1;
 	}
+	ret = main_resolve_scope(st);
+	if (ret)
+		return ret;
 	if (st->opt.batch && st->opt.output_path) {
 		st->out = fopen(st->opt.output_path, "we");
 		if (!st->out) {
@@ -446,7 +483,7 @@ main_run(struct main_state *st)
 			main_finish_child(st);
 		return 1;
 	}
-	main_describe_target(&st->opt, desc, sizeof(desc));
+	main_describe_target(&st->opt, st->scope.name, desc, sizeof(desc));
 	io.frames = st->frames;
 	io.cmds = st->cmds;
 	io.sigfd = st->sigfd;
@@ -499,6 +536,7 @@ main_cleanup(struct main_state *st)
 	queue_free(st->frames);
 	queue_free(st->cmds);
 	topo_free(st->topo);
+	collector_scope_fini(&st->scope);
 	if (st->sigfd > 0)
 		close(st->sigfd);
 	cli_fini(&st->opt);

@@ -159,7 +159,11 @@ channel_open_event(struct channel *ch, size_t i, const struct open_params *op,
 
 	if (fd < 0) {
 		snprintf(what, sizeof(what), "perf_event_open(%s)", ev->name);
-		source_explain_error(-fd, what, op->pid, err, errlen);
+		if (ch->system)
+			source_explain_cpu_error(-fd, what, op->cpu, err,
+						 errlen);
+		else
+			source_explain_error(-fd, what, op->pid, err, errlen);
 		return fd;
 	}
 	ch->fds[i] = fd;
@@ -215,9 +219,11 @@ channel_open(struct channel **out, const struct source *src,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	ch->pid = p->pid;
+	ch->pid = p->system ? -1 : p->pid;
 	ch->tid = p->cpu >= 0 ? -1 : p->tid;
 	ch->cpu = p->cpu;
+	ch->system = p->system && p->cpu >= 0;
+	ch->scope = ch->system ? p->scope : -1;
 	ch->ev.src = src;
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		ch->fds[i] = -1;
@@ -230,9 +236,12 @@ channel_open(struct channel **out, const struct source *src,
 	for (size_t i = 0; i < src->n_events; i++) {
 		const struct event_spec *ev = &src->events[i];
 		struct open_params op = {
-			.pid = p->cpu >= 0 ? p->pid : p->tid,
+			.pid = ch->system ? (p->cgroup_fd >= 0 ? p->cgroup_fd :
+					     -1) :
+			       p->cpu >= 0 ? p->pid : p->tid,
+			.pid_cgroup = ch->system && p->cgroup_fd >= 0,
 			.cpu = p->cpu,
-			.inherit = p->cpu >= 0,
+			.inherit = p->cpu >= 0 && !ch->system,
 			.group_fd = ev->leader >= 0 ? ch->fds[ev->leader] : -1,
 			.period = p->period,
 			.enable_on_exec = p->enable_on_exec,
@@ -388,6 +397,18 @@ int
 channel_cpu(const struct channel *ch)
 {
 	return ch->cpu;
+}
+
+bool
+channel_system(const struct channel *ch)
+{
+	return ch->system;
+}
+
+int
+channel_scope(const struct channel *ch)
+{
+	return ch->scope;
 }
 
 struct ring *

@@ -2,7 +2,8 @@
  * A channel: one target thread's events sharing one mmap ring (the first
  * event owns the ring, the others are redirected into it with
  * PERF_EVENT_IOC_SET_OUTPUT).  Opened per thread with pid=tid, cpu=-1,
- * inherit=0, so PERF_EVENT_IOC_PERIOD reaches every event.
+ * inherit=0, so PERF_EVENT_IOC_PERIOD reaches every event; or per CPU,
+ * for a launched command (inherit) or for every process (system).
  * Collector thread only.
  */
 #ifndef MEMTOP_CHANNEL_H
@@ -34,6 +35,13 @@ struct channel_params {
 	pid_t pid;
 	pid_t tid;		/* per-thread: the thread; inherit: ignored */
 	int cpu;		/* -1 = per thread; >= 0 = that CPU, inherit */
+	/* Every process on cpu (-a), or those of one cgroup (-G): pid -1 or
+	 * the cgroup directory's fd with PERF_FLAG_PID_CGROUP, no inherit,
+	 * so PERF_EVENT_IOC_PERIOD reaches it.  Task records (COMM, FORK,
+	 * EXIT of every task on the CPU) share the sample ring. */
+	bool system;
+	int cgroup_fd;		/* system: -1 = every process */
+	int scope;		/* system: which cgroup (index), for lookups */
 	unsigned ring_pages;	/* wanted data pages, power of two */
 	uint64_t period;
 	bool enable_on_exec;	/* launched command: start at exec */
@@ -76,11 +84,14 @@ const struct event_spec *channel_events_find(const struct channel_events *ev,
 					     uint64_t id);
 const struct channel_events *channel_events(const struct channel *ch);
 
-/* The thread (-1 for a per-CPU channel), its process, the CPU (-1 for a
- * per-thread channel). */
+/* The thread (-1 for a per-CPU channel), its process (-1 for a system
+ * channel), the CPU (-1 for a per-thread channel). */
 pid_t channel_tid(const struct channel *ch);
 pid_t channel_pid(const struct channel *ch);
 int channel_cpu(const struct channel *ch);
+/* A system channel (-a, -G); its cgroup index, -1 otherwise. */
+bool channel_system(const struct channel *ch);
+int channel_scope(const struct channel *ch);
 /* The sample ring; the task ring (FORK, COMM, EXIT), or NULL when the
  * channel has none (per-CPU, or the kernel refused it). */
 struct ring *channel_ring(struct channel *ch);

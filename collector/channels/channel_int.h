@@ -17,6 +17,8 @@ struct channel {
 	pid_t pid;		/* thread group */
 	pid_t tid;		/* -1 for a per-CPU inherited channel */
 	int cpu;		/* -1 for a per-thread channel */
+	bool system;		/* every process on cpu, or one cgroup's */
+	int scope;		/* system: the cgroup's index; else -1 */
 	struct channel_events ev;	/* source and event ids */
 	int fds[SOURCE_MAX_EVENTS];
 	void *map;

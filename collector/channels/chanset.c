@@ -68,19 +68,12 @@ chanset_find(struct chanset *cs, pid_t tid)
 	return NULL;
 }
 
+/* Opens and registers a channel of p, to which it adds the set's ring
+ * size, period and start state. */
 static int
-chanset_add(struct chanset *cs, pid_t pid, pid_t tid, int cpu,
+chanset_add(struct chanset *cs, struct channel_params p,
 	    enum chanset_start start, char *err, size_t errlen)
 {
-	struct channel_params p = {
-		.pid = pid,
-		.tid = tid,
-		.cpu = cpu,
-		.ring_pages = cs->ring_pages,
-		.period = cs->period,
-		.enable_on_exec = start == CHANSET_START_ON_EXEC,
-		.enable = start == CHANSET_START_FOLLOW && cs->enabled,
-	};
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct channel *ch;
 	int ret;
@@ -96,6 +89,10 @@ chanset_add(struct chanset *cs, pid_t pid, pid_t tid, int cpu,
 		cs->chans = n;
 		cs->cap_chans = cap;
 	}
+	p.ring_pages = cs->ring_pages;
+	p.period = cs->period;
+	p.enable_on_exec = start == CHANSET_START_ON_EXEC;
+	p.enable = start == CHANSET_START_FOLLOW && cs->enabled;
 	ret = channel_open(&ch, cs->src, &p, err, errlen);
 	if (ret < 0) {
 		cs->stats.open_failed++;
@@ -124,16 +121,44 @@ int
 chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
 		   enum chanset_start start, char *err, size_t errlen)
 {
+	struct channel_params p = { .pid = pid, .tid = tid, .cpu = -1 };
+
 	if (chanset_find(cs, tid))
 		return -EEXIST;
-	return chanset_add(cs, pid, tid, -1, start, err, errlen);
+	return chanset_add(cs, p, start, err, errlen);
 }
 
 int
 chanset_add_cpu(struct chanset *cs, pid_t pid, int cpu,
 		enum chanset_start start, char *err, size_t errlen)
 {
-	return chanset_add(cs, pid, -1, cpu, start, err, errlen);
+	struct channel_params p = { .pid = pid, .tid = -1, .cpu = cpu };
+
+	return chanset_add(cs, p, start, err, errlen);
+}
+
+int
+chanset_add_system(struct chanset *cs, int cpu, int cgroup_fd, int scope,
+		   enum chanset_start start, char *err, size_t errlen)
+{
+	struct channel_params p = {
+		.pid = -1, .tid = -1, .cpu = cpu, .system = true,
+		.cgroup_fd = cgroup_fd, .scope = scope,
+	};
+
+	if (chanset_find_cpu(cs, cpu, scope))
+		return -EEXIST;
+	return chanset_add(cs, p, start, err, errlen);
+}
+
+struct channel *
+chanset_find_cpu(struct chanset *cs, int cpu, int scope)
+{
+	for (size_t i = 0; i < cs->n_chans; i++)
+		if (cs->chans[i]->system && cs->chans[i]->cpu == cpu &&
+		    cs->chans[i]->scope == scope)
+			return cs->chans[i];
+	return NULL;
 }
 
 void

@@ -39,7 +39,7 @@ enum chanset_start {
 enum chanset_which {
 	CHANSET_ALL,
 	CHANSET_THREADS,	/* per-thread channels */
-	CHANSET_CPUS,		/* per-CPU inherited channels */
+	CHANSET_CPUS,		/* per-CPU channels (inherited or system) */
 };
 
 /*
@@ -55,6 +55,17 @@ int chanset_add_thread(struct chanset *cs, pid_t pid, pid_t tid,
  */
 int chanset_add_cpu(struct chanset *cs, pid_t pid, int cpu,
 		    enum chanset_start start, char *err, size_t errlen);
+/*
+ * Opens a system channel on one CPU: every process there (cgroup_fd -1,
+ * -a) or those of one cgroup (-G; scope names which, for
+ * chanset_find_cpu).  Not inherited, so a period change reaches it.
+ * -EEXIST when (cpu, scope) has one; other -errno with err filled
+ * (-ENODEV: the CPU is offline).
+ */
+int chanset_add_system(struct chanset *cs, int cpu, int cgroup_fd, int scope,
+		       enum chanset_start start, char *err, size_t errlen);
+/* The system channel of (cpu, scope), or NULL. */
+struct channel *chanset_find_cpu(struct chanset *cs, int cpu, int scope);
 /* Unregisters and closes ch (after its last drain). */
 void chanset_remove(struct chanset *cs, struct channel *ch);
 struct channel *chanset_find(struct chanset *cs, pid_t tid);

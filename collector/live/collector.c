@@ -176,7 +176,7 @@ collector_count_lost(struct collector *c, struct channel *ch)
 
 /* After a drain: the events' own lost counts, for what no LOST record
  * has reported yet.  At every frame and before a channel closes. */
-static void
+void
 collector_sync_lost(struct collector *c, struct channel *ch)
 {
 	if (channel_read_lost(ch) == 0)
@@ -401,6 +401,7 @@ collector_emit(struct collector *c, double now, bool final)
 	collector_prune_targets(c);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
+	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;
 	f->follow_task_lost = c->task_lost;

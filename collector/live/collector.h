@@ -18,6 +18,7 @@
 
 #include "sortkey.h"
 
+struct cpulist;
 struct perfdata_writer;
 struct producer;
 struct queue;
@@ -51,6 +52,14 @@ struct collector_config {
 	struct queue *cmds;		/* in: struct cmd */
 	/* --record: every drained record goes here too; NULL = off. */
 	struct perfdata_writer *recorder;
+	/* -a, -G (collector_attach_system): -C's CPUs (NULL = every CPU),
+	 * the -G cgroups' directory fds (n_cgroups; none = every process),
+	 * and what frames call the scope ("all CPUs", "cgroup /x"); all
+	 * outlive the collector. */
+	const struct cpulist *cpus;
+	const int *cgroup_fds;
+	size_t n_cgroups;
+	const char *scope;
 };
 
 int collector_new(struct collector **out, const struct collector_config *cfg,
@@ -66,6 +75,36 @@ struct producer *collector_producer(struct collector *c);
  */
 int collector_attach_pid(struct collector *c, pid_t pid, char *err,
 			 size_t errlen);
+/* What -a, -G and -C resolve to (collector/live/scope.c). */
+struct collector_scope {
+	int *cgroup_fds;		/* -G: each cgroup's directory */
+	size_t n_cgroups;
+	bool v2;			/* the cgroups are cgroup2 ones */
+	const struct cpulist *cpus;	/* -C, borrowed; NULL = every CPU */
+	char *name;			/* "all CPUs", "cgroup /x", "CPUs 0-3" */
+};
+
+/*
+ * Main thread, before the collector: finds the hierarchy perf_event_open
+ * takes cgroups from, opens each -G cgroup's directory, checks -C's CPUs
+ * exist, and names the scope.  0; -EINVAL for what the user must change
+ * (overlapping cgroups, a CPU the machine lacks: a usage error); other
+ * -errno (-ENOENT: no such cgroup, or no cgroup mount) with a one-line
+ * reason.  Release with collector_scope_fini (NULL-safe fields).
+ */
+int collector_scope_resolve(struct collector_scope *s,
+			    const char *const *cgroups, size_t n_cgroups,
+			    const struct cpulist *cpus, char *err,
+			    size_t errlen);
+void collector_scope_fini(struct collector_scope *s);
+
+/*
+ * Watches every process (or those of cfg->cgroup_fds) on every online CPU
+ * of cfg->cpus through system channels (collector/live/system.c); CPUs
+ * going offline and online later are followed at each rescan.  0 or
+ * -errno with a one-line reason (permissions: what is needed).
+ */
+int collector_attach_system(struct collector *c, char *err, size_t errlen);
 /* Watches a launched child held before exec: its events start at exec.
  * The collector reaps it and reports its exit status. */
 int collector_attach_child(struct collector *c, pid_t pid, char *err,

@@ -18,6 +18,7 @@
 #include "base.h"
 #include "chanset.h"
 #include "collector.h"
+#include "cpulist.h"
 #include "ingest.h"
 #include "lathist.h"
 #include "migrate.h"
@@ -25,6 +26,8 @@
 #include "physnode.h"
 #include "producer.h"
 #include "record.h"
+
+struct frame;
 
 /*
  * Longest a FORK record may wait in a sample ring below its watermark, on
@@ -114,6 +117,13 @@ struct collector {
 	 * access (collector_proc_begin/end); -1 while released.
 	 */
 	int spare_fd;
+	/* -a, -G (system.c): the online CPUs at the last rescan, CPUs whose
+	 * channels failed to open again (told once), and CPU hotplug changes
+	 * seen since start. */
+	bool system;
+	struct cpulist online;
+	struct cpulist open_failed;
+	uint64_t hotplug;
 };
 
 struct collector_scan {
@@ -138,6 +148,7 @@ collector_of(struct producer *p)
 extern const struct producer_ops collector_ops;
 void collector_drain(struct collector *c, struct channel *ch);
 void collector_drain_all(struct collector *c);
+void collector_sync_lost(struct collector *c, struct channel *ch);
 
 /* follow.c */
 void collector_proc_begin(struct collector *c);
@@ -151,6 +162,10 @@ void collector_rescan_soon(struct collector *c);
 void collector_on_fork(struct collector *c, const struct record_task *t);
 void collector_rescan(struct collector *c);
 bool collector_all_exited(struct collector *c);
+
+/* system.c */
+void collector_rescan_cpus(struct collector *c);
+void collector_system_frame(struct collector *c, struct frame *f);
 
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);

@@ -334,6 +334,10 @@ collector_reap(struct collector *c, struct target *t)
 void
 collector_rescan(struct collector *c)
 {
+	if (c->system) {
+		collector_rescan_cpus(c);
+		return;
+	}
 	for (size_t i = 0; i < c->n_targets; i++) {
 		struct target *t = &c->targets[i];
 		char msg[256];
@@ -375,6 +379,10 @@ collector_rescan(struct collector *c)
 bool
 collector_all_exited(struct collector *c)
 {
+	/* A whole-machine view has no target to outlive: it ends on q, a
+	 * signal or -n. */
+	if (c->system)
+		return false;
 	for (size_t i = 0; i < c->n_targets; i++)
 		if (c->targets[i].alive)
 			return false;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -33,6 +34,7 @@ int
 source_open_event(const struct event_spec *ev, const struct open_params *p)
 {
 	struct perf_event_attr attr = ev->attr;
+	unsigned long flags;
 	int fd;
 
 	attr.size = sizeof(attr);
@@ -58,12 +60,13 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	 * thread exits would otherwise go unreported (channel.h).  Older
 	 * kernels refuse the bit: open without it. */
 	attr.read_format |= PERF_FORMAT_LOST;
-	fd = source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd,
-				    PERF_FLAG_FD_CLOEXEC);
+	flags = PERF_FLAG_FD_CLOEXEC | (p->pid_cgroup ? PERF_FLAG_PID_CGROUP :
+						       0);
+	fd = source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd, flags);
 	if (fd == -EINVAL && !(ev->attr.read_format & PERF_FORMAT_LOST)) {
 		attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 		fd = source_perf_event_open(&attr, p->pid, p->cpu,
-					    p->group_fd, PERF_FLAG_FD_CLOEXEC);
+					    p->group_fd, flags);
 	}
 	return fd;
 }
@@ -305,4 +308,64 @@ source_explain_error(int err, const char *what, int pid, char *buf,
 		snprintf(buf, len, "%s, pid %d: %s", what, pid, strerror(err));
 		break;
 	}
+}
+
+/* CAP_PERFMON (38) or CAP_SYS_ADMIN (21) in the effective set
+ * (include/uapi/linux/capability.h), from /proc/self/status. */
+static bool
+source_has_perfmon(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	return (caps >> 38 & 1) || (caps >> 21 & 1);
+}
+
+void
+source_explain_cpu_error(int err, const char *what, int cpu, char *buf,
+			 size_t len)
+{
+	int paranoid = procfs_read_int("/proc/sys/kernel/perf_event_paranoid",
+				       99);
+	const char *hint = "";
+	char limit[64] = "";
+	struct rlimit rl;
+
+	if ((err == EACCES || err == EPERM) && !source_has_perfmon()) {
+		snprintf(buf, len,
+			 "%s on CPU %d: %s; watching every process (-a, -G, "
+			 "-C) needs CAP_PERFMON (or root) or "
+			 "kernel.perf_event_paranoid <= 0 (now %d): run as "
+			 "root, grant it (setcap cap_perfmon+ep memtop) or "
+			 "sysctl -w kernel.perf_event_paranoid=0", what, cpu,
+			 strerror(err), paranoid);
+		return;
+	}
+	switch (err) {
+	case ENODEV:
+		hint = "; the CPU is offline, or the event is not supported "
+		       "by this CPU";
+		break;
+	case EMFILE:
+	case ENFILE:
+		getrlimit(RLIMIT_NOFILE, &rl);
+		snprintf(limit, sizeof(limit), "; raise RLIMIT_NOFILE (ulimit "
+			 "-n, now %llu)", (unsigned long long)rl.rlim_cur);
+		hint = limit;
+		break;
+	case EINVAL:
+		hint = "; the kernel refused the event's attributes";
+		break;
+	default:
+		break;
+	}
+	snprintf(buf, len, "%s on CPU %d: %s%s", what, cpu, strerror(err),
+		 hint);
 }

@@ -166,8 +166,9 @@ source_classify(const struct event_spec *ev, struct sample *s, uint64_t err)
 void source_layout(const struct event_spec *ev, struct record_layout *l);
 
 struct open_params {
-	int pid;
+	int pid;		/* with pid_cgroup: the cgroup directory's fd */
 	int cpu;
+	bool pid_cgroup;	/* PERF_FLAG_PID_CGROUP: pid is a cgroup fd */
 	int group_fd;		/* -1 = none */
 	uint64_t period;
 	bool enable_on_exec;
@@ -189,5 +190,13 @@ int source_probe_event(const struct event_spec *ev);
  */
 void source_explain_error(int err, const char *what, int pid, char *buf,
 			  size_t len);
+/*
+ * The same for an event of every process on one CPU (-a, -G, -C): what
+ * failed, the errno text, and for EACCES/EPERM exactly what is needed
+ * (CAP_PERFMON, root, or kernel.perf_event_paranoid <= 0, with the
+ * commands that give it).
+ */
+void source_explain_cpu_error(int err, const char *what, int cpu, char *buf,
+			      size_t len);
 
 #endif

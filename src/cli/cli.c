@@ -28,6 +28,8 @@
 #define CLI_MAX_PERIOD (UINT64_C(1) << 62)
 /* A page table beyond 2^32 entries would not fit in memory anyway. */
 #define CLI_MAX_PAGES (UINT64_C(1) << 32)
+/* pid_max's ceiling (PID_MAX_LIMIT, include/linux/threads.h). */
+#define CLI_MAX_PROCESSES (UINT64_C(1) << 22)
 
 /* Long-only options take values above any char so they never collide. */
 enum {
@@ -42,13 +44,14 @@ enum {
 	CLI_OPT_GRANULARITY,
 	CLI_OPT_MIGRATE_HOT,
 	CLI_OPT_LDLAT,
+	CLI_OPT_MAX_PROCESSES,
 };
 
 /*
  * '+' stops at the first non-option (a command must follow "--"); the
  * leading ':' makes a missing argument return ':' instead of '?'.
  */
-static const char cli_short_opts[] = "+:p:e:c:d:n:bk:s:o:i:Vh";
+static const char cli_short_opts[] = "+:p:e:c:d:n:bk:s:o:i:aC:G:Vh";
 
 static const struct option cli_long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -72,6 +75,10 @@ static const struct option cli_long_opts[] = {
 	{ "granularity", required_argument, NULL, CLI_OPT_GRANULARITY },
 	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "cgroup", required_argument, NULL, 'G' },
+	{ "max-processes", required_argument, NULL, CLI_OPT_MAX_PROCESSES },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -84,6 +91,7 @@ static const struct option cli_long_opts[] = {
 static const char *const cli_mode_names[] = {
 	[MODE_PIDS] = "-p",
 	[MODE_COMMAND] = "-- COMMAND",
+	[MODE_SYSTEM] = "-a/-G",
 	[MODE_DEMO] = "--demo",
 	[MODE_REPLAY] = "-i",
 	[MODE_LIST_EVENTS] = "--list-events",
@@ -254,6 +262,22 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->ldlat = (unsigned)v;
 		return rc;
+	case 'a':
+		mode_seen[MODE_SYSTEM] = true;
+		opt->all_cpus = true;
+		return 0;
+	case 'C':
+		return cli_parse_cpus(arg, opt, err, errlen);
+	case 'G':
+		mode_seen[MODE_SYSTEM] = true;
+		return cli_parse_cgroups(arg, opt, err, errlen);
+	case CLI_OPT_MAX_PROCESSES:
+		rc = cli_parse_ranged("--max-processes", "process count", arg,
+				      false, 1, CLI_MAX_PROCESSES, &v, err,
+				      errlen);
+		if (rc == 0)
+			opt->max_processes = (size_t)v;
+		return rc;
 	case 'h':
 		mode_seen[MODE_HELP] = true;
 		return 0;
@@ -299,9 +323,15 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 				 "or -i FILE");
 	opt->mode = (enum run_mode)first;
 
+	/* perf's -C: which CPUs of a whole-machine view. */
+	if (opt->cpus && opt->mode != MODE_SYSTEM)
+		return cli_error(err, errlen, "-C needs -a or -G (it narrows "
+				 "the CPUs watched for every process)");
+
 	/* --dry-run and --list-events print once; JSON needs no batch. */
 	if (opt->json && !opt->batch &&
 	    (opt->mode == MODE_PIDS || opt->mode == MODE_COMMAND ||
+	     opt->mode == MODE_SYSTEM ||
 	     opt->mode == MODE_DEMO || opt->mode == MODE_REPLAY))
 		return cli_error(err, errlen, "--json needs -b");
 	if (opt->output_path && !opt->batch)
@@ -405,6 +435,13 @@ cli_fini(struct options *opt)
 	opt->n_pids = 0;
 	free(opt->command);
 	opt->command = NULL;
+	free(opt->cpus);
+	opt->cpus = NULL;
+	for (size_t i = 0; i < opt->n_cgroups; i++)
+		free(opt->cgroups[i]);
+	free(opt->cgroups);
+	opt->cgroups = NULL;
+	opt->n_cgroups = 0;
 }
 
 void
@@ -413,6 +450,7 @@ cli_usage(FILE *out)
 	fputs("Usage:\n"
 	      "  memtop [OPTIONS] -p PID[,PID...]\n"
 	      "  memtop [OPTIONS] -- COMMAND [ARG...]\n"
+	      "  memtop [OPTIONS] -a | -G CGROUP[,CGROUP...] [-C CPUS]\n"
 	      "  memtop [OPTIONS] --demo\n"
 	      "  memtop [OPTIONS] -i FILE\n"
 	      "  memtop --list-events\n"
@@ -424,6 +462,14 @@ cli_usage(FILE *out)
 	      "Options:\n"
 	      "  -p, --pid PID[,PID...]  watch running processes (all "
 	      "threads)\n"
+	      "  -a, --all-cpus          watch every process, through one "
+	      "channel per CPU\n"
+	      "  -G, --cgroup CG[,CG...] watch the processes of these cgroups "
+	      "(paths in\n"
+	      "                          the cgroup2 mount, or absolute)\n"
+	      "  -C, --cpu CPUS          with -a or -G: only these CPUs "
+	      "(0-3,8)\n"
+	      "      --max-processes N   process rows kept (default 16384)\n"
 	      "  -e, --source SRC        auto (default), pebs, ibs, faults\n"
 	      "  -c, --period N          sampling period in events per "
 	      "sample\n"

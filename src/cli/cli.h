@@ -14,6 +14,7 @@
 enum run_mode {
 	MODE_PIDS,		/* -p */
 	MODE_COMMAND,		/* -- CMD */
+	MODE_SYSTEM,		/* -a, -G: every process (of those cgroups) */
 	MODE_DEMO,		/* --demo */
 	MODE_REPLAY,		/* -i FILE */
 	MODE_LIST_EVENTS,
@@ -21,6 +22,8 @@ enum run_mode {
 	MODE_HELP,
 	MODE_VERSION,
 };
+
+struct cpulist;
 
 struct options {
 	enum run_mode mode;
@@ -44,14 +47,19 @@ struct options {
 	pid_t *pids;			/* MODE_PIDS; n_pids of them */
 	size_t n_pids;
 	char **command;			/* MODE_COMMAND; NULL-terminated, argv */
+	bool all_cpus;			/* -a */
+	struct cpulist *cpus;		/* -C; NULL = every online CPU */
+	char **cgroups;			/* -G names as typed; NULL-terminated */
+	size_t n_cgroups;
+	size_t max_processes;		/* process rows kept; 0 = default */
 };
 
 #define CLI_DEFAULT_TOP 20
 
 /*
  * Parses argv into opt.  Returns 0 on success, 2 on a usage error with a
- * one-line message (no trailing newline) in err.  opt->pids is heap
- * memory; release with cli_fini().
+ * one-line message (no trailing newline) in err.  opt->pids, cpus and
+ * cgroups are heap memory; release with cli_fini().
  */
 int cli_parse(int argc, char **argv, struct options *opt, char *err,
 	      size_t errlen);

@@ -34,6 +34,12 @@ int cli_parse_delay(const char *arg, struct options *opt, char *err,
 /* -s: a sort key's name. */
 int cli_parse_sort(const char *arg, struct options *opt, char *err,
 		   size_t errlen);
+/* -C: a CPU list in perf's syntax into opt->cpus. */
+int cli_parse_cpus(const char *arg, struct options *opt, char *err,
+		   size_t errlen);
+/* -G: comma-separated cgroup names, added to opt->cgroups. */
+int cli_parse_cgroups(const char *arg, struct options *opt, char *err,
+		      size_t errlen);
 /* A file name option: not empty. */
 int cli_parse_path(const char *opt_name, const char *arg, const char **out,
 		   char *err, size_t errlen);

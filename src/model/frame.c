@@ -51,6 +51,9 @@ frame_free(struct frame *f)
 	free(f->cpus);
 	free(f->threads);
 	free(f->error);
+	free(f->scope);
+	free(f->scope_cpus);
+	free(f->scope_offline);
 	free(f);
 }
 

@@ -205,6 +205,15 @@ struct frame {
 	 * (all zero for sources without data_src). */
 	uint64_t levels[FRAME_LEVELS];
 
+	/* Whole-machine views (-a, -G): what is watched ("all CPUs",
+	 * "cgroup /x", "CPUs 0-3"), the CPUs with channels now and the
+	 * watched CPUs that are offline (cpulists, "" none), and the CPU
+	 * hotplug changes seen since start.  NULL scope otherwise. */
+	char *scope;
+	char *scope_cpus;
+	char *scope_offline;
+	uint64_t scope_hotplug;
+
 	int exit_status;	/* launched command's exit status, -1 if none/unknown */
 	char *error;		/* fatal collector error (frame is final); NULL if none */
 

@@ -22,14 +22,8 @@
 #include "datasrc.h"
 #include "frame.h"
 #include "report.h"
+#include "report_json_int.h"
 #include "sortkey.h"
-
-/* The first failing stdio call's errno sticks in err; later writes still
- * happen (and fail quietly) so the callers stay simple. */
-struct report_json {
-	FILE *out;
-	int err;
-};
 
 static void
 report_json_note(struct report_json *jw, int rc)
@@ -38,27 +32,27 @@ report_json_note(struct report_json *jw, int rc)
 		jw->err = errno ? errno : EIO;
 }
 
-static void
+void
 report_json_puts(struct report_json *jw, const char *s)
 {
 	report_json_note(jw, fputs(s, jw->out));
 }
 
-static void
+void
 report_json_putc(struct report_json *jw, char c)
 {
 	report_json_note(jw, fputc(c, jw->out) == EOF ? -1 : 0);
 }
 
 /* `"key":` preceded by a comma unless it opens an object. */
-static void
+void
 report_json_key(struct report_json *jw, const char *key, bool first)
 {
 	report_json_note(jw, fprintf(jw->out, "%s\"%s\":", first ? "" : ",",
 				     key));
 }
 
-static void
+void
 report_json_u64(struct report_json *jw, const char *key, uint64_t v,
 		bool first)
 {
@@ -66,7 +60,7 @@ report_json_u64(struct report_json *jw, const char *key, uint64_t v,
 	report_json_note(jw, fprintf(jw->out, "%" PRIu64, v));
 }
 
-static void
+void
 report_json_i64(struct report_json *jw, const char *key, int64_t v,
 		bool first)
 {
@@ -74,7 +68,7 @@ report_json_i64(struct report_json *jw, const char *key, int64_t v,
 	report_json_note(jw, fprintf(jw->out, "%" PRId64, v));
 }
 
-static void
+void
 report_json_bool(struct report_json *jw, const char *key, bool v)
 {
 	report_json_key(jw, key, false);
@@ -100,7 +94,7 @@ report_json_node(struct report_json *jw, const char *key, int32_t node,
  * 1e12 (far beyond any time, share or latency memtop produces) are written
  * as integers so the scaled value never overflows int64_t.
  */
-static void
+void
 report_json_fixed(struct report_json *jw, double v, unsigned decimals)
 {
 	static const int64_t scales[] = { 1, 10, 100, 1000, 10000, 100000,
@@ -179,7 +173,7 @@ report_json_utf8_len(const unsigned char *s, size_t n)
 }
 
 /* A JSON string from the first n bytes of s (stopping early at a NUL). */
-static void
+void
 report_json_strn(struct report_json *jw, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -208,7 +202,7 @@ report_json_strn(struct report_json *jw, const char *s, size_t n)
 }
 
 /* A string, or null for NULL. */
-static void
+void
 report_json_str(struct report_json *jw, const char *key, const char *s,
 		bool first)
 {
@@ -562,6 +556,7 @@ report_json_write(FILE *out, const struct frame *f)
 			false);
 	report_json_levels(&jw, f->levels);
 	report_json_code_sites(&jw, f);
+	report_json_scope(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
 	if (f->error)

@@ -74,6 +74,7 @@ report_text_header(struct report_text *tw, const struct frame *f)
 	uint64_t threads = 0;
 	char comm[sizeof(f->targets[0].comm) + 1];
 	char src[sizeof(f->source) + 1];
+	char msg[256];
 
 	for (size_t i = 0; i < f->n_targets; i++)
 		threads += f->targets[i].threads;
@@ -107,6 +108,14 @@ report_text_header(struct report_text *tw, const struct frame *f)
 			   f->has_kinds ? "" : " (kinds unknown)", t->lost,
 			   t->throttled, t->unattributed, t->untracked);
 
+	if (f->scope)
+		report_text_printf(tw, "scope %s  cpus %s  offline %s  "
+				   "hotplug %" PRIu64 "\n",
+				   report_text_clean(msg, sizeof(msg), f->scope,
+						     SIZE_MAX),
+				   f->scope_cpus ? f->scope_cpus : "-",
+				   f->scope_offline && f->scope_offline[0] ?
+				   f->scope_offline : "-", f->scope_hotplug);
 	for (size_t i = 0; i < f->n_targets; i++) {
 		const struct frame_target *tg = &f->targets[i];
 

@@ -13,6 +13,7 @@
 
 #include "base.h"
 #include "cli.h"
+#include "cpulist.h"
 #include "testlib.h"
 
 #define MAX_ARGS 12
@@ -62,6 +63,11 @@ static const struct cli_case cli_cases[] = {
 	{ { "--list-events" }, 0, .mode = MODE_LIST_EVENTS },
 	{ { "--dry-run", "-e", "faults", "--json" }, 0, .mode = MODE_DRY_RUN,
 	  .source = SOURCE_FAULTS, .json = true },
+	{ { "-a" }, 0, .mode = MODE_SYSTEM },
+	{ { "--all-cpus", "-C", "0-3,8" }, 0, .mode = MODE_SYSTEM },
+	{ { "-G", "a,/b/c" }, 0, .mode = MODE_SYSTEM },
+	{ { "-a", "-G", "x", "--cgroup=y", "-C1" }, 0, .mode = MODE_SYSTEM },
+	{ { "-a", "--max-processes", "10" }, 0, .mode = MODE_SYSTEM },
 	{ { "-h" }, 0, .mode = MODE_HELP },
 	{ { "--help" }, 0, .mode = MODE_HELP },
 	{ { "-V" }, 0, .mode = MODE_VERSION },
@@ -76,6 +82,20 @@ static const struct cli_case cli_cases[] = {
 	{ { "-p", "1", "--demo" }, 2, "-p and --demo" },
 	{ { "--list-events", "--dry-run" }, 2, "--list-events and --dry-run" },
 	{ { "-h", "-V" }, 2, "-h and -V" },
+	{ { "-p", "1", "-a" }, 2, "-p and -a/-G cannot be combined" },
+	{ { "-G", "x", "--", "ls" }, 2, "-- COMMAND and -a/-G" },
+	{ { "-C", "1", "-p", "1" }, 2, "-C needs -a or -G" },
+	{ { "-C", "1", "--", "ls" }, 2, "-C needs -a or -G" },
+	{ { "-a", "-C", "3-1" }, 2, "-C: invalid CPU list '3-1'" },
+	{ { "-a", "-C", "" }, 2, "-C: invalid CPU list" },
+	{ { "-a", "-C", "1,x" }, 2, "-C: invalid CPU list" },
+	{ { "-a", "-C", "99999" }, 2, "-C: CPU number out of range" },
+	{ { "-a", "-C" }, 2, "-C: missing argument" },
+	{ { "-G", "a,,b" }, 2, "-G: empty cgroup name in 'a,,b'" },
+	{ { "-G", "" }, 2, "-G: empty cgroup name" },
+	{ { "-G" }, 2, "-G: missing argument" },
+	{ { "-a", "--json" }, 2, "--json needs -b" },
+	{ { "-a", "--max-processes", "0" }, 2, "--max-processes" },
 	{ { "-V", "-p", "3" }, 2, "-p and -V" },
 
 	/* -p */
@@ -394,6 +414,8 @@ test_usage(void)
 		"-i, --input", "--demo", "--list-events", "--dry-run",
 		"--migrate-hot",
 		"--max-pages", "--ldlat", "-V, --version", "-h, --help",
+		"-a, --all-cpus", "-G, --cgroup", "-C, --cpu",
+		"--max-processes",
 		"-- COMMAND", "auto", "pebs", "ibs", "faults", "latency",
 	};
 	char *text = NULL;
@@ -410,10 +432,42 @@ test_usage(void)
 	free(text);
 }
 
+/* -a, -C and -G fill what the collector needs; names add up. */
+static void
+test_system(void)
+{
+	char *argv[] = { (char *)"memtop", (char *)"-G", (char *)"a,/b",
+			 (char *)"-C", (char *)"0-2,7", (char *)"-G",
+			 (char *)"c", (char *)"--max-processes",
+			 (char *)"99", NULL };
+	struct options o;
+	char err[128];
+
+	if (!check_eq_i64(cli_parse(9, argv, &o, err, sizeof(err)), 0))
+		return;
+	check_eq_i64(o.mode, MODE_SYSTEM);
+	check(!o.all_cpus);
+	check_eq_u64(o.n_cgroups, 3);
+	check_eq_str(o.cgroups[0], "a");
+	check_eq_str(o.cgroups[1], "/b");
+	check_eq_str(o.cgroups[2], "c");
+	check(o.cgroups[3] == NULL);
+	check(o.cpus && cpulist_count(o.cpus) == 4 && cpulist_has(o.cpus, 7));
+	check_eq_u64(o.max_processes, 99);
+	cli_fini(&o);
+	check(o.cgroups == NULL && o.cpus == NULL && o.n_cgroups == 0);
+	argv[1] = (char *)"-a";
+	argv[2] = NULL;
+	check_eq_i64(cli_parse(2, argv, &o, err, sizeof(err)), 0);
+	check(o.all_cpus && o.cpus == NULL && o.n_cgroups == 0);
+	cli_fini(&o);
+}
+
 int
 main(void)
 {
 	test_table();
+	test_system();
 	test_argv_untouched_and_small_err();
 	test_usage();
 	return test_result();

@@ -1,0 +1,67 @@
+/*
+ * The whole-machine options' values: -C's CPU list and -G's cgroup
+ * names.  Each parser puts one line in err and returns 2 on bad input
+ * (cli_int.h).  Main thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_int.h"
+#include "cpulist.h"
+
+int
+cli_parse_cpus(const char *arg, struct options *opt, char *err,
+	       size_t errlen)
+{
+	struct cpulist *l = opt->cpus ? opt->cpus : malloc(sizeof(*l));
+	int ret;
+
+	if (!l)
+		return cli_error(err, errlen, "-C: out of memory");
+	opt->cpus = l;
+	ret = cpulist_parse(arg, l);
+	if (ret == -ERANGE)
+		return cli_error(err, errlen, "-C: CPU number out of range in "
+				 "'%s' (at most %d)", arg, CPULIST_MAX - 1);
+	if (ret < 0)
+		return cli_error(err, errlen, "-C: invalid CPU list '%s' (like "
+				 "0-3,8)", arg);
+	return 0;
+}
+
+/* -G a,b: each name kept as typed (the cgroup mount is found later, in
+ * main); names add up over several -G. */
+int
+cli_parse_cgroups(const char *arg, struct options *opt, char *err,
+		  size_t errlen)
+{
+	size_t items = 1;
+	char **grown;
+
+	for (const char *c = arg; (c = strchr(c, ',')); c++)
+		items++;
+	grown = realloc(opt->cgroups, (opt->n_cgroups + items + 1) *
+			sizeof(*grown));
+	if (!grown)
+		return cli_error(err, errlen, "-G: out of memory");
+	opt->cgroups = grown;
+	for (const char *item = arg;;) {
+		size_t len = strcspn(item, ",");
+
+		if (len == 0)
+			return cli_error(err, errlen, "-G: empty cgroup name in "
+					 "'%s'", arg);
+		opt->cgroups[opt->n_cgroups] = strndup(item, len);
+		if (!opt->cgroups[opt->n_cgroups])
+			return cli_error(err, errlen, "-G: out of memory");
+		opt->cgroups[++opt->n_cgroups] = NULL;
+		if (!item[len])
+			break;
+		item += len + 1;
+	}
+	return 0;
+}

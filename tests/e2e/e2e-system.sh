@@ -1,0 +1,100 @@
+#!/bin/bash
+# -a: every process through one channel per CPU.  Three workloads with
+# known per-page fault counts, started after memtop, are counted exactly
+# page by page under their own pids; other processes' samples are there
+# too, and every frame's sums hold.  Then CPU hotplug, with the online
+# list faked (MEMTOP_CPUS_ONLINE): the channels of a CPU that goes
+# "offline" are closed and opened again when it is back, and each change
+# is counted in the frame.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/system.sh"
+need_system
+need_python
+
+start_memtop "$TMP/a.jsonl" -a -d 0.3 -k 4000
+wait_frames "$TMP/a.jsonl" 1 || fail "no first frame"
+W="$MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
+$W --hot 16 --rounds 32 --report "$TMP/w1.json" &
+w1=$!
+$W --hot 32 --rounds 27 --threads 2 --report "$TMP/w2.json" &
+w2=$!
+$W --hot 8 --rounds 40 --write-ratio 0 --report "$TMP/w3.json" &
+w3=$!
+wait $w1 $w2 $w3 || fail "a workload failed"
+# The workloads' last faults reach a frame, then the final frame.
+n=$(wc -l <"$TMP/a.jsonl")
+wait_frames "$TMP/a.jsonl" $((n + 2)) || fail "frames stopped"
+stop_memtop
+[ "$MT_STATUS" -eq 0 ] || fail "memtop -a exited $MT_STATUS"
+python3 "$FRAMETOOL" check "$TMP/a.jsonl" || fail "frame invariants"
+check_exact "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
+	fail "per-page counts under -a"
+python3 - "$TMP/a.jsonl" "$TMP"/w[123].json <<'PY' || fail "-a frames"
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+wpids = {json.load(open(p))["pid"] for p in sys.argv[2:]}
+final = frames[-1]
+assert final["targets"] == [], final["targets"]
+assert final["follow"]["mode"] == "system", final["follow"]
+sc = final["scope"]
+assert sc["name"] == "all CPUs" and sc["offline"] == "" and sc["hotplug"] == 0, sc
+pids = {t["pid"] for f in frames for t in f["threads"]}
+assert wpids <= pids, f"workloads not sampled: {wpids - pids}"
+others = pids - wpids
+assert others, "no other process sampled under -a"
+print(f"ok: -a: {len(others)} other processes sampled besides the workloads")
+PY
+
+# Hotplug, faked: CPU 1 "goes offline" and comes back.
+if [ "$(nproc)" -ge 2 ]; then
+	echo "0-1" >"$TMP/online"
+	MEMTOP_CPUS_ONLINE=$TMP/online start_memtop "$TMP/h.jsonl" -a -d 0.3 -k 5
+	wait_frames "$TMP/h.jsonl" 1 || fail "hotplug: no first frame"
+	echo "0" >"$TMP/online"
+	sleep 2.5
+	echo "0-1" >"$TMP/online"
+	sleep 2.5
+	stop_memtop
+	[ "$MT_STATUS" -eq 0 ] || fail "hotplug run exited $MT_STATUS"
+	python3 "$FRAMETOOL" check "$TMP/h.jsonl" || fail "hotplug: frame invariants"
+	python3 - "$TMP/h.jsonl" <<'PY' || fail "hotplug frames"
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+seen = [(f["scope"]["cpus"], f["scope"]["offline"], f["scope"]["hotplug"]) for f in frames]
+assert seen[0] == ("0-1", "", 0), seen[0]
+assert ("0", "1", 1) in seen, f"CPU 1 never shown offline: {seen}"
+i = seen.index(("0", "1", 1))
+assert any(s == ("0-1", "", 2) for s in seen[i:]), f"CPU 1 never back: {seen}"
+off = [f for f in frames if f["scope"]["cpus"] == "0"]
+# While its channel is closed nothing is counted on CPU 1 (the frame in
+# which it closed may have some).
+assert any(f["cpus"][1]["samples"] == 0 for f in off[1:]), [f["cpus"] for f in off]
+print(f"ok: hotplug: {len(frames)} frames, closed and reopened, counted")
+PY
+	grep -q "CPU 1 went offline" "$TMP/h.jsonl.log" || fail "hotplug not logged"
+	grep -q "CPU 1 went online" "$TMP/h.jsonl.log" || fail "return not logged"
+else
+	echo "note: one CPU: the hotplug part needs two"
+fi
+
+# Real hotplug only when asked: it takes a CPU from everything else
+# running on the machine for a few seconds.
+if [ "${MEMTOP_TEST_HOTPLUG:-0}" = 1 ] && [ -w /sys/devices/system/cpu/cpu1/online ]; then
+	cleanup_hooks+=('echo 1 >/sys/devices/system/cpu/cpu1/online')
+	start_memtop "$TMP/r.jsonl" -a -d 0.3 -k 5
+	wait_frames "$TMP/r.jsonl" 1 || fail "real hotplug: no first frame"
+	echo 0 >/sys/devices/system/cpu/cpu1/online
+	sleep 2.5
+	echo 1 >/sys/devices/system/cpu/cpu1/online
+	sleep 2.5
+	stop_memtop
+	[ "$MT_STATUS" -eq 0 ] || fail "real hotplug run exited $MT_STATUS"
+	python3 "$FRAMETOOL" check "$TMP/r.jsonl" || fail "real hotplug: invariants"
+	python3 "$FRAMETOOL" get "$TMP/r.jsonl" \
+		'[f["scope"]["hotplug"] for f in frames][-1]' | grep -qx 2 ||
+		fail "real hotplug: not counted twice"
+	grep -q "CPU 1 went offline" "$TMP/r.jsonl.log" || fail "real hotplug not logged"
+else
+	echo "note: real CPU hotplug not run (MEMTOP_TEST_HOTPLUG=1 runs it)"
+fi
+finish

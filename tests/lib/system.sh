@@ -1,0 +1,72 @@
+# Helpers for the whole-machine tests (-a, -G, -C): memtop in the
+# background, waits for its frames, and the per-page check against the
+# workloads' own reports.  Source after lib.sh.
+
+# need_system: these views need root or CAP_PERFMON, or paranoid <= 0.
+need_system() {
+	local p
+	p=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+	if [ "$(id -u)" -ne 0 ] && [ "$p" -gt 0 ]; then
+		skip "perf_event_paranoid=$p and not root (-a needs CAP_PERFMON or paranoid <= 0)"
+	fi
+}
+
+# start_memtop OUT ARGS...: memtop -b --json in the background, writing
+# OUT (JSON Lines) and OUT.log; sets MT to its pid.
+start_memtop() {
+	local out=$1
+	shift
+	"$MEMTOP" -b --json -e faults -c 1 -s total --log "$out.log" \
+		-o "$out" "$@" &
+	MT=$!
+	cleanup_hooks+=("kill $MT 2>/dev/null")
+}
+
+# wait_frames FILE N [SECONDS]: until FILE holds N lines.
+wait_frames() {
+	local file=$1 n=$2 limit=${3:-15} i
+	for ((i = 0; i < limit * 10; i++)); do
+		[ -f "$file" ] && [ "$(wc -l <"$file")" -ge "$n" ] && return 0
+		sleep 0.1
+	done
+	echo "only $(wc -l <"$file" 2>/dev/null) frame(s) in $file after ${limit}s"
+	return 1
+}
+
+# stop_memtop: SIGINT, then its exit status in MT_STATUS.
+stop_memtop() {
+	kill -INT "$MT"
+	wait "$MT"
+	MT_STATUS=$?
+}
+
+# check_exact FRAMES REPORT...: every hot page of every workload report
+# has exactly its faults as its total in the final frame, under the
+# workload's pid.
+check_exact() {
+	python3 - "$@" <<'PY'
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+final = frames[-1]
+pages = {(p["pid"], int(p["addr"], 16)): p for p in final["pages"]}
+bad = total = 0
+for path in sys.argv[2:]:
+    rep = json.load(open(path))
+    for h in rep["hot"]:
+        total += 1
+        got = pages.get((rep["pid"], int(h["addr"], 16)), {}).get("total", 0)
+        if got != h["faults"]:
+            bad += 1
+            if bad <= 5:
+                print(f"pid {rep['pid']} page {h['addr']}: memtop {got}, workload {h['faults']}")
+if bad:
+    mine = {json.load(open(p))["pid"] for p in sys.argv[2:]}
+    shown = [p for p in final["pages"] if p["pid"] in mine]
+    print(f"final frame: {len(final['pages'])} pages, lowest total "
+          f"{min((p['total'] for p in final['pages']), default=None)}, "
+          f"{len(shown)} of the workloads'; seq {final['seq']}, "
+          f"cumulative {final['cumulative']}")
+assert bad == 0, f"{bad} of {total} hot pages disagree"
+print(f"ok: {total} hot pages of {len(sys.argv) - 2} workload(s) exact")
+PY
+}
