@@ -366,6 +366,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.cgroup_fds = st->scope.cgroup_fds;
 	cfg.n_cgroups = st->scope.n_cgroups;
 	cfg.scope = st->scope.name;
+	cfg.max_processes = st->opt.max_processes;
 	if (st->opt.record_path) {
 		ret = main_open_record(st, cfg.period, err, errlen);
 		if (ret < 0)

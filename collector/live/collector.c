@@ -91,7 +91,7 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	}
 	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
-	if (ret < 0)
+	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
 		goto out_oom;
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
@@ -222,40 +222,25 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	case PERF_RECORD_UNTHROTTLE:
 		break;
 	case PERF_RECORD_FORK:
-		if (record_parse_task(hdr, &task) == 0)
-			collector_on_fork(c, &task);
+		if (record_parse_task(hdr, &task) != 0)
+			break;
+		if (task.pid == task.tid)
+			aggr_proc_fork(&c->aggr, (int32_t)task.pid,
+				       (int32_t)task.ppid);
+		collector_on_fork(c, &task);
 		break;
 	case PERF_RECORD_EXIT:
-		if (record_parse_task(hdr, &task) == 0 &&
-		    (pid_t)task.tid == channel_tid(d->ch))
+		if (record_parse_task(hdr, &task) != 0)
+			break;
+		if ((pid_t)task.tid == channel_tid(d->ch))
 			channel_mark_exited(d->ch);
+		if (task.pid == task.tid)
+			aggr_proc_exit(&c->aggr, (int32_t)task.pid,
+				       task.time);
 		break;
-	case PERF_RECORD_COMM: {
-		struct record_layout l;
-		struct record_id rid;
-		uint32_t pid, tid;
-		char comm[16];
-		struct target *t;
-
-		if (record_parse_comm(hdr, &pid, &tid, comm) != 0 || pid != tid)
-			break;
-		/* exec(2): same pid, new address space.  Any watched pid, a
-		 * followed child's too; only names are dropped here (pages
-		 * and code sites stay, keyed by pid). */
-		if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
-			sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
-		if (!(t = collector_find_target(c, (pid_t)pid)))
-			break;
-		/* The trailer's time (sample_id_all); 0 without one. */
-		source_layout(&channel_events(d->ch)->src->events[0], &l);
-		if (record_parse_id(&l, hdr, 8, &rid) != 0)
-			rid.time = 0;
-		if (rid.time >= t->comm_time) {
-			memcpy(t->comm, comm, sizeof(t->comm));
-			t->comm_time = rid.time;
-		}
+	case PERF_RECORD_COMM:
+		collector_on_comm(c, d->ch, hdr);
 		break;
-	}
 	default:
 		c->unknown_records++;
 		break;
@@ -549,6 +534,7 @@ collector_run(struct producer *p)
 		}
 		final = c->prod.quit || collector_all_exited(c);
 		if (final || frame_due) {
+			aggr_procs_cutoff(&c->aggr, base_now_ns());
 			collector_drain_all(c);
 			if (!final && chanset_count(c->cs) == 0) {
 				collector_rescan(c);

@@ -60,6 +60,7 @@ struct collector_config {
 	const int *cgroup_fds;
 	size_t n_cgroups;
 	const char *scope;
+	size_t max_processes;		/* process rows; 0 = the default */
 };
 
 int collector_new(struct collector **out, const struct collector_config *cfg,

@@ -160,6 +160,8 @@ void collector_scan_thread(pid_t tid, void *ctx);
 void collector_scanned(struct target *t, const struct collector_scan *s);
 void collector_rescan_soon(struct collector *c);
 void collector_on_fork(struct collector *c, const struct record_task *t);
+void collector_on_comm(struct collector *c, struct channel *ch,
+		       const struct perf_event_header *hdr);
 void collector_rescan(struct collector *c);
 bool collector_all_exited(struct collector *c);
 

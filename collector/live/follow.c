@@ -23,6 +23,8 @@
 #include "log.h"
 #include "procfs.h"
 #include "rlimits.h"
+#include "sides.h"
+#include "source.h"
 #include "topo.h"
 
 /* Frees the spare descriptor for a /proc access on this thread. */
@@ -259,6 +261,37 @@ collector_rescan_soon(struct collector *c)
 
 	if (soon < c->next_rescan)
 		c->next_rescan = soon;
+}
+
+/* COMM: a process's name (pid == tid), for its target and its process
+ * row; exec(2) also drops the names of its old image. */
+void
+collector_on_comm(struct collector *c, struct channel *ch,
+		  const struct perf_event_header *hdr)
+{
+	struct record_layout l;
+	struct record_id rid;
+	uint32_t pid, tid;
+	char comm[16];
+	struct target *t;
+
+	if (record_parse_comm(hdr, &pid, &tid, comm) != 0 || pid != tid)
+		return;
+	/* exec(2): same pid, new address space.  Any watched pid, a
+	 * followed child's too; only names are dropped here (pages
+	 * and code sites stay, keyed by pid). */
+	if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
+		sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
+	/* The trailer's time (sample_id_all); 0 without one. */
+	source_layout(&channel_events(ch)->src->events[0], &l);
+	if (record_parse_id(&l, hdr, 8, &rid) != 0)
+		rid.time = 0;
+	aggr_proc_comm(&c->aggr, (int32_t)pid, comm, rid.time);
+	t = collector_find_target(c, (pid_t)pid);
+	if (t && rid.time >= t->comm_time) {
+		memcpy(t->comm, comm, sizeof(t->comm));
+		t->comm_time = rid.time;
+	}
 }
 
 /* FORK: a new thread of a target, or a child process of one. */

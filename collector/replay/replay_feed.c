@@ -399,12 +399,14 @@ replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 		t = replay_task(&r->procs, (int32_t)pid, &created);
 		if (t)
 			memcpy(t->comm, comm, sizeof(t->comm));
+		aggr_proc_comm(&r->aggr, (int32_t)pid, comm, 0);
 	} else if (hdr->type == PERF_RECORD_EXIT &&
 		   record_parse_task(hdr, &task) == 0 &&
 		   task.pid == task.tid && (int32_t)task.pid != -1) {
 		t = replay_task(&r->procs, (int32_t)task.pid, &created);
 		if (t)
 			t->exited = true;
+		aggr_proc_exit(&r->aggr, (int32_t)task.pid, 0);
 	}
 }
 

@@ -7,11 +7,13 @@
 #include <time.h>
 
 #include "aggr.h"
+#include "aggr_int.h"
 #include "cpuvote.h"
 #include "frame.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "physnode.h"
+#include "proctab.h"
 #include "sides.h"
 #include "threadtab.h"
 #include "topo.h"
@@ -35,6 +37,44 @@ struct aggr_cpu {
 	uint32_t slot;
 };
 
+/*
+ * Per-thread counts of one batch, added to the thread table once a thread
+ * a batch instead of once a sample: a ring holds one thread's samples,
+ * or one CPU's time slice of a few threads, and even samples of 16
+ * threads in random order (bench-ingest) cost a slot here, not a lookup
+ * in the table.  Direct-mapped by the tid's low bits: tids are handed out
+ * in sequence, so a process's threads do not collide there, and a tid
+ * that does collide hands the slot's count to the table first.
+ */
+#define AGGR_TSLOTS	64
+
+struct aggr_tslot {
+	/* A sample's pid and tid as they lie in struct sample, so one
+	 * compare tells whether the slot counts for this thread and pid;
+	 * a new pid for the tid spills first (threadtab keeps the newest).
+	 * UINT64_MAX (pid and tid -1, never queued) while unused. */
+	uint64_t pid_tid;
+	/* The thread's samples of the batch by kind and by locality (enum
+	 * proc_locality), added to its process row, the batch's kinds and
+	 * the thread table when the slot spills. */
+	uint32_t kinds[3];
+	uint32_t lr[3];
+	/* The process's row, looked up when the slot takes a thread; its
+	 * memory node counts are added sample by sample. */
+	struct proc_entry *proc;
+};
+
+/* The slots keep their thread and row from batch to batch (only counts
+ * spill at a batch's end), so a row is looked up when a slot changes
+ * thread, not every batch; rows may go at a frame, and then every slot
+ * forgets (aggr_tslots_forget). */
+void
+aggr_tslots_forget(struct aggr *a)
+{
+	for (size_t i = 0; a->tslots && i < AGGR_TSLOTS; i++)
+		a->tslots[i].pid_tid = UINT64_MAX;
+}
+
 /* The per-sample lookups of CPU -> node index and node -> index. */
 static int
 aggr_init_index(struct aggr *a)
@@ -55,8 +95,14 @@ aggr_init_index(struct aggr *a)
 	a->cells = calloc(((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1),
 			  sizeof(*a->cells));
 	a->cell_list = calloc(AGGR_BATCH, sizeof(*a->cell_list));
-	if (!a->cpu_acc || !a->cells || !a->cell_list)
+	a->cell_loc = calloc(((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1),
+			     sizeof(*a->cell_loc));
+	if (!a->cpu_acc || !a->cells || !a->cell_list || !a->cell_loc)
 		return -ENOMEM;
+	for (int r = 1; r <= a->n_nodes; r++)
+		for (int c = 1; c <= a->n_nodes; c++)
+			a->cell_loc[r * (a->n_nodes + 1) + c] =
+				r == c ? PROC_LOC_LOCAL : PROC_LOC_REMOTE;
 	for (int c = 0; c <= a->n_cpus; c++) {
 		int ci = c < a->n_cpus ? a->cpu_node_idx[c] : -1;
 
@@ -83,6 +129,10 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	nn = (size_t)a->n_nodes;
 	a->pages = pagetab_new(page_shift, max_pages);
 	a->threads = threadtab_new();
+	a->procs = proctab_new(a->n_nodes, AGGR_MAX_PROCESSES);
+	a->procs_cutoff_ns = UINT64_MAX;
+	a->tslots = calloc(AGGR_TSLOTS, sizeof(*a->tslots));
+	aggr_tslots_forget(a);
 	a->cpu_samples = calloc((size_t)a->n_cpus + 1, sizeof(uint64_t));
 	a->node_mem = calloc(nn, sizeof(uint64_t));
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
@@ -90,7 +140,8 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->sides = sides_new(page_shift, max_pages);
 	if (a->n_nodes > 2)
 		a->cpuvote = cpuvote_new(max_pages);
-	if (!a->pages || !a->threads || !a->cpu_samples || !a->node_mem ||
+	if (!a->pages || !a->threads || !a->procs || !a->tslots ||
+	    !a->cpu_samples || !a->node_mem ||
 	    !a->matrix || !a->matrix_unknown ||
 	    (a->n_nodes > 2 && !a->cpuvote) || aggr_init_index(a) < 0 ||
 	    (a->n_nodes > 1 &&
@@ -108,6 +159,10 @@ aggr_fini(struct aggr *a)
 		return;
 	pagetab_free(a->pages);
 	threadtab_free(a->threads);
+	proctab_free(a->procs);
+	a->procs = NULL;
+	free(a->tslots);
+	a->tslots = NULL;
 	free(a->cpu_samples);
 	free(a->node_mem);
 	free(a->matrix);
@@ -121,6 +176,8 @@ aggr_fini(struct aggr *a)
 	a->cells = NULL;
 	free(a->cell_list);
 	a->cell_list = NULL;
+	free(a->cell_loc);
+	a->cell_loc = NULL;
 	cpuvote_free(a->cpuvote);
 	a->cpuvote = NULL;
 	sides_free(a->sides);
@@ -216,63 +273,51 @@ aggr_resolve(struct aggr *a, const bool *want)
 	}
 }
 
-/*
- * Per-thread counts of one batch, added to the thread table once a thread
- * a batch instead of once a sample: a ring holds one thread's samples,
- * or one CPU's time slice of a few threads, and even samples of 16
- * threads in random order (bench-ingest) cost a slot here, not a lookup
- * in the table.  Direct-mapped by the tid's low bits: tids are handed out
- * in sequence, so a process's threads do not collide there, and a tid
- * that does collide hands the slot's count to the table first.
- */
-#define AGGR_TSLOTS	64
-
-struct aggr_tslot {
-	/* A sample's pid and tid as they lie in struct sample, so one
-	 * compare tells whether the slot counts for this thread and pid;
-	 * a new pid for the tid spills first (threadtab keeps the newest). */
-	uint64_t pid_tid;
-	uint32_t n;
-};
-
 /* What aggr_account adds up over a batch before it touches the aggr. */
 struct aggr_run {
-	uint64_t kinds[3];
+	uint64_t kinds[3];	/* from the slots, as they spill */
 	unsigned weight_off;	/* the weight extension's; 0 none */
 	size_t n_cells;		/* cells touched (aggr->cell_list) */
-	struct aggr_tslot threads[AGGR_TSLOTS];
 };
 
 static void
-aggr_tslot_spill(struct aggr *a, struct aggr_tslot *ts)
+aggr_tslot_spill(struct aggr *a, struct aggr_run *run, struct aggr_tslot *ts)
 {
 	int32_t pid_tid[2];	/* as in struct sample */
+	uint32_t n = ts->kinds[0] + ts->kinds[1] + ts->kinds[2];
 
-	if (ts->n) {
-		memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
-		threadtab_add(a->threads, pid_tid[0], pid_tid[1], ts->n);
+	if (!n)
+		return;
+	memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
+	threadtab_add(a->threads, pid_tid[0], pid_tid[1], n);
+	for (int k = 0; k < 3; k++) {
+		run->kinds[k] += ts->kinds[k];
+		ts->proc->kinds[k] += ts->kinds[k];
+		ts->proc->lr[k] += ts->lr[k];
+		ts->kinds[k] = ts->lr[k] = 0;
 	}
-	ts->n = 0;
 }
 
 _Static_assert(offsetof(struct sample, tid) ==
 	       offsetof(struct sample, pid) + sizeof(int32_t),
 	       "pid and tid are read as one u64");
 
-static inline void
-aggr_thread_count(struct aggr *a, struct aggr_run *run,
-		  const struct sample *s)
+/* The slot of s's thread, taken over from another thread first when
+ * needed. */
+static inline struct aggr_tslot *
+aggr_thread_slot(struct aggr *a, struct aggr_run *run, const struct sample *s)
 {
-	struct aggr_tslot *ts = &run->threads[(uint32_t)s->tid &
-					      (AGGR_TSLOTS - 1)];
+	struct aggr_tslot *ts = &a->tslots[(uint32_t)s->tid &
+					   (AGGR_TSLOTS - 1)];
 	uint64_t pid_tid;
 
 	memcpy(&pid_tid, &s->pid, sizeof(pid_tid));
 	if (__builtin_expect(ts->pid_tid != pid_tid, 0)) {
-		aggr_tslot_spill(a, ts);
+		aggr_tslot_spill(a, run, ts);
 		ts->pid_tid = pid_tid;
+		ts->proc = aggr_proc_of(a, s->pid);
 	}
-	ts->n++;
+	return ts;
 }
 
 /* The features aggr_account_all is compiled for, each one a loop with
@@ -300,6 +345,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 	const struct aggr_cpu *cpus = a->cpu_acc;
 	const int16_t *node_idx = a->node_idx;
 	uint64_t *cells = a->cells, *cpu_samples = a->cpu_samples;
+	const uint8_t *cell_loc = a->cell_loc;
 	uint32_t *cell_list = a->cell_list;
 	uint32_t n_cpus = (uint32_t)a->n_cpus;
 	uint16_t max_node = (uint16_t)a->max_node;
@@ -311,6 +357,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		const struct sample *s = &a->batch[i];
 		struct page_entry *e = ents[i];
 		const struct aggr_cpu *cp;
+		struct aggr_tslot *ts;
 		unsigned kind;
 		uint32_t c, col, cell;
 
@@ -326,7 +373,6 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 			continue;
 		}
 		kind = s->kind <= SAMPLE_OTHER ? s->kind : SAMPLE_OTHER;
-		run->kinds[kind]++;
 		pagetab_count1(pages, e, kind);
 		if ((f & AGGR_F_WEIGHT) && s->weight)
 			pagetab_weight_add(pages, e, run->weight_off,
@@ -349,7 +395,13 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 			a->vote_untracked++;
 		if ((f & AGGR_F_LOC) && cp->ci1 && col)
 			pagetab_locality_inc(pages, e, cp->ci1 == col);
-		aggr_thread_count(a, run, s);
+		/* Thread and process, without a branch: the kind, the
+		 * locality the node matrix gives the cell, and the page's
+		 * node column. */
+		ts = aggr_thread_slot(a, run, s);
+		ts->kinds[kind]++;
+		ts->lr[cell_loc[cell]]++;
+		ts->proc->nodes[col]++;
 		if (f & AGGR_F_SIDES)
 			sides_account(a->sides, s, pagetab_entry_page(e));
 	}
@@ -509,7 +561,7 @@ aggr_flush(struct aggr *a)
 	else
 		aggr_fold(a, NULL, n_cells);
 	for (size_t i = 0; i < AGGR_TSLOTS; i++)
-		aggr_tslot_spill(a, &run.threads[i]);
+		aggr_tslot_spill(a, &run, &a->tslots[i]);
 	a->interval.loads += run.kinds[SAMPLE_LOAD];
 	a->interval.stores += run.kinds[SAMPLE_STORE];
 	a->interval.other += run.kinds[SAMPLE_OTHER];
@@ -518,80 +570,4 @@ aggr_flush(struct aggr *a)
 			       run.kinds[SAMPLE_OTHER];
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
-}
-
-struct pagetab *
-aggr_pages(struct aggr *a)
-{
-	return a->pages;
-}
-
-struct sides *
-aggr_sides(struct aggr *a)
-{
-	return a->sides;
-}
-
-void
-aggr_count_lost(struct aggr *a, uint64_t n)
-{
-	a->interval.lost += n;
-}
-
-void
-aggr_count_throttled(struct aggr *a, uint64_t n)
-{
-	a->interval.throttled += n;
-}
-
-void
-aggr_count_unattributed(struct aggr *a, uint64_t n)
-{
-	a->interval.unattributed += n;
-}
-
-static void
-aggr_clear_interval(struct aggr *a)
-{
-	size_t nn = (size_t)a->n_nodes;
-
-	memset(&a->interval, 0, sizeof(a->interval));
-	memset(a->cpu_samples, 0, (size_t)a->n_cpus * sizeof(uint64_t));
-	memset(a->node_mem, 0, nn * sizeof(uint64_t));
-	memset(a->matrix, 0, nn * nn * sizeof(uint64_t));
-	memset(a->matrix_unknown, 0, nn * sizeof(uint64_t));
-	a->mem_unknown = 0;
-	a->cpu_unknown = 0;
-	a->reval_pages = a->reval_changed = a->phys_resolved = 0;
-	if (a->nodemap) {
-		const struct nodemap_stats *st = nodemap_stats(a->nodemap);
-
-		a->nm_pages_mark = st->pages;
-		a->nm_resolved_mark = st->resolved;
-		a->nm_ns_mark = st->ns;
-	}
-}
-
-void
-aggr_next_interval(struct aggr *a)
-{
-	counts_add(&a->cumulative, &a->interval);
-	aggr_clear_interval(a);
-	pagetab_next_interval(a->pages);
-	threadtab_next_interval(a->threads);
-	cpuvote_next_interval(a->cpuvote);
-	sides_next_interval(a->sides);
-}
-
-void
-aggr_reset(struct aggr *a)
-{
-	/* Samples still queued belong to the time before the reset. */
-	a->n_batch = 0;
-	aggr_clear_interval(a);
-	memset(&a->cumulative, 0, sizeof(a->cumulative));
-	pagetab_reset(a->pages);
-	threadtab_reset(a->threads);
-	cpuvote_reset(a->cpuvote);
-	sides_reset(a->sides);
 }

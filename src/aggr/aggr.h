@@ -23,7 +23,9 @@
 #include "counts.h"
 #include "sample.h"
 
+struct aggr_tslot;
 struct pagetab;
+struct proctab;
 struct threadtab;
 struct topo;
 struct nodemap;
@@ -42,10 +44,21 @@ struct sides;
 #define AGGR_BATCH 256
 /* Intervals after which a sampled page's known node is asked again. */
 #define AGGR_REVAL_AGE 3
+/* Process rows kept unless aggr_procs_config says otherwise. */
+#define AGGR_MAX_PROCESSES 16384
 
 struct aggr {
 	struct pagetab *pages;
 	struct threadtab *threads;
+	/* Process rows (aggr_procs.c): counted sample by sample through the
+	 * batch's thread slots; named at frames, from /proc only when
+	 * procs_live (a recording's pids are not this machine's). */
+	struct proctab *procs;
+	struct aggr_tslot *tslots;	/* per-thread slots (aggr.c) */
+	bool procs_live;
+	/* A row is shown dead once its death is known from before this
+	 * (aggr_procs_cutoff); UINT64_MAX: at once. */
+	uint64_t procs_cutoff_ns;
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
 	int n_cpus;
@@ -63,6 +76,10 @@ struct aggr {
 	 * cells a batch touched, in cell_list. */
 	uint64_t *cells;
 	uint32_t *cell_list;
+	/* Each cell's locality for the process rows (enum proc_locality:
+	 * unknown in the "unknown" row and column, local on the diagonal,
+	 * remote elsewhere). */
+	uint8_t *cell_loc;
 
 	/* This interval. */
 	struct counts interval;
@@ -172,6 +189,31 @@ void aggr_noderes(const struct aggr *a, struct frame_noderes *out);
 void aggr_count_lost(struct aggr *a, uint64_t n);
 void aggr_count_throttled(struct aggr *a, uint64_t n);
 void aggr_count_unattributed(struct aggr *a, uint64_t n);
+
+/*
+ * Process rows: at most max (0 = AGGR_MAX_PROCESSES; samples of processes
+ * past it count as the frame's processes_untracked) and whether /proc may
+ * be read to name them (live).  Before the first sample.  0 or -ENOMEM.
+ */
+int aggr_procs_config(struct aggr *a, size_t max, bool live);
+/* What task records say of a process (pid == tid): its name from a COMM
+ * record of time `time` (the newest wins: per-CPU rings are drained one
+ * after another), its birth (the child takes its parent's name until its
+ * own COMM), its EXIT (shown dead in the next frame, then dropped). */
+void aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm,
+		    uint64_t time);
+void aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid);
+/* time: the EXIT record's (CLOCK_MONOTONIC ns), 0 when it has none. */
+void aggr_proc_exit(struct aggr *a, int32_t pid, uint64_t time);
+/*
+ * The time the drain for the next frame starts.  Per-CPU rings are drained
+ * one after another while the process may still run: a process whose
+ * EXIT record is read at a frame may have samples written after its
+ * CPU's ring was drained, which the next frame reads.  So a row is shown
+ * dead (and dropped) only at the first frame whose drain began after its
+ * death: every sample it wrote is then in.  Not called (replay): at once.
+ */
+void aggr_procs_cutoff(struct aggr *a, uint64_t ns);
 
 /* Starts a new interval (after the frame for the old one was built). */
 void aggr_next_interval(struct aggr *a);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr_int.h"
 #include "framebuild.h"
 #include "framebuild_names.h"
 #include "nodemap.h"
@@ -249,7 +250,7 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 		f->n_targets = m->n_targets;
 	}
 	if (oom || !framebuild_pages(f, a, m) || !framebuild_topology(f, a) ||
-	    !framebuild_threads(f, a))
+	    !framebuild_threads(f, a) || !framebuild_processes(f, a))
 		goto out_oom;
 	framebuild_names(f, a);
 	return f;

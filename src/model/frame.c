@@ -50,6 +50,10 @@ frame_free(struct frame *f)
 	free(f->matrix_unknown);
 	free(f->cpus);
 	free(f->threads);
+	for (size_t i = 0; i < f->n_processes; i++)
+		free(f->processes[i].cgroup);
+	free(f->processes);
+	free(f->process_nodes);
 	free(f->error);
 	free(f->scope);
 	free(f->scope_cpus);
@@ -65,6 +69,52 @@ check_fail(char *buf, size_t buflen, const char *what, uint64_t got,
 		snprintf(buf, buflen, "%s: %" PRIu64 " != %" PRIu64, what, got,
 			 want);
 	return -EINVAL;
+}
+
+/* The process rows against the totals and, when no process was left
+ * out, against the per-node figures. */
+static int
+frame_check_processes(const struct frame *f, char *buf, size_t buflen)
+{
+	uint64_t sum = f->processes_untracked, local = 0, remote = 0;
+	uint64_t nlocal = 0, nremote = 0;
+
+	for (size_t i = 0; i < f->n_processes; i++) {
+		const struct frame_process *p = &f->processes[i];
+
+		if (p->loads + p->stores + p->other != p->samples)
+			return check_fail(buf, buflen, "process loads+stores+"
+					  "other", p->loads + p->stores +
+					  p->other, p->samples);
+		sum += p->samples;
+		local += p->local;
+		remote += p->remote;
+	}
+	if (sum != f->totals.samples)
+		return check_fail(buf, buflen,
+				  "sum(processes)+processes_untracked", sum,
+				  f->totals.samples);
+	if (f->processes_untracked)
+		return 0;
+	for (size_t j = 0; j < f->n_nodes; j++) {
+		sum = 0;
+		for (size_t i = 0; i < f->n_processes; i++)
+			sum += f->processes[i].nodes ?
+			       f->processes[i].nodes[j] : 0;
+		if (sum != f->nodes[j].mem_samples)
+			return check_fail(buf, buflen,
+					  "sum(processes.nodes[j])", sum,
+					  f->nodes[j].mem_samples);
+		nlocal += f->nodes[j].local;
+		nremote += f->nodes[j].remote;
+	}
+	if (local != nlocal)
+		return check_fail(buf, buflen, "sum(processes.local)", local,
+				  nlocal);
+	if (remote != nremote)
+		return check_fail(buf, buflen, "sum(processes.remote)", remote,
+				  nremote);
+	return 0;
 }
 
 int
@@ -112,5 +162,5 @@ frame_check(const struct frame *f, char *buf, size_t buflen)
 	if (sum != t->samples)
 		return check_fail(buf, buflen, "sum(nodes.mem)+mem_unknown",
 				  sum, t->samples);
-	return 0;
+	return frame_check_processes(f, buf, buflen);
 }

@@ -12,6 +12,11 @@
  *   sum(threads[].samples) == totals.samples
  *   sum(matrix) + sum(matrix_unknown) + cpu_unknown == totals.samples
  *   sum(nodes[].mem_samples) + mem_unknown == totals.samples
+ *   sum(processes[].samples) + processes_untracked == totals.samples
+ *   with processes_untracked 0, for every node j:
+ *     sum(processes[].nodes[j]) == nodes[j].mem_samples,
+ *   and sum(processes[].local), sum(processes[].remote) ==
+ *     sum(nodes[].local), sum(nodes[].remote)
  */
 #ifndef MEMTOP_FRAME_H
 #define MEMTOP_FRAME_H
@@ -114,6 +119,27 @@ struct frame_thread {
 	uint64_t samples;
 };
 
+/* One process with samples this interval, or one that exited since the
+ * last frame (shown once, alive false, then dropped). */
+struct frame_process {
+	int32_t pid;
+	char comm[16];		/* "[unknown]" when neither a COMM record nor
+				 * /proc told it */
+	char *cgroup;		/* cgroup2 path ("0::" line); NULL unknown */
+	uint64_t samples;	/* this interval: loads + stores + other */
+	uint64_t loads;
+	uint64_t stores;
+	uint64_t other;
+	uint64_t total;		/* since start or reset */
+	uint64_t local;		/* this interval, as the node matrix counts */
+	uint64_t remote;
+	double share;		/* samples / totals.samples */
+	uint64_t *nodes;	/* n_nodes: memory-side samples per node, in
+				 * the order of nodes[] (unknown node: none) */
+	uint32_t threads;	/* threads with samples this interval */
+	bool alive;
+};
+
 /* Page migrations (--migrate-hot, CMD_MIGRATE) done since the previous
  * frame, one count per page by the status move_pages gave it. */
 struct frame_migrations {
@@ -185,6 +211,16 @@ struct frame {
 
 	struct frame_thread *threads;	/* threads with samples this interval */
 	size_t n_threads;
+
+	/* By the sort key (loads, stores, total; samples otherwise), best
+	 * first.  processes_untracked: this interval's samples of processes
+	 * past the table's limit; processes_unknown: rows named
+	 * "[unknown]".  process_nodes holds every row's nodes[]. */
+	struct frame_process *processes;
+	size_t n_processes;
+	uint64_t processes_untracked;
+	uint64_t processes_unknown;
+	uint64_t *process_nodes;
 
 	/* How new threads are caught: "inherit" (per-CPU inherited channels,
 	 * from birth) or "per-thread" (opened on FORK; gap figures below). */

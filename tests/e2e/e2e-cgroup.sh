@@ -23,7 +23,8 @@ start_memtop "$TMP/g.jsonl" -G "$NAME" -d 0.3 -k 500
 wait_frames "$TMP/g.jsonl" 1 || fail "no first frame"
 W="$MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
-	$W --hot 24 --rounds 15 --threads 2 --report "$TMP/in.json" &
+	$W --hot 24 --rounds 15 --threads 2 --interval-ms 40 \
+	--report "$TMP/in.json" &
 win=$!
 $W --hot 24 --rounds 15 --report "$TMP/out.json" &
 wout=$!
@@ -35,6 +36,7 @@ stop_memtop
 [ "$MT_STATUS" -eq 0 ] || fail "memtop -G exited $MT_STATUS"
 python3 "$FRAMETOOL" check "$TMP/g.jsonl" || fail "frame invariants"
 check_exact "$TMP/g.jsonl" "$TMP/in.json" || fail "inside workload's pages"
+check_rows "$TMP/g.jsonl" memtop-workload "$TMP/in.json" || fail "inside workload's rows"
 python3 - "$TMP/g.jsonl" "$TMP/in.json" "$TMP/out.json" "/$NAME" <<'PY' || fail "-G frames"
 import json, sys
 frames = [json.loads(l) for l in open(sys.argv[1])]
@@ -45,6 +47,10 @@ pids = {t["pid"] for f in frames for t in f["threads"]} | \
 assert pids == {inside}, f"sampled {pids}; only {inside} is in the cgroup (outside: {outside})"
 sc = frames[-1]["scope"]
 assert sc["name"] == "cgroup " + sys.argv[4], sc
+# Its row names its cgroup, read from /proc at the first frame after its
+# first sample (it runs for several frames: 15 rounds 40 ms apart).
+cgs = {p["cgroup"] for f in frames for p in f["processes"] if p["pid"] == inside}
+assert cgs <= {sys.argv[4], None} and sys.argv[4] in cgs, f"cgroup column {cgs}"
 print(f"ok: -G: only the inside workload ({inside}) sampled, not {outside}")
 PY
 

@@ -31,6 +31,7 @@ stop_memtop
 [ "$MT_STATUS" -eq 0 ] || fail "memtop -a -C 1 exited $MT_STATUS"
 python3 "$FRAMETOOL" check "$TMP/c.jsonl" || fail "frame invariants"
 check_exact "$TMP/c.jsonl" "$TMP/cpu1.json" || fail "CPU 1 workload's pages"
+check_rows "$TMP/c.jsonl" memtop-workload "$TMP/cpu1.json" || fail "CPU 1 workload's rows"
 python3 - "$TMP/c.jsonl" "$TMP/cpu0.json" <<'PY' || fail "-C 1 frames"
 import json, sys
 frames = [json.loads(l) for l in open(sys.argv[1])]

@@ -1,8 +1,9 @@
 #!/bin/bash
 # -a: every process through one channel per CPU.  Three workloads with
 # known per-page fault counts, started after memtop, are counted exactly
-# page by page under their own pids; other processes' samples are there
-# too, and every frame's sums hold.  Then CPU hotplug, with the online
+# page by page under their own pids, each has process rows that add up
+# and show its exit once; other processes' samples are there too, and
+# every frame's sums (process rows included) hold.  Then CPU hotplug, with the online
 # list faked (MEMTOP_CPUS_ONLINE): the channels of a CPU that goes
 # "offline" are closed and opened again when it is back, and each change
 # is counted in the frame.
@@ -29,6 +30,8 @@ stop_memtop
 python3 "$FRAMETOOL" check "$TMP/a.jsonl" || fail "frame invariants"
 check_exact "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
 	fail "per-page counts under -a"
+check_rows "$TMP/a.jsonl" memtop-workload "$TMP"/w[123].json ||
+	fail "process rows under -a"
 python3 - "$TMP/a.jsonl" "$TMP"/w[123].json <<'PY' || fail "-a frames"
 import json, sys
 frames = [json.loads(l) for l in open(sys.argv[1])]

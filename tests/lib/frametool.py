@@ -23,6 +23,34 @@ def load(path):
     return frames
 
 
+def check_processes(f):
+    """The process rows' sums (docs/design.md, "Frame invariants"); None
+    when they hold."""
+    s = f["totals"]["samples"]
+    procs = f["processes"]
+    for p in procs:
+        if p["samples"] != p["loads"] + p["stores"] + p["other"]:
+            return f"process {p['pid']}: samples != loads+stores+other"
+        if not 0.0 <= p["share"] <= 1.0:
+            return f"process {p['pid']}: share {p['share']}"
+        if len(p["nodes"]) != len(f["nodes"]):
+            return f"process {p['pid']}: {len(p['nodes'])} node counts"
+    got = sum(p["samples"] for p in procs) + f["processes_untracked"]
+    if got != s:
+        return f"sum(processes) + processes_untracked {got} != samples {s}"
+    if f["processes_untracked"]:
+        return None
+    for j, n in enumerate(f["nodes"]):
+        mem = sum(p["nodes"][j] for p in procs)
+        if mem != n["mem_samples"]:
+            return f"node {n['node']}: processes' {mem} != mem_samples {n['mem_samples']}"
+    for k in ("local", "remote"):
+        a, b = sum(p[k] for p in procs), sum(n[k] for n in f["nodes"])
+        if a != b:
+            return f"sum(processes.{k}) {a} != sum(nodes.{k}) {b}"
+    return None
+
+
 def check(frames):
     required = ["memtop", "seq", "time", "interval", "final", "source",
                 "events", "period", "targets", "totals", "cumulative",
@@ -54,6 +82,9 @@ def check(frames):
         mem = sum(n["mem_samples"] for n in f["nodes"]) + f.get("mem_unknown", 0)
         if mem != s:
             sys.exit(f"{where}: memory-side sum {mem} != samples {s}")
+        err = check_processes(f)
+        if err:
+            sys.exit(f"{where}: {err}")
         for p in f["pages"]:
             if p["samples"] != p["loads"] + p["stores"] + p.get("other", 0):
                 sys.exit(f"{where}: page {p['addr']}: samples != parts")

@@ -43,6 +43,23 @@ def check_frame(n, o, problems):
     mem = sum(x["mem_samples"] for x in o["nodes"]) + o.get("mem_unknown", 0)
     if mem != t["samples"]:
         fail("sum(nodes.mem_samples) + mem_unknown != totals.samples")
+    procs = o.get("processes")
+    if procs is None:
+        fail("no processes")
+        procs = []
+    if sum(p["samples"] for p in procs) + o.get("processes_untracked", 0) \
+            != t["samples"]:
+        fail("sum(processes) + processes_untracked != totals.samples")
+    for p in procs:
+        if p["samples"] != p["loads"] + p["stores"] + p["other"]:
+            fail("process %d: samples != loads + stores + other" % p["pid"])
+    if not o.get("processes_untracked", 0):
+        for j, x in enumerate(o["nodes"]):
+            if sum(p["nodes"][j] for p in procs) != x["mem_samples"]:
+                fail("node %s: sum(processes.nodes) != mem_samples" % x["node"])
+        for k in ("local", "remote"):
+            if sum(p[k] for p in procs) != sum(x[k] for x in o["nodes"]):
+                fail("sum(processes.%s) != sum(nodes.%s)" % (k, k))
     for p in o["pages"]:
         if not p["addr"].startswith("0x"):
             fail("page addr %r" % p["addr"])

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame-procs.h"
 #include "report-frame.h"
 #include "report.h"
 #include "testlib.h"
@@ -90,6 +91,8 @@ make_frame(size_t n_pages)
 	f->threads = calloc(1, sizeof(*f->threads));
 	f->threads[0] = (struct frame_thread){ .pid = 4242, .tid = 4243,
 					       .samples = 3 };
+
+	frame_one_process(f, 4242, "bench", "/user.slice");
 	return f;
 }
 

@@ -70,3 +70,30 @@ assert bad == 0, f"{bad} of {total} hot pages disagree"
 print(f"ok: {total} hot pages of {len(sys.argv) - 2} workload(s) exact")
 PY
 }
+
+# check_rows FRAMES COMM REPORT...: each workload has process rows named
+# COMM whose samples add up to the last row's total, covering its hot
+# faults; its last row says it exited, and no row comes after it.
+check_rows() {
+	python3 - "$@" <<'PY'
+import json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+comm = sys.argv[2]
+for path in sys.argv[3:]:
+    rep = json.load(open(path))
+    pid = rep["pid"]
+    rows = [p for f in frames for p in f["processes"] if p["pid"] == pid]
+    assert rows, f"no process row for {pid}"
+    names = {p["comm"] for p in rows}
+    seqs = [f["seq"] for f in frames if any(p["pid"] == pid for p in f["processes"])]
+    assert names == {comm}, f"{pid}: named {names}, not {comm}: {list(zip(seqs, rows))}"
+    assert [p["alive"] for p in rows].count(False) == 1 and not rows[-1]["alive"], \
+        f"{pid}: alive flags {[p['alive'] for p in rows]}"
+    total = sum(p["samples"] for p in rows)
+    assert total == rows[-1]["total"], f"{pid}: rows add to {total}, total {rows[-1]['total']}"
+    hot = sum(h["faults"] for h in rep["hot"])
+    assert total >= hot, f"{pid}: {total} samples < {hot} hot faults"
+    assert max(p["threads"] for p in rows) >= rep["threads"], rows
+print(f"ok: process rows of {len(sys.argv) - 3} workload(s): named, summed, shown dead once")
+PY
+}

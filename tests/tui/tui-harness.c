@@ -41,6 +41,7 @@
 
 #include "base.h"
 #include "cmd.h"
+#include "frame-procs.h"
 #include "frame.h"
 #include "queue.h"
 #include "ui.h"
@@ -303,6 +304,7 @@ harness_frame(const struct harness *h, bool final)
 	f->cumulative.lost = frames;
 	f->cumulative.throttled = 2 * frames;
 	f->cumulative.unattributed = 3 * frames;
+	frame_one_process(f, HARNESS_PID, "synthetic", "/synthetic.slice");
 	if (frame_check(f, err, sizeof(err)) < 0) {
 		fprintf(stderr, "tui-harness: bad synthetic frame: %s\n", err);
 		abort();

@@ -557,6 +557,7 @@ report_json_write(FILE *out, const struct frame *f)
 	report_json_levels(&jw, f->levels);
 	report_json_code_sites(&jw, f);
 	report_json_scope(&jw, f);
+	report_json_processes(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
 	if (f->error)

@@ -39,5 +39,6 @@ void report_json_str(struct report_json *jw, const char *key, const char *s,
 /* report_json_procs.c: "scope" (whole-machine views only) and the
  * process rows. */
 void report_json_scope(struct report_json *jw, const struct frame *f);
+void report_json_processes(struct report_json *jw, const struct frame *f);
 
 #endif

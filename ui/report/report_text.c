@@ -168,6 +168,42 @@ report_text_pages(struct report_text *tw, const struct frame *f,
 	}
 }
 
+/* With more than one process sampled: a row each, at most top, then how
+ * many rows were left out. */
+static void
+report_text_processes(struct report_text *tw, const struct frame *f,
+		      unsigned top)
+{
+	size_t rows = f->n_processes < top ? f->n_processes : top;
+
+	if (f->n_processes < 2)
+		return;
+	report_text_printf(tw, "%7s %-16s %8s %8s %8s %8s %8s %7s %5s  %s\n",
+			   "PID", "COMM", "SAMPLES", "LOADS", "STORES",
+			   "LOCAL", "REMOTE", "SHARE", "THR", "CGROUP");
+	for (size_t i = 0; i < rows; i++) {
+		const struct frame_process *p = &f->processes[i];
+		char comm[sizeof(p->comm) + 1], cg[128];
+		double share = p->share >= 0.0 && p->share <= 1.0 ? p->share :
+			       0.0;
+
+		report_text_printf(tw, "%7" PRId32 " %-16s %8" PRIu64 " %8"
+				   PRIu64 " %8" PRIu64 " %8" PRIu64 " %8"
+				   PRIu64 " %6.2f%% %5" PRIu32 "  %s%s\n",
+				   p->pid, report_text_clean(comm, sizeof(comm),
+				   p->comm, sizeof(p->comm)), p->samples,
+				   p->loads, p->stores, p->local, p->remote,
+				   100.0 * share, p->threads,
+				   report_text_clean(cg, sizeof(cg), p->cgroup,
+						     SIZE_MAX),
+				   p->alive ? "" : "  exited");
+	}
+	if (f->n_processes > rows || f->processes_untracked)
+		report_text_printf(tw, "processes: %zu more; untracked samples "
+				   "%" PRIu64 "\n", f->n_processes - rows,
+				   f->processes_untracked);
+}
+
 static void
 report_text_nodes(struct report_text *tw, const struct frame *f)
 {
@@ -211,6 +247,7 @@ report_text_write(FILE *out, const struct frame *f, unsigned top)
 				   report_text_clean(msg, sizeof(msg),
 						     f->source_note, SIZE_MAX));
 	report_text_pages(&tw, f, top);
+	report_text_processes(&tw, f, top);
 	report_text_nodes(&tw, f);
 	report_text_cpus(&tw, f);
 	if (f->exit_status >= 0)

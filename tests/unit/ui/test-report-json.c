@@ -142,7 +142,13 @@ test_exact(void)
 		"\"revalidated\":0,\"changed\":0,\"phys\":0,"
 		"\"query_us\":0},\"collector_cpu_us\":0,\"levels\":{},"
 		"\"granularity\":0,\"code_sites\":[],\"code_unknown\":0,"
-		"\"code_untracked\":0,\"sites_evicted\":0}\n");
+		"\"code_untracked\":0,\"sites_evicted\":0,"
+		"\"processes\":[{\"pid\":4242,\"comm\":\"bench\","
+		"\"cgroup\":\"/user.slice\",\"samples\":3,\"loads\":1,"
+		"\"stores\":1,\"other\":1,\"local\":3,\"remote\":0,"
+		"\"share\":1.0000,\"nodes\":[3],\"threads\":1,"
+		"\"alive\":true,\"total\":10}],\"processes_untracked\":0,"
+		"\"processes_unknown\":0}\n");
 	free(s);
 	frame_free(f);
 }
@@ -159,7 +165,8 @@ test_key_order(void)
 		"imbalance", "migrations", "node_resolution",
 		"collector_cpu_us", "levels", "granularity", "code_sites",
 		"code_unknown", "code_untracked", "sites_evicted",
-		"exit_status", "error",
+		"scope", "processes", "processes_untracked",
+		"processes_unknown", "exit_status", "error",
 	};
 	size_t n_want = ARRAY_SIZE(want);
 	struct frame *f = make_frame(2);
@@ -169,7 +176,13 @@ test_key_order(void)
 	f->final = true;
 	f->exit_status = 0;
 	f->error = dup_str("collector: boom");
+	f->scope = dup_str("cgroup /a");
+	f->scope_cpus = dup_str("0-3");
+	f->scope_offline = dup_str("");
+	f->scope_hotplug = 2;
 	s = render_json_checked(f, &jc);
+	contains(s, "\"scope\":{\"name\":\"cgroup /a\",\"cpus\":\"0-3\","
+		 "\"offline\":\"\",\"hotplug\":2},\"processes\":[{");
 	check_eq_u64(jc.n_keys, n_want);
 	for (size_t i = 0; i < n_want && i < jc.n_keys; i++)
 		check_eq_str(jc.keys[i], want[i]);
@@ -177,12 +190,14 @@ test_key_order(void)
 	contains(s, "\"exit_status\":0,\"error\":\"collector: boom\"}\n");
 	free(s);
 
-	/* exit_status < 0 and error NULL leave their keys out */
+	/* exit_status < 0, error and scope NULL leave their keys out */
 	free(f->error);
 	f->error = NULL;
 	f->exit_status = -1;
+	free(f->scope);
+	f->scope = NULL;
 	s = render_json_checked(f, &jc);
-	check_eq_u64(jc.n_keys, n_want - 2);
+	check_eq_u64(jc.n_keys, n_want - 3);
 	check(s && !strstr(s, "exit_status") && !strstr(s, "\"error\""));
 	free(s);
 	frame_free(f);

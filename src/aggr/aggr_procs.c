@@ -1,0 +1,320 @@
+/*
+ * Process rows (see aggr.h, aggr_int.h): counted sample by sample in
+ * aggr.c through the batch's thread slots, named and aged here.
+ * Collector thread only.
+ *
+ * Naming is bounded work: a row is named once, at the first frame after
+ * its first sample (its comm from a COMM record or its parent's at fork
+ * when one came, else /proc/PID/comm; its start time and cgroup from
+ * /proc), at most AGGR_PROC_NAME_BUDGET rows a frame.  A process whose
+ * /proc is gone or unreadable then is "[unknown]" and counted, never an
+ * error.  Liveness comes from EXIT records; an idle row is also checked
+ * every AGGR_PROC_CHECK_EVERY frames against /proc (an EXIT record may be
+ * lost with a full ring): gone, or a different start time (its pid was
+ * given to a new process), it is shown once as dead and dropped, so the
+ * pid's next samples make a new row.  A pid reused within one interval
+ * (pid_max wrapping in under a second) counts in the old row for that
+ * interval.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "base.h"
+#include "aggr_int.h"
+#include "cgroupfs.h"
+#include "frame.h"
+#include "procfs.h"
+#include "proctab.h"
+
+#define AGGR_PROC_NAME_BUDGET	2048
+#define AGGR_PROC_CHECK_BUDGET	256
+#define AGGR_PROC_CHECK_EVERY	16
+/* Near full (7/8), rows idle this many frames give way, down to 3/4. */
+#define AGGR_PROC_EVICT_IDLE	8
+
+static const char aggr_proc_unknown[] = "[unknown]";
+
+int
+aggr_procs_config(struct aggr *a, size_t max, bool live)
+{
+	struct proctab *t;
+
+	a->procs_live = live;
+	if (!max || max == proctab_max(a->procs))
+		return 0;
+	t = proctab_new(a->n_nodes, max);
+	if (!t)
+		return -ENOMEM;
+	proctab_free(a->procs);
+	a->procs = t;
+	aggr_tslots_forget(a);
+	return 0;
+}
+
+struct proc_entry *
+aggr_proc_of(struct aggr *a, int32_t pid)
+{
+	struct proc_entry *e = proctab_get(a->procs, pid, NULL);
+
+	e->flags |= PROC_SAMPLED;
+	return e;
+}
+
+static void
+aggr_proc_set_comm(struct proc_entry *e, const char *comm, uint64_t time)
+{
+	memcpy(e->comm, comm, sizeof(e->comm));
+	e->comm[sizeof(e->comm) - 1] = '\0';
+	e->comm_time = time;
+	e->flags |= PROC_NAMED;
+}
+
+void
+aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm, uint64_t time)
+{
+	struct proc_entry *e = proctab_get(a->procs, pid, NULL);
+
+	if (e == proctab_sink(a->procs))
+		return;
+	if (!(e->flags & PROC_NAMED) || time >= e->comm_time)
+		aggr_proc_set_comm(e, comm, time);
+}
+
+void
+aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid)
+{
+	struct proc_entry *parent = proctab_find(a->procs, ppid), *e;
+
+	if (!parent || !(parent->flags & PROC_NAMED))
+		return;
+	e = proctab_get(a->procs, pid, NULL);
+	/* Its own COMM record (exec) replaces the parent's name. */
+	if (e != proctab_sink(a->procs) && !(e->flags & PROC_NAMED))
+		aggr_proc_set_comm(e, parent->comm, 0);
+}
+
+void
+aggr_proc_exit(struct aggr *a, int32_t pid, uint64_t time)
+{
+	struct proc_entry *e = proctab_find(a->procs, pid);
+
+	if (e && !e->dead_ns)
+		e->dead_ns = time ? time : 1;
+}
+
+void
+aggr_procs_cutoff(struct aggr *a, uint64_t ns)
+{
+	a->procs_cutoff_ns = ns;
+}
+
+/* Known dead now: at this frame, or the next (see aggr_procs_cutoff). */
+static void
+aggr_proc_gone(struct proc_entry *e)
+{
+	if (!e->dead_ns)
+		e->dead_ns = base_now_ns();
+}
+
+/* Start time, comm (unless a record named it) and cgroup from /proc. */
+static void
+aggr_proc_name(struct proc_entry *e)
+{
+	char buf[4096];
+
+	e->flags |= PROC_INFO;
+	if (procfs_start_time(e->pid, &e->start_time) < 0) {
+		aggr_proc_gone(e);
+		if (!(e->flags & PROC_NAMED))
+			e->flags |= PROC_UNKNOWN;
+		return;
+	}
+	if (!(e->flags & PROC_NAMED) &&
+	    procfs_comm(e->pid, buf, sizeof(e->comm)) == 0)
+		aggr_proc_set_comm(e, buf, 0);
+	if (cgroupfs_of_pid(e->pid, true, buf, sizeof(buf)) == 0) {
+		free(e->cgroup);
+		e->cgroup = strdup(buf);
+	}
+}
+
+/* An idle row: still the process it was named after? */
+static void
+aggr_proc_check(struct proc_entry *e)
+{
+	uint64_t start;
+
+	if (procfs_start_time(e->pid, &start) < 0 ||
+	    (e->start_time && start != e->start_time))
+		aggr_proc_gone(e);
+}
+
+struct aggr_proc_pass {
+	struct aggr *a;
+	unsigned named;
+	unsigned checked;
+	size_t rows;
+};
+
+static bool
+aggr_proc_shown(const struct proc_entry *e)
+{
+	return proctab_samples(e) ||
+	       (e->flags & (PROC_EXITED | PROC_SAMPLED)) ==
+	       (PROC_EXITED | PROC_SAMPLED);
+}
+
+/* First pass over a row: its idle count, its name or check, whether the
+ * frame shows it. */
+static void
+aggr_proc_visit(struct proc_entry *e, struct aggr_proc_pass *p)
+{
+	bool sampled = proctab_samples(e) != 0;
+
+	e->idle = sampled ? 0 : e->idle + 1;
+	if (e->dead_ns && e->dead_ns < p->a->procs_cutoff_ns)
+		e->flags |= PROC_EXITED;
+	if (p->a->procs_live && (e->flags & PROC_SAMPLED) && !e->dead_ns) {
+		if (!(e->flags & PROC_INFO)) {
+			if (p->named < AGGR_PROC_NAME_BUDGET) {
+				aggr_proc_name(e);
+				p->named++;
+			}
+		} else if (e->idle % AGGR_PROC_CHECK_EVERY == 1 &&
+			   p->checked < AGGR_PROC_CHECK_BUDGET) {
+			aggr_proc_check(e);
+			p->checked++;
+		}
+	}
+	p->rows += aggr_proc_shown(e);
+}
+
+static void
+aggr_proc_row(struct frame *f, struct frame_process *r,
+	      const struct proc_entry *e, uint64_t *nodes, size_t nn)
+{
+	r->pid = e->pid;
+	if (e->flags & PROC_NAMED) {
+		memcpy(r->comm, e->comm, sizeof(r->comm));
+	} else {
+		memcpy(r->comm, aggr_proc_unknown, sizeof(aggr_proc_unknown));
+		f->processes_unknown++;
+	}
+	r->cgroup = e->cgroup ? strdup(e->cgroup) : NULL;
+	r->loads = e->kinds[SAMPLE_LOAD];
+	r->stores = e->kinds[SAMPLE_STORE];
+	r->other = e->kinds[SAMPLE_OTHER];
+	r->samples = proctab_samples(e);
+	r->total = e->total + r->samples;
+	r->local = e->lr[PROC_LOC_LOCAL];
+	r->remote = e->lr[PROC_LOC_REMOTE];
+	r->share = f->totals.samples ?
+		   (double)r->samples / (double)f->totals.samples : 0;
+	r->nodes = nodes;
+	memcpy(nodes, e->nodes + 1, nn * sizeof(*nodes));
+	r->threads = e->threads;
+	r->alive = !(e->flags & PROC_EXITED);
+}
+
+static uint64_t
+aggr_proc_key(const struct frame_process *r, enum sort_key key)
+{
+	switch (key) {
+	case SORT_TOTAL:
+		return r->total;
+	case SORT_LOADS:
+		return r->loads;
+	case SORT_STORES:
+		return r->stores;
+	default:
+		return r->samples;
+	}
+}
+
+static int
+aggr_proc_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct frame_process *a = pa, *b = pb;
+	enum sort_key key = *(const enum sort_key *)ctx;
+	uint64_t ka = aggr_proc_key(a, key), kb = aggr_proc_key(b, key);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+/* After the frame: rows shown dead (or dead unsampled) go; a table near
+ * its limit lets long-idle rows go too, so new processes find room. */
+static void
+aggr_procs_prune(struct aggr *a, const int32_t *pids, size_t n)
+{
+	size_t max = proctab_max(a->procs);
+	bool crowded = proctab_count(a->procs) > max - max / 8;
+
+	for (size_t i = 0; i < n; i++) {
+		struct proc_entry *e = proctab_find(a->procs, pids[i]);
+
+		if (!e)
+			continue;
+		if ((e->flags & PROC_EXITED) ||
+		    (crowded && e->idle >= AGGR_PROC_EVICT_IDLE &&
+		     proctab_count(a->procs) > max - max / 4))
+			proctab_remove(a->procs, pids[i]);
+	}
+}
+
+static void
+aggr_proc_zero_threads(struct proc_entry *e, void *ctx)
+{
+	e->threads = 0;
+}
+
+bool
+framebuild_processes(struct frame *f, struct aggr *a)
+{
+	struct aggr_proc_pass pass = { .a = a };
+	size_t n = 0, nn = (size_t)a->n_nodes, k = 0;
+	int32_t *pids = proctab_pids(a->procs, &n);
+
+	if (!pids && proctab_count(a->procs))
+		return false;
+	proctab_foreach(a->procs, aggr_proc_zero_threads, NULL);
+	for (size_t i = 0; i < f->n_threads; i++) {
+		struct proc_entry *e = proctab_find(a->procs,
+						    f->threads[i].pid);
+
+		if (e)
+			e->threads++;
+	}
+	for (size_t i = 0; i < n; i++)
+		aggr_proc_visit(proctab_find(a->procs, pids[i]), &pass);
+	f->processes_untracked = proctab_samples(proctab_sink(a->procs));
+	f->processes = calloc(pass.rows ? pass.rows : 1,
+			      sizeof(*f->processes));
+	f->process_nodes = calloc(pass.rows * nn > 0 ? pass.rows * nn : 1,
+				  sizeof(*f->process_nodes));
+	if (!f->processes || !f->process_nodes) {
+		free(pids);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_entry *e = proctab_find(a->procs, pids[i]);
+
+		if (aggr_proc_shown(e)) {
+			aggr_proc_row(f, &f->processes[k], e,
+				      f->process_nodes + k * nn, nn);
+			k++;
+		}
+	}
+	f->n_processes = k;
+	qsort_r(f->processes, k, sizeof(*f->processes), aggr_proc_cmp,
+		&f->sort);
+	aggr_procs_prune(a, pids, n);
+	aggr_tslots_forget(a);
+	free(pids);
+	return true;
+}

@@ -1,0 +1,16 @@
+/* Test frames: one process row holding every sample of a synthetic frame,
+ * so that frame_check's process sums hold. */
+#ifndef MEMTOP_TEST_FRAME_PROCS_H
+#define MEMTOP_TEST_FRAME_PROCS_H
+
+#include <stdint.h>
+
+struct frame;
+
+/* After totals, cumulative, nodes and threads are set: a row for pid
+ * with comm and cgroup (copied), nothing when there are no samples.
+ * Aborts when out of memory. */
+void frame_one_process(struct frame *f, int32_t pid, const char *comm,
+		       const char *cgroup);
+
+#endif
