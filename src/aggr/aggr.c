@@ -37,44 +37,6 @@ struct aggr_cpu {
 	uint32_t slot;
 };
 
-/*
- * Per-thread counts of one batch, added to the thread table once a thread
- * a batch instead of once a sample: a ring holds one thread's samples,
- * or one CPU's time slice of a few threads, and even samples of 16
- * threads in random order (bench-ingest) cost a slot here, not a lookup
- * in the table.  Direct-mapped by the tid's low bits: tids are handed out
- * in sequence, so a process's threads do not collide there, and a tid
- * that does collide hands the slot's count to the table first.
- */
-#define AGGR_TSLOTS	64
-
-struct aggr_tslot {
-	/* A sample's pid and tid as they lie in struct sample, so one
-	 * compare tells whether the slot counts for this thread and pid;
-	 * a new pid for the tid spills first (threadtab keeps the newest).
-	 * UINT64_MAX (pid and tid -1, never queued) while unused. */
-	uint64_t pid_tid;
-	/* The thread's samples of the batch by kind and by locality (enum
-	 * proc_locality), added to its process row, the batch's kinds and
-	 * the thread table when the slot spills. */
-	uint32_t kinds[3];
-	uint32_t lr[3];
-	/* The process's row, looked up when the slot takes a thread; its
-	 * memory node counts are added sample by sample. */
-	struct proc_entry *proc;
-};
-
-/* The slots keep their thread and row from batch to batch (only counts
- * spill at a batch's end), so a row is looked up when a slot changes
- * thread, not every batch; rows may go at a frame, and then every slot
- * forgets (aggr_tslots_forget). */
-void
-aggr_tslots_forget(struct aggr *a)
-{
-	for (size_t i = 0; a->tslots && i < AGGR_TSLOTS; i++)
-		a->tslots[i].pid_tid = UINT64_MAX;
-}
-
 /* The per-sample lookups of CPU -> node index and node -> index. */
 static int
 aggr_init_index(struct aggr *a)
@@ -280,46 +242,6 @@ struct aggr_run {
 	size_t n_cells;		/* cells touched (aggr->cell_list) */
 };
 
-static void
-aggr_tslot_spill(struct aggr *a, struct aggr_run *run, struct aggr_tslot *ts)
-{
-	int32_t pid_tid[2];	/* as in struct sample */
-	uint32_t n = ts->kinds[0] + ts->kinds[1] + ts->kinds[2];
-
-	if (!n)
-		return;
-	memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
-	threadtab_add(a->threads, pid_tid[0], pid_tid[1], n);
-	for (int k = 0; k < 3; k++) {
-		run->kinds[k] += ts->kinds[k];
-		ts->proc->kinds[k] += ts->kinds[k];
-		ts->proc->lr[k] += ts->lr[k];
-		ts->kinds[k] = ts->lr[k] = 0;
-	}
-}
-
-_Static_assert(offsetof(struct sample, tid) ==
-	       offsetof(struct sample, pid) + sizeof(int32_t),
-	       "pid and tid are read as one u64");
-
-/* The slot of s's thread, taken over from another thread first when
- * needed. */
-static inline struct aggr_tslot *
-aggr_thread_slot(struct aggr *a, struct aggr_run *run, const struct sample *s)
-{
-	struct aggr_tslot *ts = &a->tslots[(uint32_t)s->tid &
-					   (AGGR_TSLOTS - 1)];
-	uint64_t pid_tid;
-
-	memcpy(&pid_tid, &s->pid, sizeof(pid_tid));
-	if (__builtin_expect(ts->pid_tid != pid_tid, 0)) {
-		aggr_tslot_spill(a, run, ts);
-		ts->pid_tid = pid_tid;
-		ts->proc = aggr_proc_of(a, s->pid);
-	}
-	return ts;
-}
-
 /* The features aggr_account_all is compiled for, each one a loop with
  * only the branches it needs. */
 #define AGGR_F_SIDES	1u	/* side tables */
@@ -398,7 +320,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		/* Thread and process, without a branch: the kind, the
 		 * locality the node matrix gives the cell, and the page's
 		 * node column. */
-		ts = aggr_thread_slot(a, run, s);
+		ts = aggr_thread_slot(a, run->kinds, s);
 		ts->kinds[kind]++;
 		ts->lr[cell_loc[cell]]++;
 		ts->proc->nodes[col]++;
@@ -561,7 +483,7 @@ aggr_flush(struct aggr *a)
 	else
 		aggr_fold(a, NULL, n_cells);
 	for (size_t i = 0; i < AGGR_TSLOTS; i++)
-		aggr_tslot_spill(a, &run, &a->tslots[i]);
+		aggr_tslot_spill(a, run.kinds, &a->tslots[i]);
 	a->interval.loads += run.kinds[SAMPLE_LOAD];
 	a->interval.stores += run.kinds[SAMPLE_STORE];
 	a->interval.other += run.kinds[SAMPLE_OTHER];
@@ -570,4 +492,82 @@ aggr_flush(struct aggr *a)
 			       run.kinds[SAMPLE_OTHER];
 	a->n_batch = 0;
 	sides_flush_end(a->sides);
+}
+
+struct pagetab *
+aggr_pages(struct aggr *a)
+{
+	return a->pages;
+}
+
+struct sides *
+aggr_sides(struct aggr *a)
+{
+	return a->sides;
+}
+
+void
+aggr_count_lost(struct aggr *a, uint64_t n)
+{
+	a->interval.lost += n;
+}
+
+void
+aggr_count_throttled(struct aggr *a, uint64_t n)
+{
+	a->interval.throttled += n;
+}
+
+void
+aggr_count_unattributed(struct aggr *a, uint64_t n)
+{
+	a->interval.unattributed += n;
+}
+
+static void
+aggr_clear_interval(struct aggr *a)
+{
+	size_t nn = (size_t)a->n_nodes;
+
+	memset(&a->interval, 0, sizeof(a->interval));
+	memset(a->cpu_samples, 0, (size_t)a->n_cpus * sizeof(uint64_t));
+	memset(a->node_mem, 0, nn * sizeof(uint64_t));
+	memset(a->matrix, 0, nn * nn * sizeof(uint64_t));
+	memset(a->matrix_unknown, 0, nn * sizeof(uint64_t));
+	a->mem_unknown = 0;
+	a->cpu_unknown = 0;
+	a->reval_pages = a->reval_changed = a->phys_resolved = 0;
+	if (a->nodemap) {
+		const struct nodemap_stats *st = nodemap_stats(a->nodemap);
+
+		a->nm_pages_mark = st->pages;
+		a->nm_resolved_mark = st->resolved;
+		a->nm_ns_mark = st->ns;
+	}
+}
+
+void
+aggr_next_interval(struct aggr *a)
+{
+	counts_add(&a->cumulative, &a->interval);
+	aggr_clear_interval(a);
+	pagetab_next_interval(a->pages);
+	threadtab_next_interval(a->threads);
+	proctab_next_interval(a->procs);
+	cpuvote_next_interval(a->cpuvote);
+	sides_next_interval(a->sides);
+}
+
+void
+aggr_reset(struct aggr *a)
+{
+	/* Samples still queued belong to the time before the reset. */
+	a->n_batch = 0;
+	aggr_clear_interval(a);
+	memset(&a->cumulative, 0, sizeof(a->cumulative));
+	pagetab_reset(a->pages);
+	threadtab_reset(a->threads);
+	proctab_reset(a->procs);
+	cpuvote_reset(a->cpuvote);
+	sides_reset(a->sides);
 }

@@ -29,6 +29,7 @@
 #include "frame.h"
 #include "procfs.h"
 #include "proctab.h"
+#include "threadtab.h"
 
 #define AGGR_PROC_NAME_BUDGET	2048
 #define AGGR_PROC_CHECK_BUDGET	256
@@ -62,6 +63,31 @@ aggr_proc_of(struct aggr *a, int32_t pid)
 
 	e->flags |= PROC_SAMPLED;
 	return e;
+}
+
+void
+aggr_tslot_spill(struct aggr *a, uint64_t kinds[3], struct aggr_tslot *ts)
+{
+	int32_t pid_tid[2];	/* as in struct sample */
+	uint32_t n = ts->kinds[0] + ts->kinds[1] + ts->kinds[2];
+
+	if (!n)
+		return;
+	memcpy(pid_tid, &ts->pid_tid, sizeof(pid_tid));
+	threadtab_add(a->threads, pid_tid[0], pid_tid[1], n);
+	for (int k = 0; k < 3; k++) {
+		kinds[k] += ts->kinds[k];
+		ts->proc->kinds[k] += ts->kinds[k];
+		ts->proc->lr[k] += ts->lr[k];
+		ts->kinds[k] = ts->lr[k] = 0;
+	}
+}
+
+void
+aggr_tslots_forget(struct aggr *a)
+{
+	for (size_t i = 0; a->tslots && i < AGGR_TSLOTS; i++)
+		a->tslots[i].pid_tid = UINT64_MAX;
 }
 
 static void
