@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "source.h"
 #include "sysfs.h"
 
@@ -56,6 +57,14 @@ faults_init_tracepoint(struct event_spec *ev, char *why, size_t whylen)
 
 	ret = tracefs_path(path, sizeof(path),
 			   "events/exceptions/page_fault_user/id");
+	/* As root on a machine where nothing mounted tracefs yet: mount it
+	 * where perf would, rather than give up the load/store split. */
+	if (ret < 0 && tracefs_mount() == 0) {
+		log_msg("mounted tracefs at /sys/kernel/tracing (as perf "
+			"does) for exceptions:page_fault_user");
+		ret = tracefs_path(path, sizeof(path),
+				   "events/exceptions/page_fault_user/id");
+	}
 	if (ret < 0) {
 		snprintf(why, whylen, "tracepoint exceptions:page_fault_user "
 			 "not found (tracefs not mounted or not readable)");

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -42,6 +44,24 @@ sysfs_read(const char *path, char *buf, size_t len)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
 	return (int)n;
+}
+
+/* include/uapi/linux/magic.h */
+#define SYSFS_TRACEFS_MAGIC 0x74726163
+
+int
+tracefs_mount(void)
+{
+	static const char dir[] = "/sys/kernel/tracing";
+	struct statfs st;
+
+	if (geteuid() != 0)
+		return -EPERM;
+	if (statfs(dir, &st) < 0)
+		return -errno;
+	if (st.f_type == SYSFS_TRACEFS_MAGIC)
+		return -EEXIST;
+	return mount("nodev", dir, "tracefs", 0, NULL) < 0 ? -errno : 0;
 }
 
 int

@@ -15,5 +15,12 @@ int sysfs_read(const char *path, char *buf, size_t len);
  * tracing.  0, or -ENOENT when tracefs is not mounted or lacks rel.
  */
 int tracefs_path(char *buf, size_t len, const char *rel);
+/*
+ * Mounts tracefs at /sys/kernel/tracing, as perf does when it needs a
+ * tracepoint (tools/lib/api/fs/tracing_path.c): for root, where nothing
+ * is mounted there yet.  0 mounted; -EEXIST when tracefs is mounted there
+ * already; -EPERM for another user; -errno from mount(2).
+ */
+int tracefs_mount(void);
 
 #endif
