@@ -85,6 +85,9 @@ producer_commands(struct producer *p)
 		case CMD_QUIT:
 			p->quit = true;
 			break;
+		case CMD_PAGES_OF:
+			p->pages_pid = cmd.pid > 0 ? cmd.pid : 0;
+			break;
 		default:
 			p->ops->apply(p, &cmd);
 			break;
@@ -100,6 +103,7 @@ producer_build(struct producer *p, struct aggr *a, struct frame_meta *m)
 	m->seq = p->seq + 1;
 	m->sort = p->sort;
 	m->top_k = p->top_k;
+	m->pages_pid = p->pages_pid;
 	f = frame_build(a, m);
 	if (!f)
 		return NULL;

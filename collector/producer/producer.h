@@ -45,6 +45,7 @@ struct producer {
 	bool batch;		/* never skip a frame: wait for room */
 	enum sort_key sort;	/* the frame's page order */
 	size_t top_k;		/* pages per frame */
+	int32_t pages_pid;	/* CMD_PAGES_OF: that pid's pages only; 0 all */
 	bool quit;		/* CMD_QUIT seen: publish the final frame */
 	uint64_t seq;		/* of the last frame built */
 	uint64_t skipped;	/* frames dropped since the last published */

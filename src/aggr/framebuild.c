@@ -87,7 +87,9 @@ framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 	top = calloc(m->top_k, sizeof(*top));
 	if (!top)
 		return false;
-	n = pagetab_topk(a->pages, m->sort, m->top_k, top);
+	n = pagetab_topk_pid(a->pages, m->sort, m->top_k,
+			     m->pages_pid > 0 ? m->pages_pid : -1, top);
+	f->pages_pid = m->pages_pid > 0 ? m->pages_pid : 0;
 	framebuild_refresh_nodes(a, top, n);
 	f->pages = calloc(n ? n : 1, sizeof(*f->pages));
 	if (!f->pages) {

@@ -28,6 +28,7 @@ struct frame_meta {
 	uint64_t period;
 	enum sort_key sort;
 	size_t top_k;
+	int32_t pages_pid;			/* pages of this pid only; 0 all */
 	const struct frame_target *targets;	/* copied */
 	size_t n_targets;
 	int exit_status;

@@ -23,12 +23,15 @@ enum cmd_type {
 	CMD_REPLAY_FASTER,	/* double the playback speed */
 	CMD_REPLAY_SLOWER,	/* halve it */
 	CMD_REPLAY_END,		/* play the rest at full speed */
+	/* pid > 0: frames list that process's pages only (the TUI's
+	 * process view, Enter); pid 0: every process's again. */
+	CMD_PAGES_OF,
 };
 
 struct cmd {
 	enum cmd_type type;
 	uint64_t value;
-	int32_t pid;		/* CMD_MIGRATE of one page */
+	int32_t pid;		/* CMD_MIGRATE of one page; CMD_PAGES_OF */
 	uint64_t addr;		/* CMD_MIGRATE of one page; 0 = top pages */
 };
 

@@ -183,9 +183,11 @@ struct frame {
 	uint64_t tracked_pages;		/* entries in the page table */
 	uint64_t skipped;		/* frames the UI dropped before this one */
 
-	/* Top pages by `sort`, best first (at most the K asked for). */
+	/* Top pages by `sort`, best first (at most the K asked for); only
+	 * those of process pages_pid when it is not 0 (CMD_PAGES_OF). */
 	struct frame_page *pages;
 	size_t n_pages;
+	int32_t pages_pid;
 
 	/* Memory-side samples whose page node is unknown. */
 	uint64_t mem_unknown;

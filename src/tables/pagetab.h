@@ -290,6 +290,9 @@ size_t pagetab_bytes(const struct pagetab *t);
  */
 size_t pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
 		    struct page_info *out);
+/* The same among the pages of pid only (pid < 0: every page). */
+size_t pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
+			int32_t pid, struct page_info *out);
 
 /* Calls fn for every entry; stops early when fn returns non-zero and
  * returns that value.  fn must not insert into t. */

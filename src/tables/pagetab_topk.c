@@ -108,6 +108,7 @@ struct pagetab_topk_state {
 	 * never take part), then the key of heap[0]. */
 	uint64_t min_key;
 	enum sort_key key;
+	int32_t pid;		/* only this pid's pages; -1 every page */
 };
 
 /* p, whose key kp is >= min_key, enters unless it loses a tie. */
@@ -135,6 +136,10 @@ pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e)
 	struct page_info p;
 	uint64_t kp;
 
+	/* Here, off the scan's fast path: a filter costs nothing without
+	 * one, and with one only what passes min_key. */
+	if (s->pid >= 0 && pagetab_entry_pid(e) != s->pid)
+		return;
 	pagetab_info(s->t, e, &p);
 	kp = pagetab_info_key(&p, s->key);
 	if (kp && kp >= s->min_key)
@@ -214,8 +219,16 @@ size_t
 pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
 	     struct page_info *out)
 {
+	return pagetab_topk_pid(t, key, k, -1, out);
+}
+
+size_t
+pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
+		 int32_t pid, struct page_info *out)
+{
 	struct pagetab_topk_state s = {
 		.t = t, .heap = out, .n = 0, .k = k, .min_key = 1, .key = key,
+		.pid = pid,
 	};
 
 	if (k == 0)

@@ -336,6 +336,7 @@ harness_cmd_name(enum cmd_type type)
 		[CMD_RESET] = "RESET", [CMD_SORT] = "SORT",
 		[CMD_SET_TOP] = "SET_TOP", [CMD_QUIT] = "QUIT",
 		[CMD_SET_GRANULARITY] = "SET_GRANULARITY",
+		[CMD_PAGES_OF] = "PAGES_OF",
 	};
 
 	if ((unsigned)type < ARRAY_SIZE(names) && names[type])
@@ -385,6 +386,7 @@ harness_commands(struct harness *h)
 		case CMD_REPLAY_FASTER:
 		case CMD_REPLAY_SLOWER:
 		case CMD_REPLAY_END:
+		case CMD_PAGES_OF:	/* every page is the target's */
 			break;
 		}
 	}

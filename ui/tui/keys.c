@@ -42,6 +42,10 @@ static const struct keys_binding keys_bindings[] = {
 	{ { 'n' }, "n", KEYS_VIEW_NUMA,
 	  "NUMA view: nodes, history, node x node matrix", "NUMA" },
 	{ { 'c' }, "c", KEYS_VIEW_CPU, "CPU view: samples per CPU", "CPU" },
+	{ { 'P' }, "P", KEYS_VIEW_PROCS,
+	  "process view: samples, locality, busiest node per process (the "
+	  "first view with -a or -G); Enter shows the selected one's pages, "
+	  "Esc comes back" },
 	{ { 'f' }, "f", KEYS_VIEW_CODE,
 	  "code view: the functions causing most samples" },
 	{ { 'g' }, "g", KEYS_GRANULARITY,

@@ -35,6 +35,7 @@ enum keys_action {
 	KEYS_REPLAY_END,
 	KEYS_MIGRATE_PAGE,	/* press twice: the second press confirms */
 	KEYS_MIGRATE_HOT,
+	KEYS_VIEW_PROCS,
 };
 
 #define KEYS_PER_BINDING 4

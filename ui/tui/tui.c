@@ -65,6 +65,7 @@ tui_adopt_frame(struct tui *t, struct frame *f)
 	if (t->sort_sent >= 0 && ((int)f->sort == t->sort_sent || stale))
 		t->sort_sent = -1;
 	tui_input_follow(t);
+	tui_procs_follow(t);
 	if (f->migrations.moved || f->migrations.busy ||
 	    f->migrations.denied || f->migrations.failed ||
 	    f->migrations.skipped)
@@ -291,6 +292,9 @@ tui_run(const struct ui_io *io)
 	SCREEN *screen;
 	int flags = TUI_DIRTY, ret = 0, poll_errno = 0;
 
+	/* A whole machine is first a list of processes. */
+	if (io->opt && io->opt->mode == MODE_SYSTEM)
+		t.view = TUI_VIEW_PROCS;
 	screen = tui_start(&t);
 	if (!screen) {
 		const char *term = getenv("TERM");

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "keys.h"
+
 struct frame;
 struct ui_io;
 
@@ -41,6 +43,7 @@ enum tui_view {
 	TUI_VIEW_HELP,		/* generated from the key table */
 	TUI_VIEW_DETAIL,	/* one page */
 	TUI_VIEW_CODE,		/* functions causing most samples */
+	TUI_VIEW_PROCS,		/* processes (the first view with -a, -G) */
 };
 
 enum tui_color {
@@ -98,6 +101,15 @@ struct tui {
 	uint64_t sel_addr;
 	/* A migration key pressed once, waiting for the same key again. */
 	int confirm;		/* enum keys_action, KEYS_NONE when none */
+
+	/* Selection in cur->processes, kept on the same pid across
+	 * frames; the process whose pages the hot-pages view shows after
+	 * Enter there (0: every process's). */
+	size_t psel;
+	size_t psel_top;
+	int32_t psel_pid;
+	int32_t pages_pid;
+	char pages_comm[16];
 
 	/* Scroll offset of the NUMA, CPU and help views. */
 	size_t scroll;
@@ -176,6 +188,13 @@ void tui_help_view(const struct tui *t, struct tui_lines *l);
 
 /* tui_detail.c */
 void tui_detail_view(const struct tui *t, int y0, int rows);
+
+/* tui_procs.c */
+void tui_procs_view(struct tui *t, int y, int rows);
+void tui_procs_follow(struct tui *t);
+void tui_procs_move(struct tui *t, enum keys_action action);
+void tui_procs_enter(struct tui *t);
+void tui_procs_back(struct tui *t);
 
 /* tui_code.c */
 struct frame_page;

@@ -247,7 +247,14 @@ tui_draw_header(const struct tui *t)
 	int y = 0, x;
 
 	tui_draw_text(y, 0, title, "memtop");
-	tui_draw_safe(y, 8, COLS - 30, t->io->target_desc);
+	/* The scope (what -a, -G, -C watch) or the target, and whose pages
+	 * the table shows after Enter in the process view. */
+	if (t->pages_pid)
+		snprintf(line, sizeof(line), "%s: pages of %d %s (Esc: back)",
+			 t->io->target_desc, (int)t->pages_pid, t->pages_comm);
+	else
+		snprintf(line, sizeof(line), "%s", t->io->target_desc);
+	tui_draw_safe(y, 8, COLS - 30, line);
 	if (!f) {
 		tui_draw_text(2, 0, 0, "waiting for the first frame...");
 		return 3;
@@ -304,6 +311,12 @@ tui_draw_header(const struct tui *t)
 			 unwatched);
 	else
 		note[0] = '\0';
+	/* A whole-machine view has no targets: its processes instead. */
+	if (!f->n_targets) {
+		threads = f->n_threads;
+		snprintf(note, sizeof(note), " of %zu processes",
+			 f->n_processes);
+	}
 	tui_draw_text(y++, 0, unwatched ?
 		      tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0,
 		      "samples %" PRIu64 "/%" PRIu64
@@ -554,6 +567,9 @@ tui_draw(struct tui *t)
 		break;
 	case TUI_VIEW_CODE:
 		tui_code_view(t, &lines);
+		break;
+	case TUI_VIEW_PROCS:
+		tui_procs_view(t, y, rows);
 		break;
 	}
 	t->body_rows = (size_t)rows;

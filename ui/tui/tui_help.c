@@ -22,6 +22,10 @@ static const char *const tui_help_notes[] = {
 	"samples as this interval/total: nothing is dropped silently.",
 	"With the faults source a sample is a page fault (first touch,",
 	"copy-on-write, refault), not an access: hot means recently faulted.",
+	"Processes (P): SAMPLES (or the sort key's count) and SHARE of this",
+	"interval; LOCAL% of samples from CPUs of the page's node; REMOTE",
+	"samples from other nodes; NODE the node most of its samples landed",
+	"on; THR threads sampled; CGROUP its cgroup2 path.",
 };
 
 void

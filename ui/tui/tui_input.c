@@ -393,11 +393,17 @@ tui_input_key(struct tui *t, int ch)
 	case KEYS_VIEW_CODE:
 		tui_input_toggle_view(t, TUI_VIEW_CODE);
 		break;
+	case KEYS_VIEW_PROCS:
+		tui_input_toggle_view(t, TUI_VIEW_PROCS);
+		break;
 	case KEYS_GRANULARITY:
 		tui_input_granularity(t);
 		break;
 	case KEYS_DETAIL:
-		if ((t->view == TUI_VIEW_MAIN || t->view == TUI_VIEW_DETAIL) &&
+		if (t->view == TUI_VIEW_PROCS)
+			tui_procs_enter(t);
+		else if ((t->view == TUI_VIEW_MAIN ||
+			  t->view == TUI_VIEW_DETAIL) &&
 		    t->cur && t->cur->n_pages > 0) {
 			tui_input_remember(t);
 			t->view = TUI_VIEW_DETAIL;
@@ -413,8 +419,11 @@ tui_input_key(struct tui *t, int ch)
 		t->scroll = 0;
 		break;
 	case KEYS_BACK:
-		t->view = t->view == TUI_VIEW_HELP ? t->help_return :
-			  TUI_VIEW_MAIN;
+		if (t->view == TUI_VIEW_MAIN && t->pages_pid)
+			tui_procs_back(t);
+		else
+			t->view = t->view == TUI_VIEW_HELP ? t->help_return :
+				  TUI_VIEW_MAIN;
 		t->scroll = 0;
 		break;
 	case KEYS_QUIT:
@@ -433,6 +442,8 @@ tui_input_key(struct tui *t, int ch)
 	case KEYS_END:
 		if (t->view == TUI_VIEW_MAIN || t->view == TUI_VIEW_DETAIL)
 			tui_input_sel_move(t, action);
+		else if (t->view == TUI_VIEW_PROCS)
+			tui_procs_move(t, action);
 		else
 			tui_input_scroll(t, action);
 		break;

@@ -1,0 +1,92 @@
+#!/bin/bash
+# The TUI of a whole machine (-a), through a private tmux server: it
+# opens on the process view, which lists running workloads by name;
+# Enter on a cold workload's row shows its hot pages (every row its pid,
+# though a hot workload fills the unfiltered view);
+# Esc goes back to the process view; P toggles the hot pages; q exits 0
+# with the terminal back in canonical mode.
+. "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/system.sh"
+need_system
+command -v tmux >/dev/null || skip "tmux not installed"
+
+SOCK="memtop-test-$$"
+TM() { tmux -L "$SOCK" "$@"; }
+cleanup_hooks+=('tmux -L "$SOCK" kill-server 2>/dev/null')
+
+wait_screen() {
+	local pat=$1 limit=${2:-10} i
+	for ((i = 0; i < limit * 10; i++)); do
+		TM capture-pane -p >"$TMP/screen" 2>/dev/null
+		grep -Eq -- "$pat" "$TMP/screen" && return 0
+		sleep 0.1
+	done
+	echo "--- screen (waited ${limit}s for /$pat/):"
+	cat "$TMP/screen"
+	return 1
+}
+
+# A hot workload fills the unfiltered page table; Enter goes to a cold
+# one, whose pages show only when the view asks for that process's.
+"$MEMTOP_WORKLOAD" --mode refault --threads 2 --hot 64 --pages 1024 \
+	--interval-ms 2 --duration 60 --quiet &
+hot=$!
+cleanup_hooks+=("kill $hot 2>/dev/null")
+"$MEMTOP_WORKLOAD" --mode refault --hot 8 --pages 64 --interval-ms 20 \
+	--duration 60 --quiet &
+wpid=$!
+cleanup_hooks+=("kill $wpid 2>/dev/null")
+
+cat >"$TMP/run.sh" <<EOS
+#!/bin/bash
+stty sane
+"$MEMTOP" -a -e faults -d 0.4
+echo "EXIT=\$?"
+stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'
+sleep 60
+EOS
+chmod +x "$TMP/run.sh"
+TM -f /dev/null new-session -d -x 120 -y 40 "$TMP/run.sh"
+
+wait_screen "^memtop +all CPUs" 10 || fail "header does not name the scope"
+wait_screen "processes, best first" 10 || fail "did not open on the process view"
+wait_screen "^ *$wpid memtop-workload" 10 || fail "workload not listed by name"
+
+# Enter on the workload's row: the selection starts at the top and the
+# rows move between frames, so step down until Enter lands on it.
+found=0
+TM send-keys Home
+for ((i = 0; i < 40 && !found; i++)); do
+	TM send-keys Enter
+	if wait_screen "pages of [0-9]+ " 3; then
+		if grep -q "pages of $wpid memtop-workload" "$TMP/screen"; then
+			found=1
+			break
+		fi
+		TM send-keys Escape
+		wait_screen "processes, best first" 3 || break
+	fi
+	TM send-keys Down
+done
+[ "$found" = 1 ] || fail "Enter never opened the workload's pages"
+if [ "$found" = 1 ]; then
+	wait_screen "^0x[0-9a-f]+ +$wpid " 5 || fail "no page rows of the workload"
+	others=$(grep -E "^0x[0-9a-f]+ " "$TMP/screen" | awk -v p="$wpid" '$2 != p' | wc -l)
+	[ "$others" -eq 0 ] || fail "pages of other processes in its page view"
+	TM send-keys Escape
+	wait_screen "processes, best first" 5 || fail "Esc did not go back to the process view"
+	grep -q "pages of" "$TMP/screen" && fail "header still names the pages after Esc"
+fi
+# P toggles between the process view and every process's hot pages.
+TM send-keys P
+wait_screen "^ADDRESS +PID" 5 || fail "P did not show the hot pages"
+TM send-keys P
+wait_screen "processes, best first" 5 || fail "P again did not show the processes"
+[ "$failures" -eq 0 ] && ok "TUI -a: process view, Enter on the workload, its pages, Esc back, P"
+
+TM send-keys q
+wait_screen "EXIT=" 10 || fail "memtop did not quit on q"
+wait_screen "icanon" 5 || fail "no terminal mode printed"
+grep -q "EXIT=0" "$TMP/screen" || fail "exit status: $(grep EXIT= "$TMP/screen")"
+grep -qx "icanon" "$TMP/screen" || fail "terminal left without icanon"
+finish
