@@ -234,6 +234,43 @@ tui_draw_source_note(const struct tui *t, int y)
 	tui_draw_safe(y, x, COLS - x, f->source_note);
 }
 
+/* The header's samples line: counts, threads (of how many processes, for
+ * a whole machine), pages, frames, memtop's own CPU. */
+static void
+tui_draw_header_samples(const struct tui *t, int y)
+{
+	const struct frame *f = t->cur;
+	const struct counts *c = &f->totals, *cum = &f->cumulative;
+	uint64_t threads = 0, unwatched = 0;
+	char note[48];
+
+	for (size_t i = 0; i < f->n_targets; i++) {
+		threads += f->targets[i].threads;
+		unwatched += f->targets[i].unwatched;
+	}
+	if (unwatched)
+		snprintf(note, sizeof(note), " (+%" PRIu64 " unwatched)",
+			 unwatched);
+	else
+		note[0] = '\0';
+	/* A whole-machine view has no targets: its processes instead. */
+	if (!f->n_targets) {
+		threads = f->n_threads;
+		snprintf(note, sizeof(note), " of %zu processes",
+			 f->n_processes);
+	}
+	tui_draw_text(y, 0, unwatched ?
+		      tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0,
+		      "samples %" PRIu64 "/%" PRIu64
+		      "  threads %" PRIu64 "%s  pages tracked %" PRIu64
+		      "  frame %" PRIu64 "  skipped %" PRIu64
+		      "  memtop cpu %.1f%%",
+		      c->samples, cum->samples, threads, note, f->tracked_pages,
+		      f->seq, t->skipped,
+		      f->interval > 0 ? (double)f->collector_cpu_ns / 1e7 /
+					f->interval : 0.0);
+}
+
 /* Returns the rows used. */
 static int
 tui_draw_header(const struct tui *t)
@@ -241,8 +278,8 @@ tui_draw_header(const struct tui *t)
 	const struct frame *f = t->cur;
 	int title = tui_draw_attr(t, TUI_COLOR_TITLE, A_BOLD);
 	const struct counts *c, *cum;
-	char buf[32], elapsed[32], line[400], note[48];
-	uint64_t threads = 0, unwatched = 0, rate;
+	char buf[32], elapsed[32], line[400];
+	uint64_t rate;
 	size_t len;
 	int y = 0, x;
 
@@ -302,31 +339,7 @@ tui_draw_header(const struct tui *t)
 		      c->unattributed, cum->unattributed, c->untracked,
 		      cum->untracked);
 	y++;
-	for (size_t i = 0; i < f->n_targets; i++) {
-		threads += f->targets[i].threads;
-		unwatched += f->targets[i].unwatched;
-	}
-	if (unwatched)
-		snprintf(note, sizeof(note), " (+%" PRIu64 " unwatched)",
-			 unwatched);
-	else
-		note[0] = '\0';
-	/* A whole-machine view has no targets: its processes instead. */
-	if (!f->n_targets) {
-		threads = f->n_threads;
-		snprintf(note, sizeof(note), " of %zu processes",
-			 f->n_processes);
-	}
-	tui_draw_text(y++, 0, unwatched ?
-		      tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0,
-		      "samples %" PRIu64 "/%" PRIu64
-		      "  threads %" PRIu64 "%s  pages tracked %" PRIu64
-		      "  frame %" PRIu64 "  skipped %" PRIu64
-		      "  memtop cpu %.1f%%",
-		      c->samples, cum->samples, threads, note, f->tracked_pages,
-		      f->seq, t->skipped,
-		      f->interval > 0 ? (double)f->collector_cpu_ns / 1e7 /
-					f->interval : 0.0);
+	tui_draw_header_samples(t, y++);
 	if (f->paused || f->final || f->error)
 		tui_draw_banners(t, y++);
 	return y;
