@@ -18,6 +18,7 @@
 #                  - (3), p 7 Enter (7)
 . "$(dirname "$0")/../lib/lib.sh"
 need_perf
+need_python
 . "$MEMTOP_SRCDIR/tests/lib/live-tui.sh"
 
 PHASE_S=${MEMTOP_ORACLE_PHASE_S:-1.2}
