@@ -114,22 +114,30 @@ hdr_samples_line() { grep -E '^samples [0-9]+/[0-9]+' "$TMP/screen" | head -1; }
 # gone): field 10 of /proc/PID/stat, counted after the ")" of the comm.
 minflt() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $8 }'; }
 
-# wl_stop PID: SIGSTOP, then wait until every thread is stopped.
+# wl_stop PID: SIGSTOP, then wait until every thread is stopped.  A
+# thread stops only once it runs again to take the signal: on a loaded
+# machine (the workload runs niced under meson) that can take seconds.
 wl_stop() {
-	local pid=$1 i st all
+	local pid=$1 end=$((SECONDS + 30)) f st all states
 	kill -STOP "$pid" || return 1
-	for ((i = 0; i < 200; i++)); do
+	while :; do
 		all=1
-		for st in /proc/"$pid"/task/*/stat; do
-			case $(sed 's/.*) //' "$st" 2>/dev/null | cut -c1) in
-			T | t | "") ;;
+		states=
+		for f in /proc/"$pid"/task/*/stat; do
+			st=$(<"$f") 2>/dev/null || continue
+			st=${st##*) }
+			st=${st:0:1}
+			states+=$st
+			case $st in
+			T | t) ;;
 			*) all=0 ;;
 			esac
 		done
 		[ "$all" = 1 ] && return 0
+		[ "$SECONDS" -ge "$end" ] && break
 		sleep 0.01
 	done
-	echo "workload $pid did not stop"
+	echo "workload $pid did not stop within 30 s (thread states: $states)"
 	return 1
 }
 wl_cont() { kill -CONT "$1"; }
@@ -138,22 +146,24 @@ wl_cont() { kill -CONT "$1"; }
 # every sample of its faults (memtop drains all rings at each frame); a
 # third frame must agree.  Sets CUM and FLT.
 quiesce() {
-	local pid=$1 f0 f c1 i
+	local pid=$1 f0 f c1 end=$((SECONDS + 30))
 	FLT=$(minflt "$pid")
 	screen >"$TMP/screen"
 	f0=$(hdr_frame)
-	for ((i = 0; i < 200; i++)); do
+	while :; do
 		screen >"$TMP/screen"
 		f=$(hdr_frame)
 		[ -n "$f" ] && [ -n "$f0" ] && [ "$f" -ge $((f0 + 2)) ] && break
+		[ "$SECONDS" -ge "$end" ] && { echo "no new frames: $(hdr_samples_line)"; return 1; }
 		sleep 0.05
 	done
 	c1=$(hdr_cum)
 	f0=$f
-	for ((i = 0; i < 200; i++)); do
+	while :; do
 		screen >"$TMP/screen"
 		f=$(hdr_frame)
 		[ -n "$f" ] && [ "$f" -ge $((f0 + 1)) ] && break
+		[ "$SECONDS" -ge "$end" ] && { echo "no new frames: $(hdr_samples_line)"; return 1; }
 		sleep 0.05
 	done
 	CUM=$(hdr_cum)
