@@ -1,10 +1,11 @@
-/* aggr_granularity_apply: see granularity.h.  Collector thread. */
+/* aggr_granularity_apply: see aggr_granularity.h.  Collector thread. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdbool.h>
 
 #include "aggr.h"
+#include "aggr_granularity.h"
 #include "granularity.h"
 #include "pagetab.h"
 #include "sides.h"
