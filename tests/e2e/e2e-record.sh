@@ -13,7 +13,8 @@
 need_perf
 need_python
 CHECK="$MEMTOP_SRCDIR/tests/lib/perfdata-check.py"
-command -v perf >/dev/null || echo "note: perf not installed: only memtop reads the recordings"
+command -v perf >/dev/null ||
+	skip_part "perf script and perf report checks: perf not installed (Debian package linux-perf)"
 
 WL=("$MEMTOP_WORKLOAD" --mode refault --rounds 5 --hot 16 --pages 256
     --threads 2 --interval-ms 5 --duration 0 --quiet)
@@ -55,15 +56,15 @@ run_variant() {
 		fail "$name: replay differs from the live run"
 }
 
-if [ -n "$(ls /sys/kernel/tracing/events/exceptions 2>/dev/null)" ] &&
-   [ "$(id -u)" -eq 0 ]; then
+why=$(tracepoint_why)
+if [ -z "$why" ]; then
 	run_variant tracepoint
 	python3 "$FRAMETOOL" get "$TMP/tracepoint-replay.jsonl" \
 		'f["has_kinds"] and f["cumulative"]["stores"] > 0' | grep -qx True &&
 		ok "tracepoint: replay splits loads from stores" ||
 		fail "tracepoint: replay lost the load/store split"
 else
-	echo "note: tracepoint variant not run (needs root and tracefs at /sys/kernel/tracing)"
+	skip_part_ci "tracepoint variant: $why"
 fi
 run_variant software MEMTOP_FAULTS_NO_TRACEPOINT=1
 
