@@ -86,7 +86,7 @@ cmp -s "$TMP/software.data" "$TMP/keep.data" && fail "--force did not replace th
 "$MEMTOP_WORKLOAD" --mode refault --rounds 0 --hot 8 --interval-ms 20 \
 	--duration 3 --quiet &
 wl=$!
-cleanup_hooks+=("kill $wl 2>/dev/null")
+cleanup_hooks+=("kill_own $wl")
 sleep 0.2
 MEMTOP_SYSFS_ROOT="$MEMTOP_SRCDIR/tests/fixtures/sysfs/numa-2node" MEMTOP_FAULTS_NO_TRACEPOINT=1 \
 	"$MEMTOP" -e faults -p $wl -n 2 -d 0.3 --record "$TMP/node2.data" -b \
