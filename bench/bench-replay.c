@@ -201,7 +201,7 @@ main(int argc, char **argv)
 	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
 	double t0;
 	long long n;
-	int ret = 0;
+	int ret = 0, fd;
 
 	synth_defaults(&o);
 	o.samples = BENCH_SAMPLES;
@@ -216,12 +216,22 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
 			o.samples = strtoull(argv[++i], NULL, 0);
 	}
-	snprintf(path, sizeof(path), "%s/memtop-bench-replay.%d.data", tmp,
-		 (int)getpid());
+	/* A name of this run's own (mkstemps): another run's file, or one
+	 * left by a run killed before its unlink, is never written over. */
+	snprintf(path, sizeof(path), "%s/memtop-bench-replay.XXXXXX.data",
+		 tmp);
+	fd = mkstemps(path, 5);
+	if (fd < 0) {
+		fprintf(stderr, "bench-replay: %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	close(fd);
 	benchlib_print_machine();
 	t0 = benchlib_now();
 	if (synth_write(path, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench-replay: %s\n", err);
+		unlink(path);
 		return 1;
 	}
 	printf("file: %llu samples (2 events, DATA_SRC + WEIGHT + PHYS_ADDR, "

@@ -32,12 +32,44 @@ setup_packages() {
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# setup_build DIR [meson options...]
+# setup_build DIR [-Dname=value...]: configures DIR with those options
+# (once) and builds it.  A DIR configured before with other values for
+# them (a build/ that scripts/demo made, without -Dwerror=true) is
+# reconfigured first, so the options asked for always hold.
 setup_build() {
-	local dir=$1
+	local dir=$1 differ
 	shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$MEMTOP_ROOT" "$@" >/dev/null
+	else
+		differ=$(build_options_differ "$dir" "$@") || return 1
+		if [ -n "$differ" ]; then
+			echo "memtop setup: $dir: reconfiguring with" $differ
+			# shellcheck disable=SC2086
+			meson configure "$dir" $differ >/dev/null || return 1
+		fi
 	fi
 	ninja -C "$dir" >/dev/null
+}
+
+# build_options_differ DIR -Dname=value...: those of the options whose
+# value in DIR (meson introspect --buildoptions) is another, one a line.
+build_options_differ() {
+	local dir=$1
+	shift
+	[ $# -gt 0 ] || return 0
+	meson introspect --buildoptions "$dir" | python3 -c '
+import json, sys
+have = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+def text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return ",".join(map(str, v))
+    return str(v)
+for arg in sys.argv[1:]:
+    name, _, value = arg[2:].partition("=")
+    if name not in have or text(have[name]) != value:
+        print(arg)
+' "$@"
 }
