@@ -410,7 +410,7 @@ main_run(struct main_state *st)
 {
 	char err[512] = "";
 	char desc[256], hint[96];
-	struct ui_io io;
+	struct ui_io io = { 0 };
 	int ret, status, child_status;
 
 	if (!st->opt.batch && (!isatty(STDIN_FILENO) ||
