@@ -266,6 +266,10 @@ cli_parse_listen(const char *arg, struct options *opt, char *err,
 	memset(l, 0, sizeof(*l));
 	if (arg[0] == '\0')
 		return cli_error(err, errlen, "--listen: empty address");
+	if (arg[0] == '[' && (!colon || colon[-1] != ']'))
+		return cli_error(err, errlen, "--listen: invalid address in "
+				 "'%s' (an IPv6 address needs [ADDR]:PORT)",
+				 arg);
 	rc = cli_parse_ranged("--listen", "port", port, false, 1, 65535, &v,
 			      err, errlen);
 	if (rc)

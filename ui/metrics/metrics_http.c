@@ -221,13 +221,26 @@ metrics_http_scrape(struct metrics *m, struct MHD_Connection *c)
 	return ret;
 }
 
+/* Whether the request announces a body. */
+static bool
+metrics_http_has_body(struct MHD_Connection *c)
+{
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (len && strcmp(len, "0") != 0) ||
+	       MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		       MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
 /*
  * Every request, called once when its headers are in and again for its
  * body.  A scrape is answered on the second call: an answer on the first
  * makes libmicrohttpd close the connection (it has not seen the end of
  * the request), which is right for refusals and wasteful for Prometheus,
  * which keeps its connection.  A HEAD gets the GET's headers without the
- * body (libmicrohttpd leaves it out); a request body is refused.
+ * body (libmicrohttpd leaves it out); a request that announces a body is
+ * refused before the body is read.
  */
 static enum MHD_Result
 metrics_http_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -244,14 +257,15 @@ metrics_http_request(void *cls, struct MHD_Connection *c, const char *url,
 		return metrics_http_status(c, MHD_HTTP_NOT_FOUND,
 					   "not found: memtop serves "
 					   METRICS_HTTP_PATH "\n");
-	if (!*req) {
-		*req = &seen;
-		return MHD_YES;
-	}
-	if (*upload_size)
+	if (*req)
+		return metrics_http_scrape(cls, c);
+	/* libmicrohttpd takes an answer only before it reads a body or
+	 * once it has read all of it: refuse a body before it is read. */
+	if (metrics_http_has_body(c))
 		return metrics_http_status(c, MHD_HTTP_BAD_REQUEST,
 					   "a request body is not accepted\n");
-	return metrics_http_scrape(cls, c);
+	*req = &seen;
+	return MHD_YES;
 }
 
 /* The listening socket, bound here so that a failure names the errno
