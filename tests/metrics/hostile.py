@@ -30,7 +30,8 @@ TIMEOUT_S = 5		# METRICS_HTTP_TIMEOUT_S in ui/metrics/metrics_http.c
 
 def status_of(sock, timeout=10):
     """The status code of what the server sends, 0 when it closes the
-    connection without an answer (also a clean refusal)."""
+    connection without an answer (also a clean refusal), -2 when it
+    neither answers nor closes within timeout."""
     sock.settimeout(timeout)
     data = b''
     try:
@@ -41,6 +42,8 @@ def status_of(sock, timeout=10):
             data += chunk
     except (ConnectionResetError, BrokenPipeError):
         return 0
+    except TimeoutError:
+        return -2
     if not data:
         return 0
     parts = data.split(b' ', 2)
@@ -102,7 +105,8 @@ def silent(port):
         s.close()
     worst = max(t for _, t in closed)
     if any(st not in (0, 408) for st, _ in closed) or worst > TIMEOUT_S + 5:
-        mlib.fail('silent clients: %s' % closed)
+        mlib.fail('silent clients (status, seconds; -2: still open): %s' %
+                  [(st, round(t, 1)) for st, t in closed])
     else:
         mlib.ok('9 silent clients (one mid-request) closed by memtop after '
                 '%.1f s at most' % worst)
