@@ -7,14 +7,17 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 : "${BUILD:=$MEMTOP_ROOT/build}"
 
 # Debian packages: build (meson ninja-build pkg-config gcc libc6-dev
-# libncurses-dev libnuma-dev libelf-dev libdw-dev libzstd-dev) and tests
-# (python3 tmux linux-perf libpfm4-dev valgrind; clang libclang-rt-dev for
+# libncurses-dev libnuma-dev libelf-dev libdw-dev libzstd-dev
+# libmicrohttpd-dev) and tests (python3 tmux linux-perf libpfm4-dev
+# valgrind; prometheus for tests/metrics, which scrapes memtop with a real
+# server and checks the exposition with promtool; clang libclang-rt-dev for
 # the sanitizer and fuzzer builds and the symbolizer; qemu-system-x86
 # busybox-static cpio for the two-node guest of tests/numa/numa-qemu.sh,
 # which downloads its kernel package).
 setup_packages() {
 	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev qemu-system-x86 busybox-static cpio
-		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev valgrind "$@")
+		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev valgrind
+		    libmicrohttpd-dev prometheus "$@")
 	local missing=()
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |

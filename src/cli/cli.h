@@ -11,6 +11,14 @@
 #include "sortkey.h"
 #include "source_choice.h"
 
+/* --listen [ADDR:]PORT, parsed: where the metrics endpoint binds. */
+struct cli_listen {
+	int family;			/* AF_INET, AF_INET6; 0 = no --listen */
+	unsigned char addr[16];		/* network byte order (4 or 16 bytes) */
+	uint16_t port;			/* 1..65535 */
+	char text[64];			/* "127.0.0.1:9464", "[::1]:9464" */
+};
+
 enum run_mode {
 	MODE_PIDS,		/* -p */
 	MODE_COMMAND,		/* -- CMD */
@@ -44,9 +52,16 @@ struct options {
 	pid_t *pids;			/* MODE_PIDS; n_pids of them */
 	size_t n_pids;
 	char **command;			/* MODE_COMMAND; NULL-terminated, argv */
+	struct cli_listen listen;	/* --listen; family 0 when not given */
+	const char *metrics_file;	/* --metrics-file */
+	unsigned metrics_top;		/* --metrics-top: processes exported */
+	bool metrics_top_set;		/* --metrics-top was given */
+	bool quiet;			/* --quiet: batch writes no frames */
 };
 
 #define CLI_DEFAULT_TOP 20
+#define CLI_DEFAULT_METRICS_TOP 20
+#define CLI_MAX_METRICS_TOP 1000
 
 /*
  * Parses argv into opt.  Returns 0 on success, 2 on a usage error with a

@@ -39,6 +39,8 @@ expect 2 "bad source"       "-e"                   -- -b -e quantum -p 1
 expect 2 "bad sort"         "-s"                   -- -b -s bogus -p 1
 expect 2 "top 0"            "-k"                   -- -b -k 0 -p 1
 expect 2 "json without -b"  "json"                 -- --json -p 1
+expect 2 "bad --listen"     "--listen"             -- -b --listen nowhere -p 1
+expect 2 "--quiet with -o"  "--quiet"              -- -b --quiet -o x -p 1
 expect 2 "-p and command"   "-p"                   -- -b -p 1 -- true
 expect 2 "stray argument"   "unexpected argument"  -- -b true
 expect 1 "no such pid"      "no such process"      -- -b -p 4194303
