@@ -191,12 +191,43 @@ bench_line(const char *what, unsigned long long n, struct bench_time bt)
 		       bt.wall, (double)n / bt.cpu / 1e6, bt.cpu);
 }
 
+static void
+bench_args(int argc, char **argv, struct synth_opts *o, const char **memtop)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0)
+			o->samples = BENCH_SAMPLES / 100;
+		else if (strcmp(argv[i], "--memtop") == 0 && i + 1 < argc)
+			*memtop = argv[++i];
+		else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
+			o->samples = strtoull(argv[++i], NULL, 0);
+	}
+}
+
+/* A name of this run's own (mkstemps): another run's file, or one left by
+ * a run killed before its unlink, is never written over.  0 or -1. */
+static int
+bench_temp_file(char *path, size_t len)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	int fd;
+
+	snprintf(path, len, "%s/memtop-bench-replay.XXXXXX.data", tmp);
+	fd = mkstemps(path, 5);
+	if (fd < 0) {
+		fprintf(stderr, "bench-replay: %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct synth_opts o;
 	const char *memtop = getenv("MEMTOP");
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char path[512], err[256];
 	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
 	double t0;
@@ -208,20 +239,14 @@ main(int argc, char **argv)
 	o.pages = 65536;
 	o.pids = 4;
 	o.seconds = 30;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0)
-			o.samples = BENCH_SAMPLES / 100;
-		else if (strcmp(argv[i], "--memtop") == 0 && i + 1 < argc)
-			memtop = argv[++i];
-		else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
-			o.samples = strtoull(argv[++i], NULL, 0);
-	}
-	snprintf(path, sizeof(path), "%s/memtop-bench-replay.%d.data", tmp,
-		 (int)getpid());
+	bench_args(argc, argv, &o, &memtop);
+	if (bench_temp_file(path, sizeof(path)) < 0)
+		return 1;
 	benchlib_print_machine();
 	t0 = benchlib_now();
 	if (synth_write(path, &o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench-replay: %s\n", err);
+		unlink(path);
 		return 1;
 	}
 	printf("file: %llu samples (2 events, DATA_SRC + WEIGHT + PHYS_ADDR, "

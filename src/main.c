@@ -24,6 +24,7 @@
 #include "frame.h"
 #include "launch.h"
 #include "log.h"
+#include "metrics.h"
 #include "perfdata_read.h"
 #include "perfdata_write.h"
 #include "producer.h"
@@ -83,39 +84,6 @@ main_find_workload(char *buf, size_t len)
 	return access(buf, X_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* scope: what -a and -G watch ("all CPUs"), NULL otherwise. */
-static void
-main_describe_target(const struct options *opt, const char *scope, char *buf,
-		     size_t len)
-{
-	size_t off = 0;
-
-	buf[0] = '\0';
-	if (opt->mode == MODE_SYSTEM) {
-		snprintf(buf, len, "%s", scope ? scope : "all CPUs");
-		return;
-	}
-	if (opt->mode == MODE_PIDS) {
-		off += (size_t)snprintf(buf, len, "pid");
-		for (size_t i = 0; i < opt->n_pids && off < len; i++)
-			off += (size_t)snprintf(buf + off, len - off, "%s%d",
-						i ? "," : " ",
-						(int)opt->pids[i]);
-		return;
-	}
-	if (opt->mode == MODE_DEMO) {
-		snprintf(buf, len, "demo workload");
-		return;
-	}
-	if (opt->mode == MODE_REPLAY) {
-		snprintf(buf, len, "%s", opt->input_path);
-		return;
-	}
-	for (char **a = opt->command; a && *a && off < len; a++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s",
-					a == opt->command ? "" : " ", *a);
-}
-
 struct main_state {
 	struct options opt;
 	struct source src;
@@ -127,6 +95,7 @@ struct main_state {
 	struct perfdata_reader *reader;
 	struct replay *replay;
 	struct perfdata_writer *recorder;	/* --record FILE */
+	struct metrics *metrics;		/* --listen, --metrics-file */
 	struct launch launch;
 	bool launched;
 	struct collector_scope scope;	/* -a, -G, -C */
@@ -362,10 +331,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
-	cfg.cpus = st->scope.cpus;
-	cfg.cgroup_fds = st->scope.cgroup_fds;
-	cfg.n_cgroups = st->scope.n_cgroups;
-	cfg.scope = st->scope.name;
+	cfg.scope = st->opt.mode == MODE_SYSTEM ? &st->scope : NULL;
 	cfg.max_processes = st->opt.max_processes;
 	if (st->opt.record_path) {
 		ret = main_open_record(st, cfg.period, err, errlen);
@@ -410,6 +376,29 @@ main_finish_child(struct main_state *st)
 	return -1;
 }
 
+/* --listen, --metrics-file: after signals are blocked (the HTTP server's
+ * thread inherits the mask), before a command is launched, so a port in
+ * use ends memtop before anything runs. */
+static int
+main_open_metrics(struct main_state *st)
+{
+	struct metrics_config cfg = {
+		.listen = &st->opt.listen,
+		.file = st->opt.metrics_file,
+		.top = st->opt.metrics_top,
+		.version = MEMTOP_VERSION,
+	};
+	char err[512];
+
+	if (!st->opt.listen.family && !st->opt.metrics_file)
+		return 0;
+	if (metrics_open(&st->metrics, &cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 main_drain_frames(struct main_state *st)
 {
@@ -425,19 +414,55 @@ main_drain_frames(struct main_state *st)
 static int
 main_resolve_scope(struct main_state *st)
 {
+	const char *const *cgroups = (const char *const *)st->opt.cgroups;
 	char err[512];
-	int ret;
+	int ret = st->opt.mode != MODE_SYSTEM ? 0 :
+		  collector_scope_resolve(&st->scope, cgroups,
+					  st->opt.n_cgroups, st->opt.cpus,
+					  err, sizeof(err));
 
-	if (st->opt.mode != MODE_SYSTEM)
-		return 0;
-	ret = collector_scope_resolve(&st->scope,
-				      (const char *const *)st->opt.cgroups,
-				      st->opt.n_cgroups, st->opt.cpus, err,
-				      sizeof(err));
-	if (ret == 0)
-		return 0;
-	log_error("%s", err);
-	return ret == -EINVAL ? 2 : 1;
+	if (ret < 0)
+		log_error("%s", err);
+	return ret == 0 ? 0 : ret == -EINVAL ? 2 : 1;
+}
+
+/* After the UI: the collector, --record, the metrics, a launched command
+ * and -o are finished, in that order.  Returns the exit status. */
+static int
+main_stop(struct main_state *st, int status)
+{
+	struct cmd quit = { .type = CMD_QUIT };
+	char err[512];
+	int ret, child_status;
+
+	/* The UI may have left before the final frame (error paths). */
+	queue_push(st->cmds, &quit);
+	ret = producer_join(st->replay ? replay_producer(st->replay) :
+			    collector_producer(st->collector));
+	main_drain_frames(st);
+	if (ret < 0) {
+		log_error("collector: %s", strerror(-ret));
+		status = 1;
+	}
+	if (st->recorder && main_close_record(st) < 0)
+		status = 1;
+	if (metrics_close(st->metrics, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		status = 1;
+	}
+	st->metrics = NULL;
+	child_status = main_finish_child(st);
+	if (st->opt.batch && st->opt.mode == MODE_COMMAND &&
+	    child_status >= 0 && status == 0)
+		status = child_status;
+	/* After a write error batch_run has said so: one line. */
+	if (st->out && fclose(st->out) != 0 && status == 0) {
+		log_error("-o %s: %s", st->opt.output_path,
+			strerror(errno));
+		status = 1;
+	}
+	st->out = NULL;
+	return status;
 }
 
 static int
@@ -445,8 +470,8 @@ main_run(struct main_state *st)
 {
 	char err[512] = "";
 	char desc[256], hint[96];
-	struct ui_io io;
-	int ret, status, child_status;
+	struct ui_io io = { 0 };
+	int ret, status;
 
 	if (!st->opt.batch && (!isatty(STDIN_FILENO) ||
 			       !isatty(STDOUT_FILENO))) {
@@ -476,6 +501,8 @@ main_run(struct main_state *st)
 			rlimits_hint(ret, NULL, hint, sizeof(hint)));
 		return 1;
 	}
+	if (main_open_metrics(st) < 0)
+		return 1;
 	ret = main_start(st, err, sizeof(err));
 	if (ret < 0) {
 		log_error("%s%s", err,
@@ -484,44 +511,20 @@ main_run(struct main_state *st)
 			main_finish_child(st);
 		return 1;
 	}
-	main_describe_target(&st->opt, st->scope.name, desc, sizeof(desc));
+	cli_describe_target(&st->opt, st->scope.name, desc, sizeof(desc));
 	io.frames = st->frames;
 	io.cmds = st->cmds;
 	io.sigfd = st->sigfd;
 	io.opt = &st->opt;
 	io.target_desc = desc;
+	io.frame_taken = st->metrics ? metrics_frame_taken : NULL;
+	io.frame_taken_ctx = st->metrics;
 	if (st->opt.batch)
 		status = batch_run(&io, st->out ? st->out : stdout);
 	else
 		status = tui_run(&io);
 
-	/* The UI may have left before the final frame (error paths). */
-	{
-		struct cmd quit = { .type = CMD_QUIT };
-
-		queue_push(st->cmds, &quit);
-	}
-	ret = producer_join(st->replay ? replay_producer(st->replay) :
-			    collector_producer(st->collector));
-	main_drain_frames(st);
-	if (ret < 0) {
-		log_error("collector: %s", strerror(-ret));
-		status = 1;
-	}
-	if (st->recorder && main_close_record(st) < 0)
-		status = 1;
-	child_status = main_finish_child(st);
-	if (st->opt.batch && st->opt.mode == MODE_COMMAND &&
-	    child_status >= 0 && status == 0)
-		status = child_status;
-	/* After a write error batch_run has said so: one line. */
-	if (st->out && fclose(st->out) != 0 && status == 0) {
-		log_error("-o %s: %s", st->opt.output_path,
-			strerror(errno));
-		status = 1;
-	}
-	st->out = NULL;
-	return status;
+	return main_stop(st, status);
 }
 
 static void
@@ -531,6 +534,8 @@ main_cleanup(struct main_state *st)
 		producer_free(collector_producer(st->collector));
 	if (st->replay)
 		producer_free(replay_producer(st->replay));
+	/* A run that failed before its UI: nothing more to say. */
+	metrics_close(st->metrics, (char[1]){ 0 }, 1);
 	perfdata_reader_free(st->reader);
 	perfdata_writer_free(st->recorder);
 	main_drain_frames(st);

@@ -84,6 +84,7 @@ struct workload_worker {
 	cpu_set_t cpus;		/* affinity when pinned */
 	int error;		/* 0 or -errno that ended the worker */
 	pid_t tid;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC at the thread's start */
 	uint64_t rounds;
 	uint64_t rng;
 	uint64_t touched_pages;	/* touch mode: region pages it touched */

@@ -12,7 +12,7 @@
  *    "hot":[{"addr":"0x..","faults":f,"reads":r,"writes":w,
  *            "owner":i,"tid":t}, ...],
  *    "workers":[{"index":i,"tid":t,"late":false,"started":true,
- *                "rounds":n,"touched_pages":m}, ...],
+ *                "rounds":n,"touched_pages":m,"start_ns":s}, ...],
  *    "faults":sum of hot faults, "touched_pages":sum, "rusage_minflt":n,
  *    "touches":t, "run_s":s, "touches_per_s":t/s}
  * touches counts every touch the workers made (refault and access: each
@@ -20,7 +20,8 @@
  * from the workers' start to their join: the generator's throughput,
  * which tells how much a sampler slows it down.
  * hot[] is in hot page order j = 0..hot-1; "tid" is 0 for a worker that
- * never started. */
+ * never started.  start_ns is CLOCK_MONOTONIC at the worker thread's first
+ * instruction (0 if it never started). */
 
 #include <errno.h>
 #include <string.h>
@@ -121,12 +122,13 @@ static void workload_report_workers(const struct workload *wl, FILE *f)
 
 		fprintf(f, "%s{\"index\":%u,\"tid\":%d,\"late\":%s,"
 			"\"started\":%s,\"rounds\":%llu,"
-			"\"touched_pages\":%llu}",
+			"\"touched_pages\":%llu,\"start_ns\":%llu}",
 			i ? "," : "", i, (int)w->tid,
 			w->late ? "true" : "false",
 			w->started ? "true" : "false",
 			(unsigned long long)w->rounds,
-			(unsigned long long)w->touched_pages);
+			(unsigned long long)w->touched_pages,
+			(unsigned long long)w->start_ns);
 	}
 	fputs("],", f);
 }

@@ -255,7 +255,12 @@ void *workload_worker_main(void *arg)
 	struct workload_worker *w = arg;
 	struct workload *wl = w->wl;
 	uint64_t one = 1;
+	struct timespec ts;
 
+	/* Before anything else: when this thread came to be, on the clock
+	 * perf's samples use with use_clockid (memtop --record). */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	w->tid = gettid();
 	switch (wl->opts->mode) {
 	case WORKLOAD_MODE_TOUCH:

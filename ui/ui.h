@@ -11,6 +11,7 @@
 #include "cli.h"
 
 struct queue;
+struct frame;
 
 struct ui_io {
 	struct queue *frames;	/* item: struct frame *; UI frees them */
@@ -19,7 +20,21 @@ struct ui_io {
 				 * SIGTSTP, SIGCONT (blocked in all threads) */
 	const struct options *opt;
 	const char *target_desc; /* "pid 4242", "./bench --threads 16" */
+	/* Shown every frame the UI takes from the queue, before the UI
+	 * shows, writes or frees it; NULL when nobody listens.  The metrics
+	 * exporter (ui/metrics) copies what it exports and keeps no pointer
+	 * into the frame. */
+	void (*frame_taken)(void *ctx, const struct frame *f);
+	void *frame_taken_ctx;
 };
+
+/* What batch and the TUI call with each frame they take. */
+static inline void
+ui_frame_taken(const struct ui_io *io, const struct frame *f)
+{
+	if (io->frame_taken)
+		io->frame_taken(io->frame_taken_ctx, f);
+}
 
 /*
  * Batch: writes every frame (text or JSON Lines per opt->json) to out until

@@ -192,7 +192,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	uint64_t n;
 
 	if (c->cfg.recorder)
-		recorder_record(c->cfg.recorder, d->ch, hdr);
+		recorder_record(c->cfg.recorder, c->cfg.src, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
 		if (ingest_sample(&c->ingest, channel_events(d->ch), hdr,

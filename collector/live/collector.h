@@ -34,6 +34,15 @@ struct collector_follow {
 	uint64_t gap_sum_ns;
 };
 
+/* What -a, -G and -C resolve to (collector/live/scope.c). */
+struct collector_scope {
+	int *cgroup_fds;		/* -G: each cgroup's directory */
+	size_t n_cgroups;
+	bool v2;			/* the cgroups are cgroup2 ones */
+	const struct cpulist *cpus;	/* -C, borrowed; NULL = every CPU */
+	char *name;			/* "all CPUs", "cgroup /x", "CPUs 0-3" */
+};
+
 struct collector_config {
 	const struct source *src;	/* outlives the collector */
 	const struct topo *topo;	/* outlives the collector */
@@ -52,14 +61,9 @@ struct collector_config {
 	struct queue *cmds;		/* in: struct cmd */
 	/* --record: every drained record goes here too; NULL = off. */
 	struct perfdata_writer *recorder;
-	/* -a, -G (collector_attach_system): -C's CPUs (NULL = every CPU),
-	 * the -G cgroups' directory fds (n_cgroups; none = every process),
-	 * and what frames call the scope ("all CPUs", "cgroup /x"); all
-	 * outlive the collector. */
-	const struct cpulist *cpus;
-	const int *cgroup_fds;
-	size_t n_cgroups;
-	const char *scope;
+	/* -a, -G (collector_attach_system): what they resolved to; it
+	 * outlives the collector.  NULL otherwise. */
+	const struct collector_scope *scope;
 	size_t max_processes;		/* process rows; 0 = the default */
 };
 
@@ -76,14 +80,6 @@ struct producer *collector_producer(struct collector *c);
  */
 int collector_attach_pid(struct collector *c, pid_t pid, char *err,
 			 size_t errlen);
-/* What -a, -G and -C resolve to (collector/live/scope.c). */
-struct collector_scope {
-	int *cgroup_fds;		/* -G: each cgroup's directory */
-	size_t n_cgroups;
-	bool v2;			/* the cgroups are cgroup2 ones */
-	const struct cpulist *cpus;	/* -C, borrowed; NULL = every CPU */
-	char *name;			/* "all CPUs", "cgroup /x", "CPUs 0-3" */
-};
 
 /*
  * Main thread, before the collector: finds the hierarchy perf_event_open

@@ -392,7 +392,16 @@ collector_rescan(struct collector *c)
 			n = procfs_tasks(t->pid, collector_scan_thread, &s);
 		collector_proc_end(c);
 		if (n == -ESRCH) {
-			if (chanset_count_pid(c->cs, t->pid) == 0)
+			/* The launched command is ours to reap, and ends
+			 * only when waitpid() gives its status: it may have
+			 * become a zombie just after collector_reap() looked,
+			 * and taking it for gone then lost the status (memtop
+			 * exited 0 and the final frame had no exit_status).
+			 * A zombie leader whose threads still run is reaped
+			 * at a later rescan. */
+			if (t->launched)
+				collector_reap(c, t);
+			else if (chanset_count_pid(c->cs, t->pid) == 0)
 				t->alive = false;
 			continue;
 		}

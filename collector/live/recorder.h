@@ -17,16 +17,21 @@ struct source;
 /*
  * Declares src's events, in src order (a channel's fds[i] is events[i]),
  * with the attr fields source_open_event() sets that a reader needs:
- * sample_id_all, the clock, the period.  0 or -errno.
+ * sample_id_all, the clock, the period; and ADDR for the faults
+ * tracepoint (see recorder_record()).  0 or -errno.
  */
 int recorder_add_source(struct perfdata_writer *w, const struct source *src,
 			uint64_t period);
 
 /*
  * Lists ch's event ids with the writer (repeats are free), then writes
- * the record.  Write errors stay in the writer and come back at close.
+ * the record.  A sample of src's faults tracepoint, whose data address
+ * the kernel gives in the RAW payload only, is written with that address
+ * in ADDR too (recorder_add_source() declared it).  Write errors stay in
+ * the writer and come back at close.  Collector thread.
  */
-void recorder_record(struct perfdata_writer *w, const struct channel *ch,
+void recorder_record(struct perfdata_writer *w, const struct source *src,
+		     const struct channel *ch,
 		     const struct perf_event_header *hdr);
 
 #endif

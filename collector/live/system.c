@@ -43,13 +43,15 @@ collector_read_online(struct cpulist *out)
 static bool
 collector_wants_cpu(const struct collector *c, int cpu)
 {
-	return !c->cfg.cpus || cpulist_has(c->cfg.cpus, cpu);
+	const struct cpulist *cpus = c->cfg.scope->cpus;
+
+	return !cpus || cpulist_has(cpus, cpu);
 }
 
 static size_t
 collector_n_scopes(const struct collector *c)
 {
-	return c->cfg.n_cgroups ? c->cfg.n_cgroups : 1;
+	return c->cfg.scope->n_cgroups ? c->cfg.scope->n_cgroups : 1;
 }
 
 /* Opens the channels of cpu, one per scope.  0, or the first failure's
@@ -58,7 +60,8 @@ static int
 collector_open_cpu(struct collector *c, int cpu, char *err, size_t errlen)
 {
 	for (size_t s = 0; s < collector_n_scopes(c); s++) {
-		int fd = c->cfg.n_cgroups ? c->cfg.cgroup_fds[s] : -1;
+		int fd = c->cfg.scope->n_cgroups ?
+			 c->cfg.scope->cgroup_fds[s] : -1;
 		int ret = chanset_add_system(c->cs, cpu, fd, (int)s,
 					     CHANSET_START_FOLLOW, err, errlen);
 
@@ -93,6 +96,10 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 	struct cpulist online;
 	int ret, opened = 0;
 
+	if (!c->cfg.scope) {
+		snprintf(err, errlen, "no scope to watch");
+		return -EINVAL;
+	}
 	ret = collector_read_online(&online);
 	if (ret < 0) {
 		snprintf(err, errlen, "cannot read the online CPUs: %s",
@@ -116,7 +123,7 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 	if (!opened) {
 		char want[256];
 
-		cpulist_format(c->cfg.cpus, want, sizeof(want));
+		cpulist_format(c->cfg.scope->cpus, want, sizeof(want));
 		snprintf(err, errlen, "-C %s: none of these CPUs is online",
 			 want);
 		return -ENODEV;
@@ -200,7 +207,8 @@ collector_system_frame(struct collector *c, struct frame *f)
 		if (collector_wants_cpu(c, cpu) &&
 		    !cpulist_has(&c->online, cpu))
 			cpulist_set(&offline, cpu);
-	f->scope = strdup(c->cfg.scope ? c->cfg.scope : "all CPUs");
+	f->scope = strdup(c->cfg.scope->name ? c->cfg.scope->name :
+			  "all CPUs");
 	cpulist_format(&watched, buf, sizeof(buf));
 	f->scope_cpus = strdup(buf);
 	cpulist_format(&offline, buf, sizeof(buf));

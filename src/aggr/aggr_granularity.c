@@ -1,4 +1,4 @@
-/* aggr_granularity_apply: see granularity.h.  Collector thread. */
+/* aggr_granularity_apply: see aggr_granularity.h.  Collector thread. */
 #include "config.h"
 
 #include <errno.h>

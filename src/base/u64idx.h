@@ -19,11 +19,15 @@ struct u64idx {
 	size_t n;
 };
 
+/* The key's bits mixed (a multiply alone would leave keys that differ
+ * only in their high bits in one slot), then the table's share. */
 static inline size_t
 u64idx_slot(uint64_t key, size_t cap)
 {
-	return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 17) &
-	       (cap - 1);
+	key ^= key >> 31;
+	key *= UINT64_C(0x9e3779b97f4a7c15);
+	key ^= key >> 29;
+	return (size_t)key & (cap - 1);
 }
 
 /* The value stored for key, or U64IDX_NONE.  Inline: per record. */

@@ -45,6 +45,10 @@ enum {
 	CLI_OPT_MIGRATE_HOT,
 	CLI_OPT_LDLAT,
 	CLI_OPT_MAX_PROCESSES,
+	CLI_OPT_LISTEN,
+	CLI_OPT_METRICS_FILE,
+	CLI_OPT_METRICS_TOP,
+	CLI_OPT_QUIET,
 };
 
 /*
@@ -79,6 +83,10 @@ static const struct option cli_long_opts[] = {
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "cgroup", required_argument, NULL, 'G' },
 	{ "max-processes", required_argument, NULL, CLI_OPT_MAX_PROCESSES },
+	{ "listen", required_argument, NULL, CLI_OPT_LISTEN },
+	{ "metrics-file", required_argument, NULL, CLI_OPT_METRICS_FILE },
+	{ "metrics-top", required_argument, NULL, CLI_OPT_METRICS_TOP },
+	{ "quiet", no_argument, NULL, CLI_OPT_QUIET },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -170,8 +178,39 @@ cli_missing_arg(const char *elem, char *err, size_t errlen)
 	return cli_error(err, errlen, "-%c: missing argument", optopt);
 }
 
-/* Applies one option returned by getopt_long.  Long because it is the one
- * switch over the option table, a case or two of lines per option. */
+/* The fleet metrics' options (--listen, --metrics-file, --metrics-top)
+ * and --quiet. */
+static int
+cli_apply_metrics(int c, const char *arg, struct options *opt, char *err,
+		  size_t errlen)
+{
+	uint64_t v;
+	int rc;
+
+	switch (c) {
+	case CLI_OPT_LISTEN:
+		return cli_parse_listen(arg, opt, err, errlen);
+	case CLI_OPT_METRICS_FILE:
+		return cli_parse_path("--metrics-file", arg,
+				      &opt->metrics_file, err, errlen);
+	case CLI_OPT_METRICS_TOP:
+		rc = cli_parse_ranged("--metrics-top", "process count", arg,
+				      false, 0, CLI_MAX_METRICS_TOP, &v, err,
+				      errlen);
+		if (rc == 0) {
+			opt->metrics_top = (unsigned)v;
+			opt->metrics_top_set = true;
+		}
+		return rc;
+	}
+	opt->quiet = true;
+	return 0;
+}
+
+/*
+ * Applies one option returned by getopt_long.  Long: one case per option
+ * of the table above, which reads best in one place.
+ */
 static int
 cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 	  char *err, size_t errlen)
@@ -278,6 +317,11 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->max_processes = (size_t)v;
 		return rc;
+	case CLI_OPT_LISTEN:
+	case CLI_OPT_METRICS_FILE:
+	case CLI_OPT_METRICS_TOP:
+	case CLI_OPT_QUIET:
+		return cli_apply_metrics(c, arg, opt, err, errlen);
 	case 'h':
 		mode_seen[MODE_HELP] = true;
 		return 0;
@@ -297,6 +341,22 @@ cli_copy_command(char **args, int n, struct options *opt, char *err,
 		return cli_error(err, errlen, "--: out of memory");
 	for (int i = 0; i < n; i++)
 		opt->command[i] = args[i];
+	return 0;
+}
+
+/* --listen, --metrics-file, --metrics-top and --quiet together. */
+static int
+cli_check_metrics(const struct options *opt, char *err, size_t errlen)
+{
+	if (opt->quiet && !opt->batch)
+		return cli_error(err, errlen, "--quiet needs -b");
+	if (opt->quiet && opt->output_path)
+		return cli_error(err, errlen,
+				 "--quiet and -o cannot be combined");
+	if (opt->metrics_top_set && !opt->listen.family &&
+	    !opt->metrics_file)
+		return cli_error(err, errlen, "--metrics-top needs --listen "
+				 "or --metrics-file");
 	return 0;
 }
 
@@ -348,7 +408,7 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 	if (opt->migrate_hot && opt->mode == MODE_REPLAY)
 		return cli_error(err, errlen, "--migrate-hot cannot move the "
 				 "pages of a recording (-i)");
-	return 0;
+	return cli_check_metrics(opt, err, errlen);
 }
 
 int
@@ -365,6 +425,7 @@ cli_parse(int argc, char **argv, struct options *opt, char *err,
 	opt->delay = 1.0;
 	opt->top = CLI_DEFAULT_TOP;
 	opt->sort = SORT_SAMPLES;
+	opt->metrics_top = CLI_DEFAULT_METRICS_TOP;
 	if (err && errlen)
 		err[0] = '\0';
 	if (argc < 1 || !argv)
@@ -505,6 +566,15 @@ cli_usage(FILE *out)
 	      "most (-b)\n"
 	      "      --ldlat N           pebs: sample loads of N cycles or "
 	      "more (default 30)\n"
+	      "      --listen [ADDR:]PORT  serve Prometheus metrics on "
+	      "http://ADDR:PORT/metrics\n"
+	      "                          (PORT alone: 127.0.0.1)\n"
+	      "      --metrics-file FILE write the same metrics to FILE "
+	      "after every frame\n"
+	      "      --metrics-top N     processes with a series of their "
+	      "own (default 20)\n"
+	      "      --quiet             batch: write no frames (with "
+	      "--listen, --metrics-file)\n"
 	      "  -V, --version           print the version\n"
 	      "  -h, --help              print this help\n"
 	      "\n"

@@ -11,6 +11,14 @@
 #include "sortkey.h"
 #include "source_choice.h"
 
+/* --listen [ADDR:]PORT, parsed: where the metrics endpoint binds. */
+struct cli_listen {
+	int family;			/* AF_INET, AF_INET6; 0 = no --listen */
+	unsigned char addr[16];		/* network byte order (4 or 16 bytes) */
+	uint16_t port;			/* 1..65535 */
+	char text[64];			/* "127.0.0.1:9464", "[::1]:9464" */
+};
+
 enum run_mode {
 	MODE_PIDS,		/* -p */
 	MODE_COMMAND,		/* -- CMD */
@@ -52,9 +60,16 @@ struct options {
 	char **cgroups;			/* -G names as typed; NULL-terminated */
 	size_t n_cgroups;
 	size_t max_processes;		/* process rows kept; 0 = default */
+	struct cli_listen listen;	/* --listen; family 0 when not given */
+	const char *metrics_file;	/* --metrics-file */
+	unsigned metrics_top;		/* --metrics-top: processes exported */
+	bool metrics_top_set;		/* --metrics-top was given */
+	bool quiet;			/* --quiet: batch writes no frames */
 };
 
 #define CLI_DEFAULT_TOP 20
+#define CLI_DEFAULT_METRICS_TOP 20
+#define CLI_MAX_METRICS_TOP 1000
 
 /*
  * Parses argv into opt.  Returns 0 on success, 2 on a usage error with a
@@ -64,6 +79,11 @@ struct options {
 int cli_parse(int argc, char **argv, struct options *opt, char *err,
 	      size_t errlen);
 void cli_fini(struct options *opt);
+/* The target in words, for the interfaces: "pid 4242", "./bench -t 16",
+ * "demo workload", the -i file, or scope (what -a and -G watch, "all
+ * CPUs"; NULL: that). */
+void cli_describe_target(const struct options *opt, const char *scope,
+			 char *buf, size_t len);
 void cli_usage(FILE *out);
 
 #endif

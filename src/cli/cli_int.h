@@ -40,6 +40,9 @@ int cli_parse_cpus(const char *arg, struct options *opt, char *err,
 /* -G: comma-separated cgroup names, added to opt->cgroups. */
 int cli_parse_cgroups(const char *arg, struct options *opt, char *err,
 		      size_t errlen);
+/* --listen: PORT (binds 127.0.0.1), IPV4:PORT or [IPV6]:PORT. */
+int cli_parse_listen(const char *arg, struct options *opt, char *err,
+		     size_t errlen);
 /* A file name option: not empty. */
 int cli_parse_path(const char *opt_name, const char *arg, const char **out,
 		   char *err, size_t errlen);

@@ -1,11 +1,13 @@
 /*
- * The whole-machine options' values: -C's CPU list and -G's cgroup
- * names.  Each parser puts one line in err and returns 2 on bad input
- * (cli_int.h).  Main thread.
+ * What the command line watches: the whole-machine options' values (-C's
+ * CPU list and -G's cgroup names; each parser puts one line in err and
+ * returns 2 on bad input, cli_int.h), and the target in words for the
+ * interfaces.  Main thread.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,4 +66,36 @@ cli_parse_cgroups(const char *arg, struct options *opt, char *err,
 		item += len + 1;
 	}
 	return 0;
+}
+
+void
+cli_describe_target(const struct options *opt, const char *scope, char *buf,
+		    size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (opt->mode == MODE_SYSTEM) {
+		snprintf(buf, len, "%s", scope ? scope : "all CPUs");
+		return;
+	}
+	if (opt->mode == MODE_PIDS) {
+		off += (size_t)snprintf(buf, len, "pid");
+		for (size_t i = 0; i < opt->n_pids && off < len; i++)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d",
+						i ? "," : " ",
+						(int)opt->pids[i]);
+		return;
+	}
+	if (opt->mode == MODE_DEMO) {
+		snprintf(buf, len, "demo workload");
+		return;
+	}
+	if (opt->mode == MODE_REPLAY) {
+		snprintf(buf, len, "%s", opt->input_path);
+		return;
+	}
+	for (char **a = opt->command; a && *a && off < len; a++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					a == opt->command ? "" : " ", *a);
 }

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -241,6 +242,65 @@ cli_parse_sort(const char *arg, struct options *opt, char *err,
 				 "-s: unknown sort key '%s' (samples, total, "
 				 "loads, stores, latency)", arg);
 	opt->sort = (enum sort_key)key;
+	return 0;
+}
+
+/*
+ * --listen [ADDR:]PORT.  PORT alone binds the loopback address: the
+ * endpoint is reachable from other hosts only when an address is given.
+ * ADDR is numeric (IPv4, or IPv6 in brackets); names are not looked up,
+ * so the address bound is the one written.
+ */
+int
+cli_parse_listen(const char *arg, struct options *opt, char *err,
+		 size_t errlen)
+{
+	struct cli_listen *l = &opt->listen;
+	const char *colon = strrchr(arg, ':');
+	const char *port = colon ? colon + 1 : arg;
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hlen = colon ? (size_t)(colon - arg) : 0;
+	uint64_t v;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	if (arg[0] == '\0')
+		return cli_error(err, errlen, "--listen: empty address");
+	if (arg[0] == '[' && (!colon || colon[-1] != ']'))
+		return cli_error(err, errlen, "--listen: invalid address in "
+				 "'%s' (an IPv6 address needs [ADDR]:PORT)",
+				 arg);
+	rc = cli_parse_ranged("--listen", "port", port, false, 1, 65535, &v,
+			      err, errlen);
+	if (rc)
+		return rc;
+	if (!colon) {
+		snprintf(host, sizeof(host), "127.0.0.1");
+		hlen = strlen(host);
+	} else if (hlen == 0 || hlen >= sizeof(host)) {
+		return cli_error(err, errlen, "--listen: invalid address in "
+				 "'%s' (PORT, IPV4:PORT or [IPV6]:PORT)", arg);
+	} else {
+		memcpy(host, arg, hlen);
+		host[hlen] = '\0';
+	}
+	if (host[0] == '[' && host[hlen - 1] == ']') {
+		host[hlen - 1] = '\0';
+		l->family = AF_INET6;
+		rc = inet_pton(AF_INET6, host + 1, l->addr);
+	} else {
+		l->family = AF_INET;
+		rc = inet_pton(AF_INET, host, l->addr);
+	}
+	if (rc != 1) {
+		memset(l, 0, sizeof(*l));
+		return cli_error(err, errlen, "--listen: invalid address in "
+				 "'%s' (PORT, IPV4:PORT or [IPV6]:PORT; names "
+				 "are not looked up)", arg);
+	}
+	l->port = (uint16_t)v;
+	snprintf(l->text, sizeof(l->text), l->family == AF_INET6 ?
+		 "%s]:%u" : "%s:%u", host, (unsigned)v);
 	return 0;
 }
 

@@ -72,3 +72,40 @@ frames[-1]["final"] = True
 ft.check(frames)
 PY
 }
+
+# run_reaped LEFT CMD...: runs CMD below a child subreaper (python3,
+# PR_SET_CHILD_SUBREAPER), so that whatever CMD leaves running is
+# re-parented to it rather than to init and is known to be this test's
+# own; writes how many such processes were still running (zombies aside)
+# when CMD ended to LEFT, kills them by pid, and returns CMD's status.
+run_reaped() {
+	python3 -c '
+import ctypes, os, signal, subprocess, sys
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:
+    sys.exit("run_reaped: prctl(PR_SET_CHILD_SUBREAPER) failed")
+status = subprocess.call(sys.argv[2:])
+def children():
+    try:
+        with open("/proc/self/task/%d/children" % os.getpid()) as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+def running(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+left = [p for p in children() if running(p)]
+with open(sys.argv[1], "w") as f:
+    f.write("%d\n" % len(left))
+for p in left:
+    os.kill(p, signal.SIGKILL)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
+sys.exit(status if status >= 0 else 128 - status)
+' "$@"
+}

@@ -15,9 +15,18 @@
  * --report FILE gets a JSON summary at exit: the pid, how many threads and
  * children were created, and every child pid, so a test can tell whether
  * memtop attributed a sample to a pid that was never ours.
+ *
+ * --hold FILE stops twice at a quiescent point, where only the main and
+ * the idle threads are alive and no child is: once the idle threads run,
+ * before the first wave ("PID before"), and after the last wave, every
+ * short thread joined and every child reaped ("PID after").  At each it
+ * appends that line to FILE and waits for SIGUSR1 (60 s at most), so a
+ * test can count memtop's descriptors while the target's threads are
+ * known exactly.
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -43,6 +52,7 @@ struct churn_opts {
 	unsigned idle_threads;
 	double start_delay_s;
 	const char *report;
+	const char *hold;
 };
 
 struct churn_state {
@@ -188,6 +198,37 @@ churn_write_report(const struct churn_state *st, double elapsed)
 	return f == stdout ? fflush(f) : fclose(f);
 }
 
+/* --hold: appends "PID POINT" to the hold file and waits for SIGUSR1
+ * (blocked in every thread since start) for 60 s at most. */
+static int
+churn_hold(const char *file, const char *point)
+{
+	struct timespec limit = { 60, 0 };
+	char line[64];
+	sigset_t usr1;
+	int fd, n;
+
+	n = snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), point);
+	fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, line, (size_t)n) != n) {
+		fprintf(stderr, "churn: %s: %s\n", file, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	while (sigtimedwait(&usr1, NULL, &limit) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "churn: no SIGUSR1 at the %s hold\n",
+				point);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static void
 churn_usage(FILE *out)
 {
@@ -195,6 +236,7 @@ churn_usage(FILE *out)
 	      "[--fork-every W]\n"
 	      "             [--pages P] [--idle-threads N] "
 	      "[--start-delay S] [--report FILE]\n"
+	      "             [--hold FILE]\n"
 	      "Creates and joins short-lived threads (B per wave) and forks a "
 	      "child every W\n"
 	      "waves, each faulting P fresh pages; N idle threads live the "
@@ -215,6 +257,7 @@ churn_parse(int argc, char **argv, struct churn_opts *o)
 		{ "idle-threads", required_argument, NULL, 'i' },
 		{ "start-delay", required_argument, NULL, 's' },
 		{ "report", required_argument, NULL, 'r' },
+		{ "hold", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -230,6 +273,7 @@ churn_parse(int argc, char **argv, struct churn_opts *o)
 		case 'i': o->idle_threads = (unsigned)atoi(optarg); break;
 		case 's': o->start_delay_s = atof(optarg); break;
 		case 'r': o->report = optarg; break;
+		case 'H': o->hold = optarg; break;
 		case 'h': churn_usage(stdout); exit(0);
 		default: churn_usage(stderr); return -1;
 		}
@@ -253,11 +297,17 @@ main(int argc, char **argv)
 	struct churn_state st = { .o = &o };
 	pthread_t *idle = NULL;
 	unsigned n_idle = 0;
-	double t0, end;
+	double t0, end, elapsed;
+	sigset_t usr1;
 	int ret = 0;
 
 	if (churn_parse(argc, argv, &o) < 0)
 		return 2;
+	/* SIGUSR1 ends a hold; every thread inherits the mask, so only
+	 * sigtimedwait() takes it. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
 	if (o.start_delay_s > 0) {
 		struct timespec ts = {
 			(time_t)o.start_delay_s,
@@ -281,6 +331,8 @@ main(int argc, char **argv)
 			}
 		}
 	}
+	if (o.hold && churn_hold(o.hold, "before") < 0)
+		ret = 1;
 	t0 = churn_now();
 	end = t0 + o.duration_s;
 	for (long w = 0; o.waves <= 0 || w < o.waves; w++) {
@@ -293,11 +345,14 @@ main(int argc, char **argv)
 	/* With --waves and idle threads, keep them for the duration. */
 	while (n_idle && o.duration_s > 0 && churn_now() < end)
 		usleep(10000);
+	elapsed = churn_now() - t0;
+	if (o.hold && churn_hold(o.hold, "after") < 0)
+		ret = 1;
 	atomic_store(&st.stop, true);
 	for (unsigned i = 0; i < n_idle; i++)
 		pthread_join(idle[i], NULL);
 	free(idle);
-	if (o.report && churn_write_report(&st, churn_now() - t0) != 0)
+	if (o.report && churn_write_report(&st, elapsed) != 0)
 		ret = 1;
 	free(st.children);
 	return ret;

@@ -66,14 +66,14 @@ watch_pid "normal exit" $!
 "$W" --mode refault --threads 2 --hot 16 --pages 256 --interval-ms 5 \
 	--duration 0 --quiet &
 wpid=$!
-cleanup_hooks+=("kill -9 $wpid 2>/dev/null")
+cleanup_hooks+=("kill_own -9 $wpid")
 watch_pid "SIGKILL" $wpid "kill -9 $wpid"
 wait $wpid 2>/dev/null
 
 # 3. A zombie: the parent sleeps and never reaps the child memtop watches.
 "$MEMTOP_ZOMBIE" child 1500 30 >"$TMP/zombie.out" &
 zpid=$!
-cleanup_hooks+=("kill $zpid 2>/dev/null")
+cleanup_hooks+=("kill_own $zpid")
 for ((i = 0; i < 100; i++)); do
 	[ -s "$TMP/zombie.out" ] && break
 	sleep 0.02
@@ -187,15 +187,17 @@ else
 	fail "pid that just exited: exit $status: $(cat "$TMP/err")"
 fi
 
-# 9. -- COMMAND that cannot be executed: exit 1, one line, no child left.
+# 9. -- COMMAND that cannot be executed: exit 1, one line, no child left
+# (run_reaped counts what memtop and timeout leave running, and only that).
 printf 'not a program\n' >"$TMP/noexec"
 chmod -x "$TMP/noexec"
 mkdir "$TMP/dir"
 for what in "$TMP/noexec" "$TMP/dir"; do
 	t0=$(now_ms)
-	timeout 10 "$MEMTOP" "${MT[@]}" -- "$what" arg >"$TMP/out" 2>"$TMP/err"
+	run_reaped "$TMP/left" timeout 10 "$MEMTOP" "${MT[@]}" -- "$what" arg \
+		>"$TMP/out" 2>"$TMP/err"
 	status=$?
-	left=$(pgrep -f -- "^$what arg" | wc -l)
+	left=$(cat "$TMP/left" 2>/dev/null || echo "?")
 	if [ "$status" -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
 	   grep -q "cannot execute.*Permission denied" "$TMP/err" &&
 	   [ "$left" -eq 0 ] && [ ! -s "$TMP/out" ]; then

@@ -4,7 +4,9 @@
 # RLIMIT_NOFILE and its value); RLIMIT_MEMLOCK low for an unprivileged user
 # (smaller rings, so every thread that can still fits; past that, unwatched threads
 # and a message naming RLIMIT_MEMLOCK); 300 threads; perf_event_paranoid 3
-# for a non-root user (root only; the sysctl is put back on exit).
+# for a non-root user (root only; the sysctl is put back on every way out:
+# the EXIT trap, and a guard for SIGKILL).  What cannot run here is a
+# "# SKIP" line.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/chaos-lib.sh"
 need_perf
@@ -21,7 +23,7 @@ start_idle() {
 	"$@" "$MEMTOP_CHURN" --idle-threads "$n" --waves 1 --batch 0 \
 		--fork-every 0 --duration 20 &
 	target=$!
-	cleanup_hooks+=("kill $target 2>/dev/null")
+	cleanup_hooks+=("kill_own $target")
 	# Wait until every thread exists; $total counts them all (a
 	# sanitizer runtime may add its own).
 	for ((i = 0; i < 100; i++)); do
@@ -73,7 +75,7 @@ grep -q "unwatched threads" "$TMP/nofile.txt" ||
 "$MEMTOP_CHURN" --idle-threads 200 --waves 1 --batch 0 --fork-every 0 \
 	--start-delay 0.5 --duration 20 &
 late=$!
-cleanup_hooks+=("kill $late 2>/dev/null")
+cleanup_hooks+=("kill_own $late")
 prlimit --nofile=32:32 "$MEMTOP" -b --json -e faults -d 0.3 -n 8 -p $late \
 	-o "$TMP/nofile-late.jsonl" --log "$TMP/nofile-late.log" 2>"$TMP/err"
 status=$?
@@ -132,8 +134,11 @@ kill $target 2>/dev/null
 wait $target 2>/dev/null
 
 # 4 and 5 need root to become an unprivileged user.
-if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
-	echo "note: not root or no setpriv: RLIMIT_MEMLOCK and perf_event_paranoid cases not run"
+if [ "$(id -u)" -ne 0 ]; then
+	skip_part "RLIMIT_MEMLOCK and perf_event_paranoid cases: not root (they run memtop as nobody)"
+	finish
+elif ! command -v setpriv >/dev/null; then
+	skip_part "RLIMIT_MEMLOCK and perf_event_paranoid cases: setpriv not installed (util-linux)"
 	finish
 fi
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
@@ -168,12 +173,31 @@ done
 # 5. perf_event_paranoid 3 for a non-root user.  Mainline kernels treat 3
 # like 2 (own processes allowed); distribution kernels with the level-3
 # patch refuse, and memtop must then name the sysctl and CAP_PERFMON.
-old=$(cat /proc/sys/kernel/perf_event_paranoid)
-if ! echo 3 >/proc/sys/kernel/perf_event_paranoid 2>/dev/null; then
-	echo "note: cannot set kernel.perf_event_paranoid: case not run"
+# The machine's setting is put back on every way out: by this script at
+# the end, by the EXIT trap (lib.sh: exit, failure, HUP, INT, TERM), and
+# for SIGKILL (meson's timeout sends one 0.5 s after its SIGTERM), by a
+# guard in a session of its own that waits for this test's end (the end
+# of a pipe only this test and its children hold) and restores the old
+# value if the setting still reads 3.
+PARANOID=/proc/sys/kernel/perf_event_paranoid
+old=$(cat "$PARANOID")
+paranoid_changed=0
+restore_paranoid() {
+	[ "$paranoid_changed" -eq 1 ] || return 0
+	echo "$old" >"$PARANOID" && paranoid_changed=0
+}
+# First among the cleanup hooks: before the slower ones.
+cleanup_hooks=(restore_paranoid "${cleanup_hooks[@]}")
+exec {guard}> >(exec setsid bash -c 'cat >/dev/null
+	[ "$(cat "$1")" = 3 ] && echo "$2" >"$1"' guard "$PARANOID" "$old" \
+	>/dev/null 2>&1)
+paranoid_changed=1
+if ! echo 3 >"$PARANOID" 2>/dev/null; then
+	paranoid_changed=0
+	exec {guard}>&-
+	skip_part "perf_event_paranoid case: cannot write $PARANOID (read-only /proc/sys?)"
 	finish
 fi
-cleanup_hooks+=("echo $old >/proc/sys/kernel/perf_event_paranoid")
 "${NOBODY[@]}" "$MEMTOP" -b -e faults -d 0.2 -n 1 -o /dev/null -- true 2>"$TMP/err"
 status=$?
 if [ "$status" -eq 0 ]; then
@@ -194,7 +218,8 @@ if [ "$status" -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
 else
 	fail "paranoid 3, pid 1: exit $status: $(cat "$TMP/err")"
 fi
-echo "$old" >/proc/sys/kernel/perf_event_paranoid
-[ "$(cat /proc/sys/kernel/perf_event_paranoid)" = "$old" ] ||
+restore_paranoid
+exec {guard}>&-
+[ "$(cat "$PARANOID")" = "$old" ] ||
 	fail "kernel.perf_event_paranoid not restored to $old"
 finish

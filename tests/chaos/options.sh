@@ -48,6 +48,10 @@ usage_case --max-pages '^memtop: --max-pages: ' '' -1 0 $HUGE 4294967297 1M
 usage_case --ldlat '^memtop: --ldlat: ' '' -1 0 65536 $HUGE
 usage_case --granularity '^memtop: --granularity: ' '' -1 0 3k 4096x 1t 2m2
 usage_case --migrate-hot '^memtop: --migrate-hot: ' '' -1 $HUGE 99999999999
+usage_case --listen '^memtop: --listen: ' '' 0 -1 65536 $HUGE x :80 '[::1]' \
+	'[::1' ::1:80 localhost:80 1.2.3:80 '1.2.3.4: 80' ' 80' 0x50 1.2.3.4:
+usage_case --metrics-top '^memtop: --metrics-top: ' '' -1 1001 $HUGE 1k
+usage_case --metrics-file '^memtop: --metrics-file: ' ''
 for opt in -o --log --record -i; do
 	expect 2 "^memtop: $opt: empty file name" -b "$opt" '' -p 1
 done

@@ -12,13 +12,13 @@
 need_perf
 command -v tmux >/dev/null || skip "tmux not installed"
 
-SOCK="memtop-chaos-$$"
+SOCK="$TMP/tmux"
 unset TMUX
 # tmux draws UTF-8 only when its own locale says so; the panes inherit it
 # (the C-locale case overrides it in its pane).
 export LC_ALL=C.UTF-8
-TM() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup_hooks+=('tmux -L "$SOCK" kill-server 2>/dev/null')
+TM() { tmux -S "$SOCK" -f /dev/null "$@"; }
+cleanup_hooks+=('tmux -S "$SOCK" kill-server 2>/dev/null')
 # The server lives as long as this idle session.
 TM new-session -d -s idle -x 80 -y 24 'exec sleep 100000'
 

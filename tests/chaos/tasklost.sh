@@ -17,14 +17,14 @@ IDLE=4
 "$MEMTOP_CHURN" --duration 4 --batch 8 --pages 1 --fork-every 0 \
 	--idle-threads $IDLE --start-delay 1.5 --report "$TMP/churn.report" &
 cpid=$!
-cleanup_hooks+=("kill $cpid 2>/dev/null")
+cleanup_hooks+=("kill_own $cpid")
 sleep 0.2
 # -c 1000: a few samples only, so the 1 MiB sample rings cannot overflow
 # while memtop is stopped; every lost record is then a task record.
 "$MEMTOP" -b --json -e faults -c 1000 -d 0.25 -p $cpid \
 	-o "$TMP/frames.jsonl" &
 mpid=$!
-cleanup_hooks+=("kill -CONT $mpid 2>/dev/null; kill $mpid 2>/dev/null")
+cleanup_hooks+=("kill_own -CONT $mpid; kill_own $mpid")
 sleep 1.2
 kill -STOP $mpid
 sleep 1.2

@@ -78,11 +78,11 @@ print(f"ok: {variant}: {hot} hot pages x {rounds} faults match; cumulative {cum}
 PY
 }
 
-if [ -n "$(ls /sys/kernel/tracing/events/exceptions 2>/dev/null)" ] &&
-   [ "$(id -u)" -eq 0 ]; then
+why=$(tracepoint_why)
+if [ -z "$why" ]; then
 	run_variant tracepoint
 else
-	echo "note: tracepoint variant not run (needs root and tracefs at /sys/kernel/tracing)"
+	skip_part_ci "tracepoint variant: $why"
 fi
 run_variant software MEMTOP_FAULTS_NO_TRACEPOINT=1
 
@@ -90,7 +90,7 @@ run_variant software MEMTOP_FAULTS_NO_TRACEPOINT=1
 if perf record -q -e page-faults -c 1 -d -o "$TMP/perf.data" -- \
 	"$MEMTOP_WORKLOAD" --mode refault --rounds $ROUNDS --hot $HOT --pages 1024 \
 	--threads 1 --interval-ms 5 --duration 0 --quiet \
-	--print-hot "$TMP/hot2.txt" >/dev/null 2>&1; then
+	--print-hot "$TMP/hot2.txt" >/dev/null 2>"$TMP/perf-record.err"; then
 	perf script -i "$TMP/perf.data" -F addr 2>/dev/null >"$TMP/addrs.txt"
 	python3 - "$TMP/addrs.txt" "$TMP/hot2.txt" "$ROUNDS" <<'PY' || fail "perf oracle"
 import sys, collections
@@ -102,6 +102,6 @@ assert not bad, f"perf saw other counts on {len(bad)} pages: {[(hex(h<<12), cnt[
 print(f"ok: perf record agrees: {len(hot)} pages x {rounds}")
 PY
 else
-	echo "note: perf record unavailable, oracle comparison skipped"
+	skip_part "perf oracle: perf record -e page-faults -d cannot run here: $(head -n 1 "$TMP/perf-record.err")"
 fi
 finish

@@ -13,7 +13,8 @@
 need_perf
 need_python
 CHECK="$MEMTOP_SRCDIR/tests/lib/perfdata-check.py"
-command -v perf >/dev/null || echo "note: perf not installed: only memtop reads the recordings"
+command -v perf >/dev/null ||
+	skip_part "perf script and perf report checks: perf not installed (Debian package linux-perf)"
 
 WL=("$MEMTOP_WORKLOAD" --mode refault --rounds 5 --hot 16 --pages 256
     --threads 2 --interval-ms 5 --duration 0 --quiet)
@@ -55,15 +56,15 @@ run_variant() {
 		fail "$name: replay differs from the live run"
 }
 
-if [ -n "$(ls /sys/kernel/tracing/events/exceptions 2>/dev/null)" ] &&
-   [ "$(id -u)" -eq 0 ]; then
+why=$(tracepoint_why)
+if [ -z "$why" ]; then
 	run_variant tracepoint
 	python3 "$FRAMETOOL" get "$TMP/tracepoint-replay.jsonl" \
 		'f["has_kinds"] and f["cumulative"]["stores"] > 0' | grep -qx True &&
 		ok "tracepoint: replay splits loads from stores" ||
 		fail "tracepoint: replay lost the load/store split"
 else
-	echo "note: tracepoint variant not run (needs root and tracefs at /sys/kernel/tracing)"
+	skip_part_ci "tracepoint variant: $why"
 fi
 run_variant software MEMTOP_FAULTS_NO_TRACEPOINT=1
 
@@ -85,7 +86,7 @@ cmp -s "$TMP/software.data" "$TMP/keep.data" && fail "--force did not replace th
 "$MEMTOP_WORKLOAD" --mode refault --rounds 0 --hot 8 --interval-ms 20 \
 	--duration 3 --quiet &
 wl=$!
-cleanup_hooks+=("kill $wl 2>/dev/null")
+cleanup_hooks+=("kill_own $wl")
 sleep 0.2
 MEMTOP_SYSFS_ROOT="$MEMTOP_SRCDIR/tests/fixtures/sysfs/numa-2node" MEMTOP_FAULTS_NO_TRACEPOINT=1 \
 	"$MEMTOP" -e faults -p $wl -n 2 -d 0.3 --record "$TMP/node2.data" -b \

@@ -7,8 +7,8 @@
 #      itself must also read the same;
 #  (f) a synthetic 4-node capture (perfdata-tool gen) shows 4 nodes, every
 #      page on its node (PHYS_ADDR + MEM_TOPOLOGY) with its exact totals.
-# The perf parts skip (with a note) when perf cannot record here; the
-# synthetic part always runs.
+# The perf parts are skipped (a "# SKIP" line) when perf cannot record
+# here; the synthetic part always runs.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
 : "${MEMTOP_PERFDATA_TOOL:=$MEMTOP_BUILDDIR/tests/perfdata-tool}"
@@ -36,10 +36,10 @@ WL=("$MEMTOP_WORKLOAD" --mode refault --rounds 5 --hot 16 --threads 1
     --duration 0 --quiet --print-hot "$TMP/hot.txt" --report "$TMP/report.json")
 
 if ! command -v perf >/dev/null; then
-	echo "note: perf not installed: the perf oracle parts are skipped"
+	skip_part "perf oracle parts (a, c, d, zstd): perf not installed (Debian package linux-perf)"
 elif ! perf record -q -e page-faults -c 1 -d -o "$TMP/file.data" -- "${WL[@]}" \
 	>/dev/null 2>"$TMP/record.err"; then
-	echo "note: perf record cannot run here ($(head -1 "$TMP/record.err")): perf parts skipped"
+	skip_part "perf oracle parts (a, c, d, zstd): perf record cannot run here: $(head -n 1 "$TMP/record.err")"
 else
 	replay_vs_perf file "$TMP/file.data"
 	# The workload's own count: every hot page faulted once per round.
@@ -67,7 +67,7 @@ PY
 		replay_vs_perf zstd "$TMP/zstd.data"
 		grep -q '"source_note":"[^"]*zstd' "$TMP/zstd.jsonl" || fail "zstd: note does not say zstd"
 	else
-		echo "note: this perf cannot compress (-z): zstd part skipped"
+		skip_part "zstd part: this perf cannot compress (perf record -z fails)"
 	fi
 
 	# (d) the other byte order, written by memtop's writer; perf reads

@@ -13,7 +13,7 @@ ROUNDS=30
 	--rounds $ROUNDS --interval-ms 50 --hot 16 --pages 256 --duration 0 --quiet \
 	--print-hot "$TMP/hot.txt" --report "$TMP/report.json" &
 wpid=$!
-cleanup_hooks+=("kill $wpid 2>/dev/null")
+cleanup_hooks+=("kill_own $wpid")
 # Let the first two workers run before memtop attaches.
 sleep 0.4
 timeout 30 "$MEMTOP" -b --json -e faults -d 0.25 -s total -k 300 -p $wpid \

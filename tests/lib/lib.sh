@@ -1,5 +1,6 @@
 # Shared helpers for memtop's shell tests.  Source it; it sets MEMTOP,
-# MEMTOP_WORKLOAD, TMP (removed on exit) and defines skip/fail/pass.
+# MEMTOP_WORKLOAD, TMP (removed on exit) and defines ok/fail/finish, the
+# skips (skip, skip_part and their CI forms) and kill_own.
 set -u
 
 : "${MEMTOP_SRCDIR:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
@@ -16,6 +17,11 @@ lib_cleanup() {
 	rm -rf "$TMP"
 }
 trap lib_cleanup EXIT
+# A signal ends the test through exit, so the EXIT trap (cleanup hooks
+# such as a sysctl put back) runs on every way out but SIGKILL.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # The valgrind test setup (tests/meson.build) sets MEMTOP_WRAPPER: memtop
 # then runs under it, through a script where "$MEMTOP" is expected.
@@ -29,16 +35,72 @@ if [ -n "${MEMTOP_WRAPPER:-}" ]; then
 fi
 
 failures=0
-skip() { echo "SKIP: $*"; exit 77; }
+skipped=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
-finish() {
-	if [ "$failures" -ne 0 ]; then
-		echo "$TEST_NAME: $failures failure(s)"
+# skip REASON: the whole test cannot run here: exit 77, which meson counts
+# as skipped.
+skip() { echo "SKIP: $*"; exit 77; }
+# skip_part REASON: a part of the test cannot run here.  Printed as a
+# TAP-style "# SKIP REASON" line (scripts/test counts them) and counted;
+# the rest runs, and finish() says how many parts were skipped.
+skip_part() { echo "# SKIP $*"; skipped=$((skipped + 1)); }
+# skip_ci REASON and skip_part_ci REASON: the same for what CI's machine
+# provides (tracefs, the NUMA guest's kernel): under CI=true a failure.
+skip_ci() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL: $* (CI=true: CI's machine must run this test)"
 		exit 1
 	fi
-	echo "$TEST_NAME: all passed"
+	skip "$@"
+}
+skip_part_ci() {
+	if [ "${CI:-}" = true ]; then
+		fail "$* (CI=true: CI's machine must run this part)"
+	else
+		skip_part "$@"
+	fi
+}
+finish() {
+	local parts=
+	[ "$skipped" -eq 0 ] || parts=", $skipped part(s) skipped (# SKIP above)"
+	if [ "$failures" -ne 0 ]; then
+		echo "$TEST_NAME: $failures failure(s)$parts"
+		exit 1
+	fi
+	if [ "$skipped" -ne 0 ]; then
+		echo "$TEST_NAME: passed$parts"
+	else
+		echo "$TEST_NAME: all passed"
+	fi
 	exit 0
+}
+
+# stat_field PID N: field N (3 or more, numbered as in proc(5)) of
+# /proc/PID/stat, read past the command name in parentheses; nothing once
+# PID is gone.
+stat_field() {
+	local stat n=$2
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	stat=${stat##*) }
+	# shellcheck disable=SC2086
+	set -- $stat
+	[ $# -ge $((n - 2)) ] && shift $((n - 3)) && echo "$1"
+	return 0
+}
+# ppid_of PID: PID's parent; nothing once PID is gone.
+ppid_of() { stat_field "$1" 4; }
+
+# kill_own [-SIGNAL] PID...: signals each PID only while it is an unreaped
+# child of this shell, so never a process that reused the pid of one this
+# test started and already waited for.
+kill_own() {
+	local sig=-TERM pid
+	case "${1:-}" in -*) sig=$1; shift ;; esac
+	for pid in "$@"; do
+		[ "$(ppid_of "$pid")" = "$$" ] && kill "$sig" "$pid" 2>/dev/null
+	done
+	return 0
 }
 
 # Skips unless this machine lets us sample page faults of our children.
@@ -47,6 +109,17 @@ need_perf() {
 	p=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 	if [ "$(id -u)" -ne 0 ] && [ "$p" -gt 2 ]; then
 		skip "perf_event_paranoid=$p (needs <= 2 or root)"
+	fi
+}
+# tracepoint_why: why the faults source cannot use its tracepoint
+# (exceptions:page_fault_user) here; nothing when it can.
+tracepoint_why() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "not root"
+	elif [ ! -e /sys/kernel/tracing/events ]; then
+		echo "tracefs not mounted at /sys/kernel/tracing (scripts/test mounts it as root)"
+	elif [ -z "$(ls /sys/kernel/tracing/events/exceptions 2>/dev/null)" ]; then
+		echo "no exceptions tracepoints in /sys/kernel/tracing/events"
 	fi
 }
 need_python() {

@@ -145,6 +145,56 @@ synth_comm(struct synth *s, uint32_t pid)
 	return perfdata_writer_write(s->w, h);
 }
 
+/*
+ * LOST { u64 id, lost } or LOST_SAMPLES { u64 lost } + trailer { tid,
+ * time, cpu, id }, as the kernel writes them with sample_id_all.
+ */
+static int
+synth_loss(struct synth *s, uint32_t type, uint64_t time, uint64_t count)
+{
+	uint64_t rec[1 + 2 + 4];
+	struct perf_event_header *h = (void *)rec;
+	uint32_t ids[2] = { 1000, 1000 };
+	size_t n = 1;
+
+	memset(rec, 0, sizeof(rec));
+	if (type == PERF_RECORD_LOST)
+		rec[n++] = synth_id(0, 0);
+	rec[n++] = count;
+	memcpy(&rec[n++], ids, sizeof(ids));
+	rec[n++] = time;
+	rec[n++] = 0;
+	rec[n++] = synth_id(0, 0);
+	h->type = (uint16_t)type;
+	h->size = (uint16_t)(8 * n);
+	if (s->o->lost_truth)
+		fprintf(s->o->lost_truth, "%s %llu %llu\n",
+			type == PERF_RECORD_LOST ? "LOST" : "LOST_SAMPLES",
+			(unsigned long long)time, (unsigned long long)count);
+	return perfdata_writer_write(s->w, h);
+}
+
+/* Loss records due after sample i: the k-th of n sits after sample
+ * (2k + 1) * samples / (2n). */
+static int
+synth_losses_after(struct synth *s, uint64_t i)
+{
+	const struct synth_opts *o = s->o;
+	uint64_t time = SYNTH_T0 + (uint64_t)((double)i * o->seconds * 1e9 /
+					      (double)o->samples);
+	int ret = 0;
+
+	for (unsigned k = 0; ret == 0 && k < o->lost; k++)
+		if ((2 * k + 1) * o->samples / (2 * o->lost) == i)
+			ret = synth_loss(s, PERF_RECORD_LOST, time,
+					 3 * (uint64_t)(k + 1));
+	for (unsigned k = 0; ret == 0 && k < o->lost_samples; k++)
+		if ((2 * k + 1) * o->samples / (2 * o->lost_samples) == i)
+			ret = synth_loss(s, PERF_RECORD_LOST_SAMPLES, time,
+					 100 + (uint64_t)k + 1);
+	return ret;
+}
+
 static uint64_t
 synth_data_src(bool store, bool remote)
 {
@@ -273,8 +323,11 @@ synth_write(const char *path, const struct synth_opts *o, char *err,
 		ret = synth_mem_topology(&s);
 	for (int p = 0; ret == 0 && p < o->pids; p++)
 		ret = synth_comm(&s, 1000 + (uint32_t)p);
-	for (uint64_t i = 0; ret == 0 && i < o->samples; i++)
+	for (uint64_t i = 0; ret == 0 && i < o->samples; i++) {
 		ret = synth_sample(&s, i);
+		if (ret == 0 && (o->lost || o->lost_samples))
+			ret = synth_losses_after(&s, i);
+	}
 	if (ret < 0) {
 		snprintf(err, errlen, "synth: %s", strerror(-ret));
 		goto out;

@@ -32,6 +32,15 @@ struct synth_opts {
 	/* When set: one line per page, "pid addr samples loads stores
 	 * node", node -1 without phys. */
 	FILE *truth;
+	/* Loss records: lost LOST records (the k-th, k = 1.., says k * 3
+	 * samples were lost) and lost_samples LOST_SAMPLES records (the k-th
+	 * says 100 + k), each right after the sample in the middle of its
+	 * share of the samples, with that sample's time in its sample_id. */
+	unsigned lost;
+	unsigned lost_samples;
+	/* When set: one line per loss record, "LOST|LOST_SAMPLES time_ns
+	 * count", time_ns as in the record (the sample before it). */
+	FILE *lost_truth;
 };
 
 /* Fills o with the defaults: 100000 samples, 4 nodes, 8 CPUs, 4096

@@ -12,7 +12,7 @@
  *       records memtop writes, NUMA/MEM topology, PMU names)
  *   perfdata-tool gen OUT [--samples N] [--nodes K] [--cpus C]
  *       [--pages P] [--pids N] [--no-phys] [--swap] [--seconds S]
- *       [--truth FILE]
+ *       [--truth FILE] [--lost N] [--lost-samples N] [--lost-truth FILE]
  *       a synthetic capture (perfdata-synth.h)
  *
  * Exit status: 0 done, 1 the reader or writer failed, 2 usage.
@@ -257,11 +257,19 @@ tool_gen(int argc, char **argv)
 			o.seconds = atof(v);
 		else if (strcmp(a, "--truth") == 0)
 			o.truth = fopen(v, "w");
+		else if (strcmp(a, "--lost") == 0)
+			o.lost = (unsigned)strtoul(v, NULL, 0);
+		else if (strcmp(a, "--lost-samples") == 0)
+			o.lost_samples = (unsigned)strtoul(v, NULL, 0);
+		else if (strcmp(a, "--lost-truth") == 0)
+			o.lost_truth = fopen(v, "w");
 		else
 			return tool_usage();
 	}
 	ret = synth_write(argv[0], &o, err, sizeof(err));
 	if (o.truth && fclose(o.truth) != 0)
+		ret = -EIO;
+	if (o.lost_truth && fclose(o.lost_truth) != 0)
 		ret = -EIO;
 	if (ret < 0) {
 		fprintf(stderr, "perfdata-tool: gen %s: %s\n", argv[0], err);

@@ -48,7 +48,7 @@ if command -v objcopy >/dev/null; then
 	python3 "$CHECK" "$TMP/stripped.jsonl" "$TMP/stripped-report.json" \
 		--stripped-exe --lib-prefix "$TMP/strip/" || fail "stripped: names"
 else
-	echo "note: objcopy not installed (binutils); stripped variant not run"
+	skip_part "stripped variant: objcopy not installed (binutils)"
 fi
 
 # --granularity 2m: 2 MiB pages from the start, still named.

@@ -1,10 +1,11 @@
 # A two-node QEMU test guest built from Debian packages, for memtop's NUMA
 # tests.  Source it (after tests/lib/lib.sh); it installs nothing on the host:
-# the kernel and busybox packages are fetched with `apt-get download` and
-# unpacked with dpkg-deb into a cache directory (the kernel's /boot only,
-# the .debs removed once unpacked).
+# the kernel package is fetched with `apt-get download` and unpacked with
+# dpkg-deb into a cache directory (its /boot only, the .deb removed once
+# unpacked).
 #
-#   guest_fetch CACHE            kernel + busybox into CACHE (reused)
+#   guest_fetch CACHE            kernel + busybox into CACHE (reused; the
+#                                kernel pinned, see below)
 #   guest_initramfs CACHE OUT SCENARIOS BIN...
 #                                gzip'd newc cpio: busybox, BIN... and every
 #                                shared library they load, /init, SCENARIOS
@@ -12,53 +13,68 @@
 #                                boots 2 nodes x (1 CPU, 512 MiB) under TCG
 #   guest_section LOG NAME       stdout of scenario NAME (markers removed)
 #
-# Each function returns non-zero with the reason in GUEST_WHY.  The
-# kernel's dependencies are looked up, not pinned: linux-image-amd64 names
-# the current linux-image-*-amd64 package.  MEMTOP_NUMA_KERNEL=FILE uses a
-# bzImage of your own instead (no download).
+# Each function returns non-zero with the reason in GUEST_WHY.  The kernel
+# is pinned: Debian 12's GUEST_KERNEL_PKG at GUEST_KERNEL_VERSION, fetched
+# with `apt-get download PKG=VERSION` (apt checks it against the signed
+# lists), so a test run never boots whatever kernel the archive has that
+# day.  When that version cannot be fetched (no network, or a Debian point
+# release has replaced it: then move the pin to what `apt-cache madison
+# linux-image-amd64` shows for bookworm), the host's own
+# /boot/vmlinuz-* is used if a Debian package installed it.  Busybox is the
+# host's static one (busybox-static, which scripts/setup.sh installs), else
+# the pinned package.  MEMTOP_NUMA_KERNEL=FILE uses a bzImage of your own
+# instead.  $CACHE/kernel.id says which kernel the cache holds.
 
 GUEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GUEST_WHY=
+GUEST_KERNEL_PKG=linux-image-6.1.0-50-amd64
+GUEST_KERNEL_VERSION=6.1.176-1
+GUEST_BUSYBOX_VERSION=1:1.35.0-4+deb12u1+b1
 
-# The kernel image package linux-image-amd64 depends on, from apt's lists.
-guest_kernel_pkg() {
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9].*-amd64$/ \
-		     { print $2; exit }'
+# guest_download DIR PKG VERSION: the .deb of PKG=VERSION in DIR, as
+# DIR/PKG.deb.  Runs `apt-get update` once (as root) when apt's lists do
+# not know that version.
+guest_download() {
+	local dir=$1 pkg=$2 version=$3
+	if ! apt-cache show "$pkg=$version" >/dev/null 2>&1 &&
+	   [ "$(id -u)" -eq 0 ] && [ -z "${guest_updated:-}" ]; then
+		guest_updated=1
+		echo "guest: apt lists lack $pkg=$version; running apt-get update"
+		apt-get update -qq >/dev/null 2>&1
+	fi
+	rm -f "$dir/${pkg}_"*.deb "$dir/$pkg.deb"
+	# apt's sandbox user cannot write into a root-owned test directory.
+	(cd "$dir" && apt-get download -q "$pkg=$version" >"$dir/apt-$pkg.log" 2>&1) ||
+		{ GUEST_WHY="apt-get download $pkg=$version failed: $(grep -m1 '^E:' \
+			"$dir/apt-$pkg.log")"; return 1; }
+	mv "$(ls "$dir/${pkg}_"*.deb | head -n1)" "$dir/$pkg.deb"
 }
 
-# guest_download DIR PKG: the .deb of PKG in DIR (downloads it once).
-guest_download() {
-	local dir=$1 pkg=$2
-	if ls "$dir/${pkg}_"*.deb >/dev/null 2>&1; then
+# guest_host_kernel: the host's /boot/vmlinuz-* that a Debian
+# linux-image package installed (the running one first), readable;
+# prints "PATH PKG VERSION".
+guest_host_kernel() {
+	local k pkg
+	for k in "/boot/vmlinuz-$(uname -r)" $(ls -r /boot/vmlinuz-* 2>/dev/null); do
+		[ -r "$k" ] || continue
+		pkg=$(dpkg-query -S "$k" 2>/dev/null | sed -n 's/^\(linux-image-[^:]*\)\(:[a-z0-9]*\)\{0,1\}: .*/\1/p' | head -n1)
+		[ -n "$pkg" ] || continue
+		echo "$k $pkg $(dpkg-query -W -f='${Version}' "$pkg")"
+		return 0
+	done
+	return 1
+}
+
+# guest_kernel CACHE: CACHE/vmlinuz, the pinned package's or the host's.
+guest_kernel() {
+	local cache=$1 want="$GUEST_KERNEL_PKG=$GUEST_KERNEL_VERSION" deb host why
+	if [ -e "$cache/vmlinuz" ] && [ "$(cat "$cache/kernel.id" 2>/dev/null)" = "$want" ]; then
 		return 0
 	fi
-	# apt's sandbox user cannot write into a root-owned test directory.
-	(cd "$dir" && apt-get download -q "$pkg" >"$dir/apt-$pkg.log" 2>&1) ||
-		{ GUEST_WHY="apt-get download $pkg failed: $(grep -m1 '^E:' \
-			"$dir/apt-$pkg.log")"; return 1; }
-}
-
-guest_fetch() {
-	local cache kpkg deb
-	mkdir -p "$1/debs" || { GUEST_WHY="cannot create $1"; return 1; }
-	cache=$(cd "$1" && pwd)
-	command -v dpkg-deb >/dev/null || { GUEST_WHY="dpkg-deb not found"; return 1; }
-	if [ -n "${MEMTOP_NUMA_KERNEL:-}" ]; then
-		[ -r "$MEMTOP_NUMA_KERNEL" ] ||
-			{ GUEST_WHY="MEMTOP_NUMA_KERNEL=$MEMTOP_NUMA_KERNEL not readable"; return 1; }
-		ln -sf "$MEMTOP_NUMA_KERNEL" "$cache/vmlinuz"
-	elif [ ! -e "$cache/vmlinuz" ]; then
-		command -v apt-get >/dev/null || { GUEST_WHY="apt-get not found"; return 1; }
-		kpkg=$(guest_kernel_pkg)
-		if [ -z "$kpkg" ] && [ "$(id -u)" -eq 0 ]; then
-			echo "note: apt lists lack linux-image-amd64; running apt-get update"
-			apt-get update -qq >/dev/null 2>&1
-			kpkg=$(guest_kernel_pkg)
-		fi
-		[ -n "$kpkg" ] || { GUEST_WHY="apt-cache knows no linux-image-amd64 (no apt lists?)"; return 1; }
-		guest_download "$cache/debs" "$kpkg" || return 1
-		deb=$(ls "$cache/debs/${kpkg}_"*.deb | head -n1)
+	rm -f "$cache/vmlinuz" "$cache/kernel.id"
+	if command -v apt-get >/dev/null &&
+	   guest_download "$cache/debs" "$GUEST_KERNEL_PKG" "$GUEST_KERNEL_VERSION"; then
+		deb=$cache/debs/$GUEST_KERNEL_PKG.deb
 		rm -rf "$cache/kernel"
 		mkdir -p "$cache/kernel"
 		# Only /boot: the modules (400 MB unpacked) are not needed, the
@@ -66,17 +82,58 @@ guest_fetch() {
 		dpkg-deb --fsys-tarfile "$deb" |
 			tar -x -C "$cache/kernel" --wildcards './boot/vmlinuz-*' ||
 			{ GUEST_WHY="cannot unpack /boot of $deb"; return 1; }
+		rm -f "$deb"
 		ln -sf "$(ls "$cache"/kernel/boot/vmlinuz-* | head -n1)" "$cache/vmlinuz"
-		rm -f "$deb"
+		echo "$want" >"$cache/kernel.id"
+		echo "guest: kernel $want (pinned)"
+		return 0
 	fi
-	if [ ! -x "$cache/busybox/bin/busybox" ]; then
-		guest_download "$cache/debs" busybox-static || return 1
-		deb=$(ls "$cache/debs/busybox-static_"*.deb | head -n1)
-		rm -rf "$cache/busybox"
-		dpkg-deb -x "$deb" "$cache/busybox" ||
-			{ GUEST_WHY="dpkg-deb -x $deb failed"; return 1; }
-		rm -f "$deb"
+	why=${GUEST_WHY:-apt-get not found}
+	if host=$(guest_host_kernel); then
+		set -- $host
+		ln -sf "$1" "$cache/vmlinuz"
+		echo "host $2=$3" >"$cache/kernel.id"
+		echo "guest: kernel $1 of the host ($2=$3): the pinned $want cannot be fetched: $why"
+		return 0
 	fi
+	GUEST_WHY="$why; and no readable Debian kernel in the host's /boot"
+	return 1
+}
+
+# guest_busybox CACHE: CACHE/busybox/bin/busybox, a static busybox.
+guest_busybox() {
+	local cache=$1 bb deb
+	[ -x "$cache/busybox/bin/busybox" ] && return 0
+	for bb in /bin/busybox /usr/bin/busybox; do
+		if [ -x "$bb" ] && LC_ALL=C ldd "$bb" 2>&1 | grep -q "not a dynamic executable"; then
+			mkdir -p "$cache/busybox/bin"
+			cp "$bb" "$cache/busybox/bin/busybox" && return 0
+		fi
+	done
+	command -v apt-get >/dev/null ||
+		{ GUEST_WHY="no static busybox here, and apt-get not found"; return 1; }
+	guest_download "$cache/debs" busybox-static "$GUEST_BUSYBOX_VERSION" || return 1
+	deb=$cache/debs/busybox-static.deb
+	rm -rf "$cache/busybox"
+	dpkg-deb -x "$deb" "$cache/busybox" ||
+		{ GUEST_WHY="dpkg-deb -x $deb failed"; return 1; }
+	rm -f "$deb"
+}
+
+guest_fetch() {
+	local cache
+	mkdir -p "$1/debs" || { GUEST_WHY="cannot create $1"; return 1; }
+	cache=$(cd "$1" && pwd)
+	command -v dpkg-deb >/dev/null || { GUEST_WHY="dpkg-deb not found"; return 1; }
+	if [ -n "${MEMTOP_NUMA_KERNEL:-}" ]; then
+		[ -r "$MEMTOP_NUMA_KERNEL" ] ||
+			{ GUEST_WHY="MEMTOP_NUMA_KERNEL=$MEMTOP_NUMA_KERNEL not readable"; return 1; }
+		rm -f "$cache/kernel.id"
+		ln -sf "$MEMTOP_NUMA_KERNEL" "$cache/vmlinuz"
+	else
+		guest_kernel "$cache" || return 1
+	fi
+	guest_busybox "$cache" || return 1
 	[ -e "$cache/vmlinuz" ] && [ -x "$cache/busybox/bin/busybox" ] ||
 		{ GUEST_WHY="kernel or busybox missing after unpacking"; return 1; }
 }

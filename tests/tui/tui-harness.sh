@@ -23,15 +23,16 @@ GOLDEN=$SRCDIR/tests/tui
 UPDATE=${MEMTOP_TUI_UPDATE_GOLDEN:-0}
 TIMEOUT=${MEMTOP_TUI_TIMEOUT:-15}
 
-SOCK=memtop-test-$$
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/memtop-tui.XXXXXX")
+# A socket in this run's own directory: no other run can share its server.
+SOCK=$WORK/tmux
 unset TMUX
 # tmux draws UTF-8 only when its own locale says so.
 export LC_ALL=C.UTF-8
 # The panes inherit this; a sanitizer finding must fail the harness.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
+tm() { tmux -S "$SOCK" -f /dev/null "$@"; }
 cleanup() {
 	tm kill-server >/dev/null 2>&1
 	rm -rf "$WORK"

@@ -8,9 +8,10 @@
 need_perf
 command -v tmux >/dev/null || skip "tmux not installed"
 
-SOCK="memtop-test-$$"
-TM() { tmux -L "$SOCK" "$@"; }
-cleanup_hooks+=('tmux -L "$SOCK" kill-server 2>/dev/null')
+SOCK="$TMP/tmux"
+TM() { tmux -S "$SOCK" "$@"; }
+# Both servers (the second run starts its own), by their sockets in $TMP.
+cleanup_hooks+=('tmux -S "$TMP/tmux" kill-server 2>/dev/null; tmux -S "$TMP/tmux-b" kill-server 2>/dev/null')
 
 # wait_screen PATTERN [SECONDS]: polls the pane until PATTERN (ERE) shows.
 wait_screen() {
@@ -75,7 +76,7 @@ grep -q "WORKLOAD-GONE" "$TMP/screen" || fail "launched workload still running a
 
 # Ctrl-C (SIGINT from the terminal) ends memtop the same way.
 TM kill-server 2>/dev/null
-SOCK="memtop-test-$$-b"
+SOCK="$TMP/tmux-b"
 TM -f /dev/null new-session -d -x 120 -y 40 "$TMP/run.sh"
 wait_screen "period 1 " 10 || fail "second run: no header"
 TM send-keys C-c

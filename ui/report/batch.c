@@ -16,6 +16,9 @@
  * then CMD_QUIT is sent and the frames that follow, the final one
  * included, are freed unwritten.  A final frame's error is still reported
  * on stderr.
+ *
+ * --quiet: frames are taken, counted for -n and shown to ui_io's
+ * frame_taken hook (the fleet metrics), but nothing is written.
  */
 #include "config.h"
 
@@ -75,6 +78,8 @@ batch_write(struct batch *b, const struct frame *f)
 {
 	int ret;
 
+	if (b->io->opt->quiet)
+		return 0;
 	if (b->io->opt->json)
 		ret = report_json_write(b->out, f);
 	else
@@ -90,6 +95,7 @@ batch_frame(struct batch *b, struct frame *f)
 {
 	long limit = b->io->opt->iterations;
 
+	ui_frame_taken(b->io, f);
 	if (b->writing) {
 		int ret = batch_write(b, f);
 

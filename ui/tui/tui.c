@@ -88,6 +88,7 @@ tui_take_frames(struct tui *t)
 	while (queue_pop(t->io->frames, &f) == 0) {
 		if (!f)
 			continue;
+		ui_frame_taken(t->io, f);
 		tui_numa_history_push(t, f);
 		if (f->final)
 			t->final_seen = true;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "base.h"
 #include "cli.h"
@@ -262,6 +263,38 @@ static const struct cli_case cli_cases[] = {
 	{ { "-i", "in.data", "--record", "out.data" }, 2,
 	  "--record cannot be combined with -i" },
 
+	/* fleet metrics: refusals (values that parse: test_metrics) */
+	{ { "--listen", "0", "-p", "1" }, 2,
+	  "--listen: port '0' out of range (1..65535)" },
+	{ { "--listen", "65536", "-p", "1" }, 2, "--listen: port '65536'" },
+	{ { "--listen", "", "-p", "1" }, 2, "--listen: empty address" },
+	{ { "--listen", "http", "-p", "1" }, 2, "--listen: invalid port" },
+	{ { "--listen", ":9464", "-p", "1" }, 2,
+	  "--listen: invalid address in ':9464'" },
+	{ { "--listen", "localhost:9464", "-p", "1" }, 2,
+	  "names are not looked up" },
+	{ { "--listen", "1.2.3:9464", "-p", "1" }, 2, "invalid address" },
+	{ { "--listen", "::1:9464", "-p", "1" }, 2, "invalid address" },
+	{ { "--listen", "[::1]", "-p", "1" }, 2,
+	  "--listen: invalid address in '[::1]' (an IPv6 address needs" },
+	{ { "--listen", "[::1]x:80", "-p", "1" }, 2, "needs [ADDR]:PORT" },
+	{ { "--listen", "[1.2.3.4]:80", "-p", "1" }, 2, "invalid address" },
+	{ { "--listen", "1.2.3.4:", "-p", "1" }, 2, "--listen: invalid port" },
+	{ { "--listen", "1.2.3.4:-1", "-p", "1" }, 2, "invalid port" },
+	{ { "--listen" }, 2, "--listen: missing argument" },
+	{ { "--metrics-file", "", "-p", "1" }, 2,
+	  "--metrics-file: empty file name" },
+	{ { "--metrics-top", "1001", "--listen", "80", "-p", "1" }, 2,
+	  "--metrics-top: process count '1001' out of range (0..1000)" },
+	{ { "--metrics-top", "x", "--listen", "80", "-p", "1" }, 2,
+	  "--metrics-top: invalid process count 'x'" },
+	{ { "--metrics-top", "5", "-p", "1" }, 2,
+	  "--metrics-top needs --listen or --metrics-file" },
+	{ { "--quiet", "-p", "1" }, 2, "--quiet needs -b" },
+	{ { "-b", "--quiet", "-o", "x", "-p", "1" }, 2,
+	  "--quiet and -o cannot be combined" },
+	{ { "-b", "--quiet=1", "-p", "1" }, 2, "--quiet: takes no argument" },
+
 	/* unknown options; abbreviations as getopt_long allows them */
 	{ { "-x", "-p", "1" }, 2, "unknown option '-x'" },
 	{ { "-bx", "-p", "1" }, 2, "unknown option '-x'" },
@@ -403,6 +436,78 @@ test_argv_untouched_and_small_err(void)
 	cli_fini(NULL);
 }
 
+/* --listen, --metrics-file, --metrics-top and --quiet that parse. */
+static void
+test_metrics(void)
+{
+	static const struct {
+		const char *arg;
+		int family;
+		const char *text;
+		unsigned port;
+	} listens[] = {
+		{ "9464", AF_INET, "127.0.0.1:9464", 9464 },
+		{ "1", AF_INET, "127.0.0.1:1", 1 },
+		{ "0.0.0.0:65535", AF_INET, "0.0.0.0:65535", 65535 },
+		{ "192.168.1.20:80", AF_INET, "192.168.1.20:80", 80 },
+		{ "[::1]:9464", AF_INET6, "[::1]:9464", 9464 },
+		{ "[::]:9100", AF_INET6, "[::]:9100", 9100 },
+	};
+	static const unsigned char loopback[4] = { 127, 0, 0, 1 };
+	struct options o;
+	char err[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(listens); i++) {
+		char *argv[] = { (char *)"memtop", (char *)"--listen",
+				 (char *)listens[i].arg, (char *)"-p",
+				 (char *)"1", NULL };
+
+		if (!check_eq_i64(cli_parse(5, argv, &o, err, sizeof(err)),
+				  0)) {
+			fprintf(stderr, "  --listen %s: %s\n", listens[i].arg,
+				err);
+			continue;
+		}
+		check_eq_i64(o.listen.family, listens[i].family);
+		check_eq_str(o.listen.text, listens[i].text);
+		check_eq_u64(o.listen.port, listens[i].port);
+		check_eq_u64(o.metrics_top, CLI_DEFAULT_METRICS_TOP);
+		cli_fini(&o);
+	}
+	/* PORT alone: the loopback address, never every interface. */
+	{
+		char *argv[] = { (char *)"memtop", (char *)"--listen",
+				 (char *)"9464", (char *)"-p", (char *)"1",
+				 NULL };
+
+		check_eq_i64(cli_parse(5, argv, &o, err, sizeof(err)), 0);
+		check(memcmp(o.listen.addr, loopback, 4) == 0);
+		cli_fini(&o);
+	}
+	{
+		char *argv[] = { (char *)"memtop", (char *)"-b",
+				 (char *)"--quiet", (char *)"--metrics-file",
+				 (char *)"m.prom", (char *)"--metrics-top",
+				 (char *)"0", (char *)"-i", (char *)"x.data",
+				 NULL };
+
+		check_eq_i64(cli_parse(9, argv, &o, err, sizeof(err)), 0);
+		check(o.quiet);
+		check_eq_str(o.metrics_file, "m.prom");
+		check_eq_u64(o.metrics_top, 0);
+		check_eq_i64(o.listen.family, 0);
+		cli_fini(&o);
+	}
+	{
+		char *argv[] = { (char *)"memtop", (char *)"-p", (char *)"1",
+				 NULL };
+
+		check_eq_i64(cli_parse(3, argv, &o, err, sizeof(err)), 0);
+		check(!o.quiet && !o.metrics_file && !o.listen.family);
+		cli_fini(&o);
+	}
+}
+
 /* The help text names every option of the contract. */
 static void
 test_usage(void)
@@ -416,6 +521,7 @@ test_usage(void)
 		"--max-pages", "--ldlat", "-V, --version", "-h, --help",
 		"-a, --all-cpus", "-G, --cgroup", "-C, --cpu",
 		"--max-processes",
+		"--listen", "--metrics-file", "--metrics-top", "--quiet",
 		"-- COMMAND", "auto", "pebs", "ibs", "faults", "latency",
 	};
 	char *text = NULL;
@@ -469,6 +575,7 @@ main(void)
 	test_table();
 	test_system();
 	test_argv_untouched_and_small_err();
+	test_metrics();
 	test_usage();
 	return test_result();
 }
