@@ -17,7 +17,7 @@ NAME=memtop-test-$$
 CG=$MNT/$NAME
 mkdir "$CG" || skip "cannot make a cgroup under $MNT"
 # Processes still inside (a failed run) are ours: end them, then rmdir.
-cleanup_hooks+=('for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill $p; done; sleep 0.2; rmdir "$CG"')
+cleanup_hooks+=('kill_own $(cat "$CG/cgroup.procs" 2>/dev/null); sleep 0.2; rmdir "$CG"')
 
 start_memtop "$TMP/g.jsonl" -G "$NAME" -d 0.3 -k 500
 wait_frames "$TMP/g.jsonl" 1 || fail "no first frame"

@@ -51,7 +51,7 @@ expect_fix -a -C 0
 if [ -n "$CG" ]; then
 	expect_fix -G "$CG"
 else
-	echo "note: no cgroup could be made: -G as nobody not run"
+	skip_part "no cgroup could be made under ${MNT:-(no mount)}: -G as nobody"
 fi
 "${AS_NOBODY[@]}" "$MEMTOP" -b -n 1 -G memtop-no-such-cgroup-$$ >"$TMP/o" 2>"$TMP/e"
 st=$?
@@ -73,7 +73,7 @@ if command -v unshare >/dev/null &&
 		grep -c "^[^ ]* /sys/kernel/tracing tracefs" /proc/mounts' \
 		bash "$MEMTOP" >"$TMP/t" 2>&1
 	if grep -q STILL-MOUNTED "$TMP/t"; then
-		echo "note: tracefs could not be unmounted in a namespace: mount test not run"
+		skip_part "tracefs could not be unmounted in a private namespace: the mount test"
 	elif grep -q "^faults  works: tracepoint/exceptions:page_fault_user" "$TMP/t" &&
 	     [ "$(tail -1 "$TMP/t")" = 1 ]; then
 		ok "tracefs mounted by memtop: $(grep '^faults' "$TMP/t" | cut -c1-80)"
@@ -81,6 +81,6 @@ if command -v unshare >/dev/null &&
 		fail "tracefs not mounted by memtop: $(cat "$TMP/t")"
 	fi
 else
-	echo "note: unshare -m unavailable: tracefs mount test not run"
+	skip_part "unshare -m unavailable: the tracefs mount test"
 fi
 finish

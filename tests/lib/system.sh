@@ -19,7 +19,7 @@ start_memtop() {
 	"$MEMTOP" -b --json -e faults -c 1 -s total --log "$out.log" \
 		-o "$out" "$@" &
 	MT=$!
-	cleanup_hooks+=("kill $MT 2>/dev/null")
+	cleanup_hooks+=("kill_own $MT")
 }
 
 # wait_frames FILE N [SECONDS]: until FILE holds N lines.
@@ -35,7 +35,7 @@ wait_frames() {
 
 # stop_memtop: SIGINT, then its exit status in MT_STATUS.
 stop_memtop() {
-	kill -INT "$MT"
+	kill_own -INT "$MT"
 	wait "$MT"
 	MT_STATUS=$?
 }

@@ -10,9 +10,10 @@
 need_system
 command -v tmux >/dev/null || skip "tmux not installed"
 
-SOCK="memtop-test-$$"
-TM() { tmux -L "$SOCK" "$@"; }
-cleanup_hooks+=('tmux -L "$SOCK" kill-server 2>/dev/null')
+# A private server, by its socket in $TMP.
+SOCK="$TMP/tmux"
+TM() { tmux -S "$SOCK" "$@"; }
+cleanup_hooks+=('tmux -S "$SOCK" kill-server 2>/dev/null')
 
 wait_screen() {
 	local pat=$1 limit=${2:-10} i
@@ -31,11 +32,11 @@ wait_screen() {
 "$MEMTOP_WORKLOAD" --mode refault --threads 2 --hot 64 --pages 1024 \
 	--interval-ms 2 --duration 60 --quiet &
 hot=$!
-cleanup_hooks+=("kill $hot 2>/dev/null")
+cleanup_hooks+=("kill_own $hot")
 "$MEMTOP_WORKLOAD" --mode refault --hot 8 --pages 64 --interval-ms 20 \
 	--duration 60 --quiet &
 wpid=$!
-cleanup_hooks+=("kill $wpid 2>/dev/null")
+cleanup_hooks+=("kill_own $wpid")
 
 cat >"$TMP/run.sh" <<EOS
 #!/bin/bash
