@@ -41,7 +41,7 @@ cleanup_hooks+=("kill_own $wpid")
 cat >"$TMP/run.sh" <<EOS
 #!/bin/bash
 stty sane
-"$MEMTOP" -a -e faults -d 0.4
+"$MEMTOP" -a -e faults -d 1
 echo "EXIT=\$?"
 stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'
 sleep 60
@@ -53,21 +53,25 @@ wait_screen "^memtop +all CPUs" 10 || fail "header does not name the scope"
 wait_screen "processes, best first" 10 || fail "did not open on the process view"
 wait_screen "^ *$wpid memtop-workload" 10 || fail "workload not listed by name"
 
-# Enter on the workload's row: the selection starts at the top and the
-# rows move between frames, so step down until Enter lands on it.
+# Enter on the workload's row: Home, then Down as many times as rows
+# stand above it on the screen just read, then Enter, in one go; the rows
+# move only at a frame (every second), so a miss is retried.
 found=0
-TM send-keys Home
-for ((i = 0; i < 40 && !found; i++)); do
-	TM send-keys Enter
-	if wait_screen "pages of [0-9]+ " 3; then
-		if grep -q "pages of $wpid memtop-workload" "$TMP/screen"; then
-			found=1
-			break
-		fi
+for ((i = 0; i < 10 && !found; i++)); do
+	wait_screen "^ *$wpid memtop-workload" 10 || break
+	idx=$(awk -v p="$wpid" 'f && $1 ~ /^[0-9]+$/ { if ($1 == p) { print n; exit } n++ }
+		/^ +PID COMM/ { f = 1; n = 0 }' "$TMP/screen")
+	[ -n "$idx" ] || continue
+	keys=(Home)
+	for ((k = 0; k < idx; k++)); do keys+=(Down); done
+	TM send-keys "${keys[@]}" Enter
+	wait_screen "pages of [0-9]+ " 5 || break
+	if grep -q "pages of $wpid memtop-workload" "$TMP/screen"; then
+		found=1
+	else
 		TM send-keys Escape
-		wait_screen "processes, best first" 3 || break
+		wait_screen "processes, best first" 5 || break
 	fi
-	TM send-keys Down
 done
 [ "$found" = 1 ] || fail "Enter never opened the workload's pages"
 if [ "$found" = 1 ]; then
