@@ -7,25 +7,8 @@
 # with the terminal back in canonical mode.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/system.sh"
+. "$MEMTOP_SRCDIR/tests/lib/live-tui.sh"
 need_system
-command -v tmux >/dev/null || skip "tmux not installed"
-
-# A private server, by its socket in $TMP.
-SOCK="$TMP/tmux"
-TM() { tmux -S "$SOCK" "$@"; }
-cleanup_hooks+=('tmux -S "$SOCK" kill-server 2>/dev/null')
-
-wait_screen() {
-	local pat=$1 limit=${2:-10} i
-	for ((i = 0; i < limit * 10; i++)); do
-		TM capture-pane -p >"$TMP/screen" 2>/dev/null
-		grep -Eq -- "$pat" "$TMP/screen" && return 0
-		sleep 0.1
-	done
-	echo "--- screen (waited ${limit}s for /$pat/):"
-	cat "$TMP/screen"
-	return 1
-}
 
 # A hot workload fills the unfiltered page table; Enter goes to a cold
 # one, whose pages show only when the view asks for that process's.
@@ -38,16 +21,9 @@ cleanup_hooks+=("kill_own $hot")
 wpid=$!
 cleanup_hooks+=("kill_own $wpid")
 
-cat >"$TMP/run.sh" <<EOS
-#!/bin/bash
-stty sane
-"$MEMTOP" -a -e faults -d 1
-echo "EXIT=\$?"
-stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'
-sleep 60
-EOS
-chmod +x "$TMP/run.sh"
-TM -f /dev/null new-session -d -x 120 -y 40 "$TMP/run.sh"
+# The pane's shell prints the terminal mode after memtop, then EXIT=.
+tui_start sys bash -c '"$0" -a -e faults -d 1; s=$?
+	stty -a | tr " " "\n" | grep -x -- "-\?icanon"; exit $s' "$MEMTOP"
 
 wait_screen "^memtop +all CPUs" 10 || fail "header does not name the scope"
 wait_screen "processes, best first" 10 || fail "did not open on the process view"
@@ -64,12 +40,12 @@ for ((i = 0; i < 10 && !found; i++)); do
 	[ -n "$idx" ] || continue
 	keys=(Home)
 	for ((k = 0; k < idx; k++)); do keys+=(Down); done
-	TM send-keys "${keys[@]}" Enter
+	tm send-keys "${keys[@]}" Enter
 	wait_screen "pages of [0-9]+ " 5 || break
 	if grep -q "pages of $wpid memtop-workload" "$TMP/screen"; then
 		found=1
 	else
-		TM send-keys Escape
+		tm send-keys Escape
 		wait_screen "processes, best first" 5 || break
 	fi
 done
@@ -78,20 +54,19 @@ if [ "$found" = 1 ]; then
 	wait_screen "^0x[0-9a-f]+ +$wpid " 5 || fail "no page rows of the workload"
 	others=$(grep -E "^0x[0-9a-f]+ " "$TMP/screen" | awk -v p="$wpid" '$2 != p' | wc -l)
 	[ "$others" -eq 0 ] || fail "pages of other processes in its page view"
-	TM send-keys Escape
+	tm send-keys Escape
 	wait_screen "processes, best first" 5 || fail "Esc did not go back to the process view"
 	grep -q "pages of" "$TMP/screen" && fail "header still names the pages after Esc"
 fi
 # P toggles between the process view and every process's hot pages.
-TM send-keys P
+tm send-keys P
 wait_screen "^ADDRESS +PID" 5 || fail "P did not show the hot pages"
-TM send-keys P
+tm send-keys P
 wait_screen "processes, best first" 5 || fail "P again did not show the processes"
 [ "$failures" -eq 0 ] && ok "TUI -a: process view, Enter on the workload, its pages, Esc back, P"
 
-TM send-keys q
+tm send-keys q
 wait_screen "EXIT=" 10 || fail "memtop did not quit on q"
-wait_screen "icanon" 5 || fail "no terminal mode printed"
 grep -q "EXIT=0" "$TMP/screen" || fail "exit status: $(grep EXIT= "$TMP/screen")"
 grep -qx "icanon" "$TMP/screen" || fail "terminal left without icanon"
 finish

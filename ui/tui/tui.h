@@ -137,6 +137,10 @@ struct tui {
 int tui_input_key(struct tui *t, int ch);
 /* Moves the selection onto the same page in the new t->cur. */
 void tui_input_follow(struct tui *t);
+/* Moves *sel among n rows (page of them on screen) as a movement key
+ * does; false when action is no movement or there are no rows. */
+bool tui_input_step(size_t *sel, size_t n, size_t page,
+		    enum keys_action action);
 
 /* tui_draw.c: the screen, header, hot-pages table, status line. */
 const struct tui_glyphs *tui_draw_glyphs(bool utf8);

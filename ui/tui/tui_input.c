@@ -85,37 +85,44 @@ tui_input_follow(struct tui *t)
 		tui_input_remember(t);
 }
 
+bool
+tui_input_step(size_t *sel, size_t n, size_t page, enum keys_action action)
+{
+	if (n == 0)
+		return false;
+	if (page == 0)
+		page = 1;
+	switch (action) {
+	case KEYS_UP:
+		*sel -= *sel > 0;
+		break;
+	case KEYS_DOWN:
+		*sel += *sel + 1 < n;
+		break;
+	case KEYS_PAGE_UP:
+		*sel = *sel > page ? *sel - page : 0;
+		break;
+	case KEYS_PAGE_DOWN:
+		*sel = *sel + page < n ? *sel + page : n - 1;
+		break;
+	case KEYS_HOME:
+		*sel = 0;
+		break;
+	case KEYS_END:
+		*sel = n - 1;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
 static void
 tui_input_sel_move(struct tui *t, enum keys_action action)
 {
-	size_t n = t->cur ? t->cur->n_pages : 0;
-	size_t page = t->page_rows ? t->page_rows : 1;
-
-	if (n == 0)
-		return;
-	switch (action) {
-	case KEYS_UP:
-		t->sel -= t->sel > 0;
-		break;
-	case KEYS_DOWN:
-		t->sel += t->sel + 1 < n;
-		break;
-	case KEYS_PAGE_UP:
-		t->sel = t->sel > page ? t->sel - page : 0;
-		break;
-	case KEYS_PAGE_DOWN:
-		t->sel = t->sel + page < n ? t->sel + page : n - 1;
-		break;
-	case KEYS_HOME:
-		t->sel = 0;
-		break;
-	case KEYS_END:
-		t->sel = n - 1;
-		break;
-	default:
-		return;
-	}
-	tui_input_remember(t);
+	if (tui_input_step(&t->sel, t->cur ? t->cur->n_pages : 0,
+			   t->page_rows, action))
+		tui_input_remember(t);
 }
 
 static void

@@ -209,34 +209,9 @@ tui_procs_follow(struct tui *t)
 void
 tui_procs_move(struct tui *t, enum keys_action action)
 {
-	size_t n = t->cur ? t->cur->n_processes : 0;
-	size_t page = t->page_rows ? t->page_rows : 1;
-
-	if (n == 0)
-		return;
-	switch (action) {
-	case KEYS_UP:
-		t->psel -= t->psel > 0;
-		break;
-	case KEYS_DOWN:
-		t->psel += t->psel + 1 < n;
-		break;
-	case KEYS_PAGE_UP:
-		t->psel = t->psel > page ? t->psel - page : 0;
-		break;
-	case KEYS_PAGE_DOWN:
-		t->psel = t->psel + page < n ? t->psel + page : n - 1;
-		break;
-	case KEYS_HOME:
-		t->psel = 0;
-		break;
-	case KEYS_END:
-		t->psel = n - 1;
-		break;
-	default:
-		return;
-	}
-	t->psel_pid = t->cur->processes[t->psel].pid;
+	if (tui_input_step(&t->psel, t->cur ? t->cur->n_processes : 0,
+			   t->page_rows, action))
+		t->psel_pid = t->cur->processes[t->psel].pid;
 }
 
 static int
