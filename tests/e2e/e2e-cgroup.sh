@@ -30,11 +30,7 @@ $W --hot 24 --rounds 15 --report "$TMP/out.json" &
 wout=$!
 wait $win || fail "inside workload failed"
 wait $wout || fail "outside workload failed"
-n=$(wc -l <"$TMP/g.jsonl")
-wait_frames "$TMP/g.jsonl" $((n + 2)) || fail "frames stopped"
-stop_memtop
-[ "$MT_STATUS" -eq 0 ] || fail "memtop -G exited $MT_STATUS"
-python3 "$FRAMETOOL" check "$TMP/g.jsonl" || fail "frame invariants"
+end_run "$TMP/g.jsonl" "-G"
 check_exact "$TMP/g.jsonl" "$TMP/in.json" || fail "inside workload's pages"
 check_rows "$TMP/g.jsonl" memtop-workload "$TMP/in.json" || fail "inside workload's rows"
 python3 - "$TMP/g.jsonl" "$TMP/in.json" "$TMP/out.json" "/$NAME" <<'PY' || fail "-G frames"

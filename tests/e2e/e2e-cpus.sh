@@ -25,11 +25,7 @@ taskset -c 1 $W --hot 16 --rounds 30 --report "$TMP/cpu1.json" &
 w1=$!
 wait $w0 || fail "CPU 0 workload failed"
 wait $w1 || fail "CPU 1 workload failed"
-n=$(wc -l <"$TMP/c.jsonl")
-wait_frames "$TMP/c.jsonl" $((n + 2)) || fail "frames stopped"
-stop_memtop
-[ "$MT_STATUS" -eq 0 ] || fail "memtop -a -C 1 exited $MT_STATUS"
-python3 "$FRAMETOOL" check "$TMP/c.jsonl" || fail "frame invariants"
+end_run "$TMP/c.jsonl" "-a -C 1"
 check_exact "$TMP/c.jsonl" "$TMP/cpu1.json" || fail "CPU 1 workload's pages"
 check_rows "$TMP/c.jsonl" memtop-workload "$TMP/cpu1.json" || fail "CPU 1 workload's rows"
 python3 - "$TMP/c.jsonl" "$TMP/cpu0.json" <<'PY' || fail "-C 1 frames"

@@ -22,12 +22,7 @@ w2=$!
 $W --hot 8 --rounds 40 --write-ratio 0 --report "$TMP/w3.json" &
 w3=$!
 wait $w1 $w2 $w3 || fail "a workload failed"
-# The workloads' last faults reach a frame, then the final frame.
-n=$(wc -l <"$TMP/a.jsonl")
-wait_frames "$TMP/a.jsonl" $((n + 2)) || fail "frames stopped"
-stop_memtop
-[ "$MT_STATUS" -eq 0 ] || fail "memtop -a exited $MT_STATUS"
-python3 "$FRAMETOOL" check "$TMP/a.jsonl" || fail "frame invariants"
+end_run "$TMP/a.jsonl" "-a"
 check_exact "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
 	fail "per-page counts under -a"
 check_rows "$TMP/a.jsonl" memtop-workload "$TMP"/w[123].json ||

@@ -40,6 +40,18 @@ stop_memtop() {
 	MT_STATUS=$?
 }
 
+# end_run FRAMES WHAT: once the workloads are done, two more frames (their
+# last faults reach one), then the final frame; memtop must exit 0 and
+# every frame's sums hold.
+end_run() {
+	local n
+	n=$(wc -l <"$1")
+	wait_frames "$1" $((n + 2)) || fail "$2: frames stopped"
+	stop_memtop
+	[ "$MT_STATUS" -eq 0 ] || fail "$2: memtop exited $MT_STATUS"
+	python3 "$FRAMETOOL" check "$1" || fail "$2: frame invariants"
+}
+
 # check_exact FRAMES REPORT...: every hot page of every workload report
 # has exactly its faults as its total in the final frame, under the
 # workload's pid.
