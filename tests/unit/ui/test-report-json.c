@@ -15,6 +15,7 @@
 
 #include "base.h"
 #include "datasrc.h"
+#include "frame-procs.h"
 #include "frame.h"
 #include "jsoncheck.h"
 #include "report-frame.h"
@@ -308,7 +309,13 @@ test_two_nodes(void)
 	f->matrix_unknown[1] = 6;
 	f->exit_status = 3;
 	f->imbalance = 1.2;	/* 6 of 10 memory-side samples on 2 nodes */
+	/* The process row, again, with a count per node. */
+	free(f->processes[0].cgroup);
+	free(f->processes);
+	free(f->process_nodes);
+	frame_one_process(f, 4242, "bench", NULL);
 	s = render_json_checked(f, &jc);
+	contains(s, "\"nodes\":[4,6],");
 	contains(s, "\"nodes\":[{\"node\":0,\"cpu_samples\":3,"
 		 "\"mem_samples\":4,\"local\":1,\"remote\":2,");
 	contains(s, "{\"node\":2,\"cpu_samples\":7,\"mem_samples\":6,"
