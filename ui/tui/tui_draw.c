@@ -286,9 +286,14 @@ tui_draw_header(const struct tui *t)
 	tui_draw_text(y, 0, title, "memtop");
 	/* The scope (what -a, -G, -C watch) or the target, and whose pages
 	 * the table shows after Enter in the process view. */
-	if (t->pages_pid)
+	if (t->pages_pid && f && f->pages_pid == t->pages_pid)
 		snprintf(line, sizeof(line), "%s: pages of %d %s (Esc: back)",
 			 t->io->target_desc, (int)t->pages_pid, t->pages_comm);
+	else if (t->pages_pid)
+		/* Asked for; the frame on screen still shows every page. */
+		snprintf(line, sizeof(line), "%s: process %d %s from the "
+			 "next frame (Esc: back)", t->io->target_desc,
+			 (int)t->pages_pid, t->pages_comm);
 	else
 		snprintf(line, sizeof(line), "%s", t->io->target_desc);
 	tui_draw_safe(y, 8, COLS - 30, line);
