@@ -93,8 +93,12 @@ aggr_tslots_forget(struct aggr *a)
 static void
 aggr_proc_set_comm(struct proc_entry *e, const char *comm, uint64_t time)
 {
-	memcpy(e->comm, comm, sizeof(e->comm));
-	e->comm[sizeof(e->comm) - 1] = '\0';
+	/* comm may be shorter than the field (a COMM record's copy is not,
+	 * a caller's string may be): copy up to its end. */
+	size_t n = strnlen(comm, sizeof(e->comm) - 1);
+
+	memcpy(e->comm, comm, n);
+	e->comm[n] = '\0';
 	e->comm_time = time;
 	e->flags |= PROC_NAMED;
 }

@@ -21,7 +21,9 @@ cleanup_hooks+=('kill_own $(cat "$CG/cgroup.procs" 2>/dev/null); sleep 0.2; rmdi
 
 start_memtop "$TMP/g.jsonl" -G "$NAME" -d 0.3 -k 500
 wait_frames "$TMP/g.jsonl" 1 || fail "no first frame"
-W="$MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
+# The workloads without LeakSanitizer in a sanitizer build: its check at
+# exit runs in a tracer process of its own that shares their memory.
+W="env ASAN_OPTIONS=detect_leaks=0 $MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" \
 	$W --hot 24 --rounds 15 --threads 2 --interval-ms 40 \
 	--report "$TMP/in.json" &
@@ -31,7 +33,7 @@ wout=$!
 wait $win || fail "inside workload failed"
 wait $wout || fail "outside workload failed"
 end_run "$TMP/g.jsonl" "-G"
-check_exact "$TMP/g.jsonl" "$TMP/in.json" || fail "inside workload's pages"
+exact_pages "$TMP/g.jsonl" "$TMP/in.json" || fail "inside workload's pages"
 check_rows "$TMP/g.jsonl" memtop-workload "$TMP/in.json" || fail "inside workload's rows"
 python3 - "$TMP/g.jsonl" "$TMP/in.json" "$TMP/out.json" "/$NAME" <<'PY' || fail "-G frames"
 import json, sys

@@ -14,7 +14,9 @@ need_python
 
 start_memtop "$TMP/a.jsonl" -a -d 0.3 -k 4000
 wait_frames "$TMP/a.jsonl" 1 || fail "no first frame"
-W="$MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
+# The workloads without LeakSanitizer in a sanitizer build: its check at
+# exit runs in a tracer process of its own that shares their memory.
+W="env ASAN_OPTIONS=detect_leaks=0 $MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 512"
 $W --hot 16 --rounds 32 --report "$TMP/w1.json" &
 w1=$!
 $W --hot 32 --rounds 27 --threads 2 --report "$TMP/w2.json" &
@@ -23,7 +25,7 @@ $W --hot 8 --rounds 40 --write-ratio 0 --report "$TMP/w3.json" &
 w3=$!
 wait $w1 $w2 $w3 || fail "a workload failed"
 end_run "$TMP/a.jsonl" "-a"
-check_exact "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
+exact_pages "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
 	fail "per-page counts under -a"
 check_rows "$TMP/a.jsonl" memtop-workload "$TMP"/w[123].json ||
 	fail "process rows under -a"
