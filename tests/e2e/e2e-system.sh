@@ -25,6 +25,14 @@ $W --hot 8 --rounds 40 --write-ratio 0 --report "$TMP/w3.json" &
 w3=$!
 wait $w1 $w2 $w3 || fail "a workload failed"
 end_run "$TMP/a.jsonl" "-a"
+# A memtop that cannot keep up with the whole machine (a ThreadSanitizer
+# build on a busy machine) loses samples, counted; the workloads' pages,
+# rows and names cannot be judged then.
+lost=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[-1])["cumulative"]["lost"])' "$TMP/a.jsonl")
+if [ "${lost:-0}" -gt 0 ]; then
+	skip_part "exact pages, process rows and workloads under -a: memtop lost $lost samples (counted in the frame)"
+	python3 "$FRAMETOOL" check "$TMP/a.jsonl" || fail "-a: frame invariants"
+else
 exact_pages "$TMP/a.jsonl" "$TMP/w1.json" "$TMP/w2.json" "$TMP/w3.json" ||
 	fail "per-page counts under -a"
 check_rows "$TMP/a.jsonl" memtop-workload "$TMP"/w[123].json ||
@@ -44,6 +52,7 @@ others = pids - wpids
 assert others, "no other process sampled under -a"
 print(f"ok: -a: {len(others)} other processes sampled besides the workloads")
 PY
+fi
 
 # Hotplug, faked: CPU 1 "goes offline" and comes back.
 if [ "$(nproc)" -ge 2 ]; then
