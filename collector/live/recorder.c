@@ -67,24 +67,21 @@ recorder_with_addr(const struct source *src, const struct channel *ch,
 	static uint64_t buf[(UINT16_MAX + 1) / 8];
 	unsigned char *out = (unsigned char *)buf;
 	struct perf_event_header *nh = (struct perf_event_header *)buf;
+	const struct channel_events *evs = channel_events(ch);
 
 	if (hdr->type != PERF_RECORD_SAMPLE)
 		return NULL;
-	const struct channel_events *evs = channel_events(ch);
-
 	for (size_t i = 0; i < evs->n && i < src->n_events; i++) {
 		const struct event_spec *ev = &src->events[i];
-		struct record_layout l = {
-			.sample_type = ev->attr.sample_type,
-			.read_format = ev->attr.read_format,
-			.sample_id_all = true,
-		};
+		struct record_layout l;
 		struct record_sample rs;
 		uint64_t addr = 0;
 		size_t at;
 
-		if (!recorder_adds_addr(ev) ||
-		    record_parse_sample(&l, hdr, &rs) < 0 ||
+		if (!recorder_adds_addr(ev))
+			continue;
+		source_layout(ev, &l);
+		if (record_parse_sample(&l, hdr, &rs) < 0 ||
 		    rs.identifier != evs->ids[i] ||
 		    (size_t)hdr->size + 8 > UINT16_MAX)
 			continue;
