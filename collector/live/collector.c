@@ -350,6 +350,9 @@ collector_emit(struct collector *c, double now, bool final)
 	uint64_t seq;
 	int status = -1, ret;
 
+	/* A TUI behind by a frame: this interval joins the next frame. */
+	if (!producer_room(&c->prod, final))
+		return 0;
 	ft = calloc(c->n_targets ? c->n_targets : 1, sizeof(*ft));
 	if (!ft)
 		return -ENOMEM;

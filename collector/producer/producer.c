@@ -13,6 +13,8 @@
 
 /* How long a batch producer waits for the writer before trying again. */
 #define PRODUCER_FULL_WAIT_US	10000
+/* The TUI's final frame waits at most this many times: 2 s. */
+#define PRODUCER_FINAL_WAITS	200
 
 void
 producer_init(struct producer *p, const struct producer_ops *ops,
@@ -113,11 +115,25 @@ producer_build(struct producer *p, struct aggr *a, struct frame_meta *m)
 	return f;
 }
 
+bool
+producer_room(struct producer *p, bool final)
+{
+	if (p->batch || final || !queue_full(p->frames))
+		return true;
+	p->skipped++;
+	return false;
+}
+
 int
 producer_publish(struct producer *p, struct frame *f)
 {
+	unsigned waits = 0;
+
 	while (queue_push(p->frames, &f) == -EAGAIN) {
-		if (!p->batch) {
+		/* The TUI waits only for a final frame, not once it has asked
+		 * to quit (it takes nothing more then), and not for ever. */
+		if (!p->batch && (!f->final || p->quit ||
+				  waits++ >= PRODUCER_FINAL_WAITS)) {
 			frame_free(f);
 			p->skipped++;
 			return 0;

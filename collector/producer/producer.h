@@ -82,9 +82,21 @@ struct frame *producer_build(struct producer *p, struct aggr *a,
 			     struct frame_meta *m);
 
 /*
- * Hands f to the UI.  When the queue is full, the TUI drops it (counted
- * in the next frame's skipped); batch waits for room, applying commands
- * meanwhile so that a quit still gets through.  0.
+ * Whether a frame built now would reach the UI.  False only for the TUI
+ * while the UI has not taken the frames queued before: the caller then
+ * builds no frame and leaves its interval running, so the next frame
+ * covers both intervals and no count is lost (the skipped tick is
+ * counted in that frame's skipped).  A final frame is always built.
+ */
+bool producer_room(struct producer *p, bool final);
+
+/*
+ * Hands f to the UI.  Batch waits for room, applying commands meanwhile
+ * so that a quit still gets through; so does the TUI's final frame until
+ * the UI asks to quit (it takes nothing more then: the frame is dropped).
+ * Any other TUI frame that finds the queue full (a caller that did not
+ * ask producer_room) is dropped, counted in the next frame's skipped.
+ * 0.
  */
 int producer_publish(struct producer *p, struct frame *f);
 

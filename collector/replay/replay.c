@@ -285,6 +285,9 @@ replay_emit(struct replay *r, bool final)
 				r->frame_start) : r->frame_end;
 	struct frame *f;
 
+	/* A TUI behind by a frame: this interval joins the next frame. */
+	if (!producer_room(&r->prod, final))
+		return 0;
 	aggr_flush(&r->aggr);
 	replay_count_reader_losses(r);
 	replay_note(r);
@@ -332,9 +335,12 @@ replay_advance(struct replay *r, uint64_t t)
 		ret = replay_emit(r, false);
 		if (ret < 0)
 			return ret;
-		r->frame_end = r->frame_start + r->interval_ns;
-		if (r->frame_end < r->frame_start)	/* overflow */
+		/* From the frame's end, not its start: a skipped frame
+		 * (replay_emit) left frame_start where it was. */
+		if (r->frame_end > UINT64_MAX - r->interval_ns)
 			r->frame_end = UINT64_MAX;
+		else
+			r->frame_end += r->interval_ns;
 	}
 	return 0;
 }

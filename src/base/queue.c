@@ -148,6 +148,17 @@ queue_len(struct queue *q)
 	return n;
 }
 
+bool
+queue_full(struct queue *q)
+{
+	bool full;
+
+	pthread_mutex_lock(&q->lock);
+	full = q->len == q->capacity;
+	pthread_mutex_unlock(&q->lock);
+	return full;
+}
+
 int
 queue_fd(const struct queue *q)
 {

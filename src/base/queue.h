@@ -8,6 +8,7 @@
 #ifndef MEMTOP_QUEUE_H
 #define MEMTOP_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct queue;
@@ -26,6 +27,9 @@ int queue_pop(struct queue *q, void *item);
 int queue_push_replace(struct queue *q, const void *item,
 		       int (*match)(const void *queued, const void *item));
 size_t queue_len(struct queue *q);
+/* No room for one more item (a single pusher may rely on it staying so
+ * false until it pushes: consumers only make room). */
+bool queue_full(struct queue *q);
 /* Readable while the queue is non-empty. */
 int queue_fd(const struct queue *q);
 
