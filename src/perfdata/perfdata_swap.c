@@ -223,12 +223,6 @@ perfdata_swap_attr(void *attr, size_t size)
 	perfdata_swap_fields(&s, perfdata_attr_fields);
 }
 
-/* Fields a SAMPLE swap cannot size: swapped as u64 words instead. */
-#define PERFDATA_SWAP_UNWALKABLE					\
-	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
-		    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR |	\
-		    PERF_SAMPLE_AUX))
-
 /* PERF_SAMPLE_READ: every part is u64 words; nr leads a group. */
 static void
 perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
@@ -252,6 +246,59 @@ perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
 	perfdata_swap_u64s(s, nr * entry);
 }
 
+/* u64 nr (host order after the swap) then nr things of `each` u64 words
+ * (BRANCH_STACK entries; CALLCHAIN ips), or of bytes left alone (each 0:
+ * STACK_USER, AUX).  Returns nr. */
+static uint64_t
+perfdata_swap_counted(struct perfdata_swapper *s, uint64_t each)
+{
+	uint64_t nr = perfdata_swap_u64s(s, 1);
+
+	if (each == 0)
+		perfdata_skip(s, nr);
+	else if (nr > perfdata_swapper_left(s) / 8 / each)
+		s->bad = true;
+	else
+		perfdata_swap_u64s(s, nr * each);
+	return nr;
+}
+
+/* REGS_USER, REGS_INTR: u64 abi; abi ? popcount(mask) u64 registers. */
+static void
+perfdata_swap_regs(struct perfdata_swapper *s, uint64_t mask)
+{
+	if (perfdata_swap_u64s(s, 1) != 0)
+		perfdata_swap_u64s(s, (uint64_t)__builtin_popcountll(mask));
+}
+
+/*
+ * The fields between RAW and WEIGHT: BRANCH_STACK (nr, [hw_idx], nr x
+ * {from, to, flags} as u64 words, [nr counters]), REGS_USER, STACK_USER
+ * (size, bytes left alone: they are the target's memory, dyn_size).
+ */
+static void
+perfdata_swap_middle(struct perfdata_swapper *s, const struct record_layout *l)
+{
+	const uint64_t st = l->sample_type;
+
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = perfdata_swap_u64s(s, 1);
+
+		if (l->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			perfdata_swap_u64s(s, 1);
+		if (nr > perfdata_swapper_left(s) / 24)
+			s->bad = true;
+		else
+			perfdata_swap_u64s(s, 3 * nr);
+		if (l->branch_sample_type & RECORD_BRANCH_COUNTERS)
+			perfdata_swap_u64s(s, nr);
+	}
+	if (st & PERF_SAMPLE_REGS_USER)
+		perfdata_swap_regs(s, l->sample_regs_user);
+	if ((st & PERF_SAMPLE_STACK_USER) && perfdata_swap_counted(s, 0))
+		perfdata_swap_u64s(s, 1);
+}
+
 /* Field order as in record_parse_sample() (kernel perf_output_sample). */
 static void
 perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
@@ -262,9 +309,11 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 		PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
 		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
 	};
-	static const uint64_t tail[] = {
+	static const uint64_t weight[] = {
 		PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
 		PERF_SAMPLE_DATA_SRC, PERF_SAMPLE_TRANSACTION,
+	};
+	static const uint64_t tail[] = {
 		PERF_SAMPLE_PHYS_ADDR, PERF_SAMPLE_CGROUP,
 		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE,
 	};
@@ -272,14 +321,8 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 	perfdata_swap_selected(s, st, fixed, ARRAY_SIZE(fixed));
 	if (st & PERF_SAMPLE_READ)
 		perfdata_swap_read(s, l->read_format);
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr = perfdata_swap_u64s(s, 1);
-
-		if (nr > perfdata_swapper_left(s) / 8)
-			s->bad = true;
-		else
-			perfdata_swap_u64s(s, nr);
-	}
+	if (st & PERF_SAMPLE_CALLCHAIN)
+		perfdata_swap_counted(s, 1);
 	if (st & PERF_SAMPLE_RAW) {
 		/* u32 size then size bytes of tracepoint data, left alone:
 		 * their layout is the tracepoint's. */
@@ -287,7 +330,13 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 
 		perfdata_skip(s, len);
 	}
+	perfdata_swap_middle(s, l);
+	perfdata_swap_selected(s, st, weight, ARRAY_SIZE(weight));
+	if (st & PERF_SAMPLE_REGS_INTR)
+		perfdata_swap_regs(s, l->sample_regs_intr);
 	perfdata_swap_selected(s, st, tail, ARRAY_SIZE(tail));
+	if (st & PERF_SAMPLE_AUX)
+		perfdata_swap_counted(s, 0);
 }
 
 /* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */
@@ -367,7 +416,7 @@ perfdata_swap_body(struct perf_event_header *hdr,
 	if (hdr->size < sizeof(*hdr))
 		return -EINVAL;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		if (!l || (l->sample_type & PERFDATA_SWAP_UNWALKABLE))
+		if (!l)
 			perfdata_swap_u64s(&s, perfdata_swapper_left(&s) / 8);
 		else
 			perfdata_swap_sample(&s, l);
