@@ -246,21 +246,22 @@ perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
 	perfdata_swap_u64s(s, nr * entry);
 }
 
-/* u64 nr (host order after the swap) then nr things of `each` u64 words
- * (BRANCH_STACK entries; CALLCHAIN ips), or of bytes left alone (each 0:
- * STACK_USER, AUX).  Returns nr. */
+/* u64 size (host order after the swap) then size bytes, swapped as u64
+ * words as perf swaps a whole sample (STACK_USER, AUX: the kernel pads
+ * both to 8 bytes; a tail past the last word is left alone).  Returns
+ * size. */
 static uint64_t
-perfdata_swap_counted(struct perfdata_swapper *s, uint64_t each)
+perfdata_swap_sized(struct perfdata_swapper *s)
 {
-	uint64_t nr = perfdata_swap_u64s(s, 1);
+	uint64_t size = perfdata_swap_u64s(s, 1);
 
-	if (each == 0)
-		perfdata_skip(s, nr);
-	else if (nr > perfdata_swapper_left(s) / 8 / each)
+	if (size > perfdata_swapper_left(s)) {
 		s->bad = true;
-	else
-		perfdata_swap_u64s(s, nr * each);
-	return nr;
+		return size;
+	}
+	perfdata_swap_u64s(s, size / 8);
+	perfdata_skip(s, size % 8);
+	return size;
 }
 
 /* REGS_USER, REGS_INTR: u64 abi; abi ? popcount(mask) u64 registers. */
@@ -274,7 +275,7 @@ perfdata_swap_regs(struct perfdata_swapper *s, uint64_t mask)
 /*
  * The fields between RAW and WEIGHT: BRANCH_STACK (nr, [hw_idx], nr x
  * {from, to, flags} as u64 words, [nr counters]), REGS_USER, STACK_USER
- * (size, bytes left alone: they are the target's memory, dyn_size).
+ * (size, the bytes, dyn_size).
  */
 static void
 perfdata_swap_middle(struct perfdata_swapper *s, const struct record_layout *l)
@@ -295,7 +296,7 @@ perfdata_swap_middle(struct perfdata_swapper *s, const struct record_layout *l)
 	}
 	if (st & PERF_SAMPLE_REGS_USER)
 		perfdata_swap_regs(s, l->sample_regs_user);
-	if ((st & PERF_SAMPLE_STACK_USER) && perfdata_swap_counted(s, 0))
+	if ((st & PERF_SAMPLE_STACK_USER) && perfdata_swap_sized(s))
 		perfdata_swap_u64s(s, 1);
 }
 
@@ -321,8 +322,14 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 	perfdata_swap_selected(s, st, fixed, ARRAY_SIZE(fixed));
 	if (st & PERF_SAMPLE_READ)
 		perfdata_swap_read(s, l->read_format);
-	if (st & PERF_SAMPLE_CALLCHAIN)
-		perfdata_swap_counted(s, 1);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = perfdata_swap_u64s(s, 1);
+
+		if (nr > perfdata_swapper_left(s) / 8)
+			s->bad = true;
+		else
+			perfdata_swap_u64s(s, nr);
+	}
 	if (st & PERF_SAMPLE_RAW) {
 		/* u32 size then size bytes of tracepoint data, left alone:
 		 * their layout is the tracepoint's. */
@@ -336,7 +343,7 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 		perfdata_swap_regs(s, l->sample_regs_intr);
 	perfdata_swap_selected(s, st, tail, ARRAY_SIZE(tail));
 	if (st & PERF_SAMPLE_AUX)
-		perfdata_swap_counted(s, 0);
+		perfdata_swap_sized(s);
 }
 
 /* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */

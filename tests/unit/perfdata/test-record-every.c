@@ -7,8 +7,8 @@
  *   - record_parse_sample() gives back every value that was put in, and
  *     the call chain's caller;
  *   - perfdata_swap_body() turns the other-order record into the host one
- *     byte for byte (and back), the payloads (RAW, the user stack, AUX)
- *     left as they are;
+ *     byte for byte (and back), RAW's payload left as it is, the user
+ *     stack and AUX data swapped as u64 words (as perf does);
  *   - a file written in either order reads back, record and attr, byte
  *     for byte.
  * The other-order record is written here word by word, not through
@@ -63,6 +63,20 @@ wb_bytes(struct wb *b, const void *p, size_t n)
 {
 	memcpy((unsigned char *)b->w + b->len, p, n);
 	b->len += n;
+}
+
+/* Bytes perf swaps as u64 words (n a multiple of 8). */
+static void
+wb_words(struct wb *b, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v;
+
+		memcpy(&v, p + i, 8);
+		memcpy((unsigned char *)b->w + b->len,
+		       b->swap ? &(uint64_t){ __builtin_bswap64(v) } : &v, 8);
+		b->len += 8;
+	}
 }
 
 static uint64_t
@@ -156,7 +170,7 @@ every_build(struct wb *b, bool regs)
 		wb_u64(b, val(RECORD_F_REGS_USER, k));
 	wb_u64(b, regs ? STACK_BYTES : 0);
 	if (regs) {
-		wb_bytes(b, stack, sizeof(stack));
+		wb_words(b, stack, sizeof(stack));
 		wb_u64(b, 40);			/* dyn_size */
 	}
 	for (int f = RECORD_F_WEIGHT; f <= RECORD_F_TRANSACTION; f++)
@@ -167,7 +181,7 @@ every_build(struct wb *b, bool regs)
 	for (int f = RECORD_F_PHYS_ADDR; f <= RECORD_F_CODE_PAGE_SIZE; f++)
 		wb_u64(b, val(f, 0));
 	wb_u64(b, AUX_BYTES);
-	wb_bytes(b, aux, sizeof(aux));
+	wb_words(b, aux, sizeof(aux));
 	h.size = (uint16_t)b->len;
 	memcpy(b->w, &h, sizeof(h));
 }
