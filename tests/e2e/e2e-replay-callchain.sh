@@ -76,6 +76,50 @@ capture() {
 }
 
 capture fp -g
+# "called from": each hot page's code site (the workload is built with
+# frame pointers) has as caller the user frame after the faulting ip in
+# that page's samples' chains, as perf report -D dumps them.
+if [ -s "$TMP/fp.jsonl" ]; then
+	# perf's own dump of the records: each sample's data address and
+	# its raw chain, context markers included.
+	perf report -i "$TMP/fp.data" -D >"$TMP/fp.chains" 2>/dev/null
+	python3 - "$TMP/fp.jsonl" "$TMP/fp.chains" "$TMP/fp.report" <<'PY' || fail "fp: code sites' callers differ from perf's call chains"
+import json, re, sys
+f = [json.loads(l) for l in open(sys.argv[1])][-1]
+hot = {int(h["addr"], 16) for h in json.load(open(sys.argv[3]))["hot"]}
+USER = (1 << 64) - 512			# PERF_CONTEXT_USER
+samples, cur = [], None
+for line in open(sys.argv[2]):
+    m = re.search(r"PERF_RECORD_SAMPLE\(.*: (0x[0-9a-f]+) period: \d+ addr: (0x[0-9a-f]+)", line)
+    if m:
+        cur = [int(m.group(1), 16), int(m.group(2), 16), []]
+        samples.append(cur)
+        continue
+    m = re.match(r"\.{5}\s+\d+: ([0-9a-f]+)$", line.strip())
+    if m and cur:
+        cur[2].append(int(m.group(1), 16))
+want = {}
+for ip, addr, chain in samples:
+    if USER not in chain:
+        continue
+    user = chain[chain.index(USER) + 1:]
+    if user and user[0] == ip:
+        user = user[1:]			# a user ip: the frame past it
+    if addr & ~0xfff in hot and user:
+        want.setdefault(addr & ~0xfff, set()).add(user[0])
+assert len(want) == len(hot), f"perf shows callers for {len(want)} of {len(hot)} hot pages"
+bad = []
+for p in f["pages"]:
+    a = int(p["addr"], 16)
+    if a not in hot:
+        continue
+    got = {int(s["caller"], 16) for s in p["sites"] if s["caller"]}
+    if not got or not got <= want[a]:
+        bad.append((hex(a), [hex(x) for x in got], [hex(x) for x in want[a]]))
+assert not bad, bad
+print(f"ok: fp: the {len(hot)} hot pages' code sites are called from the frame perf's chains show")
+PY
+fi
 capture dwarf -m 16M --call-graph dwarf,4096
 capture intr --intr-regs=ip,sp,ax
 capture user-regs --user-regs=ip,sp
