@@ -15,7 +15,10 @@
 #   rounds:    that file.  One sample of a late pass is also made older
 #              than everything handed out by then: perf hands it out in
 #              its turn (out of order), and memtop counts it in the frame
-#              it is read in.
+#              it is read in; and the last sample, made old too, comes
+#              after two rounds in a row (which hand out everything), so
+#              it is handed out last: the final frame still ends at the
+#              latest time seen.
 #   no-rounds: the same passes without FINISHED_ROUND (as memtop --record
 #              writes): the reorder window sorts it whole.
 # The oracle replays perf's rule (tools/perf/util/ordered-events.c) in
@@ -59,11 +62,16 @@ for i, smp in enumerate(samples):
 passes = [p for p in passes if p]
 if rounds:	# a sample of pass 30, older than every sample of passes 0..28
     struct.pack_into("<Q", passes[30][5], 32, t0 + 1)
+ROUND = ("round", struct.pack("<IHH", 68, 0, 8))
+last = passes[-1].pop() if rounds else None
 stream = [("rec", r[1]) for r in head]
 for p in passes:
     stream += [("rec", s) for s in sorted(p, key=cpu)]	# ring by ring
     if rounds:
-        stream.append(("round", struct.pack("<IHH", 68, 0, 8)))
+        stream.append(ROUND)
+if rounds:	# two rounds in a row hand out all; then an old sample, last
+    struct.pack_into("<Q", last, 32, t0 + 2)
+    stream += [ROUND, ("rec", last)]
 data = b"".join(bytes(x[1]) for x in stream)
 delta = len(data) - size
 # Whatever lies after the data moves by delta: the attrs and their ids,
@@ -155,7 +163,7 @@ PY
 		head -n 20 "$TMP/$v.diff"
 	fi
 	want_unordered=0
-	[ "$v" = rounds ] && want_unordered=1
+	[ "$v" = rounds ] && want_unordered=2
 	grep -q "time order: .* $want_unordered out of order" "$TMP/$v.log" &&
 		ok "$v: the log counts $want_unordered record(s) out of order" ||
 		fail "$v: log: $(grep 'time order' "$TMP/$v.log")"
