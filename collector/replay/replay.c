@@ -1,14 +1,21 @@
 /*
  * Replay thread.  See replay.h.
  *
+ * Records come in time order (perfdata_order.h, perf's ordered-events
+ * rule: sorted within FINISHED_ROUND windows; a capture without rounds
+ * through a window of PERFDATA_ORDER_MAX_BYTES), so the frames of a
+ * system-wide capture are cut at sample time across CPUs, not in the
+ * order the rings were read.
+ *
  * Recorded time: t0 is the first sample's TIME; frame k covers
  * [t0 + k * interval, t0 + (k + 1) * interval).  A sample at or past the
  * current frame's end first emits the frames before it (empty ones too,
  * as live would), at most REPLAY_MAX_EMPTY in a row: a longer silence
  * becomes one frame spanning it, so a hostile timestamp cannot make a
- * billion frames.  Records are not reordered: a sample older than the
- * current frame counts in the current frame, and the clock never runs
- * backwards.  Samples without TIME all fall in the final frame.
+ * billion frames.  A sample older than the current frame (one the order
+ * could not place: see perfdata_order.h) counts in the current frame,
+ * and the clock never runs backwards.  Samples without TIME all fall in
+ * the final frame.
  *
  * Pacing (TUI): the frame ending at recorded time B is published when the
  * wall clock reaches play_wall + (B - play_rec) / speed.  A speed change
@@ -112,6 +119,8 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	}
 	if (ret == 0)
 		ret = replay_sync_events(r);
+	if (ret == 0)
+		ret = perfdata_order_new(&r->order, PERFDATA_ORDER_MAX_BYTES);
 	if (ret < 0) {
 		snprintf(err, errlen, "out of memory");
 		producer_free(&r->prod);
@@ -134,6 +143,7 @@ replay_destroy(struct producer *p)
 
 	aggr_fini(&r->aggr);
 	physnode_free(r->phys);
+	perfdata_order_free(r->order);
 	free(r->events);
 	free(r->event_names);
 	replay_tasks_fini(&r->procs);
@@ -351,6 +361,7 @@ replay_log_summary(const struct replay *r)
 	const struct perfdata_stats *st =
 		perfdata_reader_stats(r->cfg.reader);
 	const struct perfdata_info *info = perfdata_reader_info(r->cfg.reader);
+	const struct perfdata_order_stats *os = perfdata_order_stats(r->order);
 
 	log_msg("replay %s: %llu records, %llu skipped (perf bookkeeping), "
 		"%llu of unknown types, %llu unknown kernel types, %llu "
@@ -367,6 +378,14 @@ replay_log_summary(const struct replay *r)
 		(unsigned long long)st->decompressed_bytes,
 		(unsigned long long)info->unknown_features,
 		(unsigned long long)info->bad_features);
+	log_msg("replay %s: time order: %llu rounds, at most %llu records "
+		"held, %llu handed out early (window full), %llu out of order "
+		"(counted where read), %llu without a time",
+		r->cfg.path, (unsigned long long)os->rounds,
+		(unsigned long long)os->held_max,
+		(unsigned long long)os->forced,
+		(unsigned long long)os->unordered,
+		(unsigned long long)os->untimed);
 }
 
 static int
@@ -379,8 +398,8 @@ replay_run(struct producer *p)
 
 	r->frame_end = UINT64_MAX;
 	while (!r->prod.quit) {
-		got = perfdata_reader_next(r->cfg.reader, &rec, err,
-					   sizeof(err));
+		got = perfdata_order_next(r->order, r->cfg.reader, &rec, err,
+					  sizeof(err));
 		if (got < 0) {
 			snprintf(r->error, sizeof(r->error), "%s: %s",
 				 r->cfg.path, err);

@@ -18,6 +18,7 @@
 #include "base.h"
 #include "pagetab.h"
 #include "replay_int.h"
+#include "sides.h"
 
 /* Task ids as index keys: never 0, so pid 0 (the idle task of a
  * system-wide capture) has one too. */
@@ -375,6 +376,9 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	ret = source_decode(&r->src, &ev->spec, &rs, ev->period, s);
 	if (ret > 0) {
 		replay_note_thread(r, s);
+		if (rs.caller && aggr_sides(&r->aggr))
+			callers_note(&aggr_sides(&r->aggr)->callers, s->pid,
+				     s->ip, rs.caller);
 		if (r->phys_slow)
 			replay_set_node(r, s, rs.phys_addr);
 		aggr_commit(&r->aggr);

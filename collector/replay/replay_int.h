@@ -13,6 +13,7 @@
 
 #include "aggr.h"
 #include "base.h"
+#include "perfdata_order.h"
 #include "perfdata_read.h"
 #include "physnode.h"
 #include "producer.h"
@@ -123,6 +124,8 @@ struct replay {
 	uint64_t bad_samples;
 	uint64_t reader_bad_seen;
 	uint64_t since_cmds;
+	/* The reader's records in time order (perfdata_order.h). */
+	struct perfdata_order *order;
 	char note[512];
 	char error[320];
 };

@@ -90,6 +90,9 @@ source_layout(const struct event_spec *ev, struct record_layout *l)
 	l->sample_type = ev->attr.sample_type;
 	l->read_format = ev->attr.read_format;
 	l->sample_id_all = true;
+	l->branch_sample_type = ev->attr.branch_sample_type;
+	l->sample_regs_user = ev->attr.sample_regs_user;
+	l->sample_regs_intr = ev->attr.sample_regs_intr;
 }
 
 static uint64_t

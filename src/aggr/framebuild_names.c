@@ -77,6 +77,12 @@ framebuild_names_sites(struct frame_page *p, struct sides *s,
 		p->sites[i].ip = sites[i].ip;
 		p->sites[i].samples = sites[i].count;
 		p->sites[i].symbol = c && c->site ? strdup(c->site) : NULL;
+		p->sites[i].caller = callers_get(&s->callers, p->pid,
+						 sites[i].ip);
+		c = s->names && p->sites[i].caller ?
+		    names_code(s->names, p->pid, p->sites[i].caller) : NULL;
+		p->sites[i].caller_symbol = c && c->site ? strdup(c->site) :
+					    NULL;
 		shown += sites[i].count;
 		p->n_sites++;
 	}

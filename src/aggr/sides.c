@@ -50,6 +50,7 @@ sides_free(struct sides *s)
 	linetab_free(s->lines);
 	codetab_free(s->code);
 	levtab_free(s->levels);
+	callers_clear(&s->callers);
 	free(s);
 }
 
@@ -101,6 +102,7 @@ sides_reset(struct sides *s)
 	linetab_reset(s->lines, s->page_shift);
 	codetab_reset(s->code);
 	levtab_reset(s->levels);
+	callers_clear(&s->callers);
 }
 
 int

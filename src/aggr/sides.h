@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "callers.h"
 #include "codetab.h"
 #include "levtab.h"
 #include "linetab.h"
@@ -34,6 +35,7 @@ struct sides {
 	struct linetab *lines;
 	struct codetab *code;
 	struct levtab *levels;		/* data_src level mix per page */
+	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
 };
 

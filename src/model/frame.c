@@ -34,8 +34,10 @@ frame_free(struct frame *f)
 		free(f->pages[i].region);
 		free(f->pages[i].symbol);
 		free(f->pages[i].levels);
-		for (size_t k = 0; k < f->pages[i].n_sites; k++)
+		for (size_t k = 0; k < f->pages[i].n_sites; k++) {
 			free(f->pages[i].sites[k].symbol);
+			free(f->pages[i].sites[k].caller_symbol);
+		}
 		free(f->pages[i].sites);
 		free(f->pages[i].lines);
 	}

@@ -86,6 +86,8 @@ struct frame_site {
 	uint64_t ip;
 	char *symbol;		/* "function+0xOFF", NULL when unknown */
 	uint64_t samples;	/* since start or reset */
+	uint64_t caller;	/* "called from": 0 when unknown */
+	char *caller_symbol;	/* its "function+0xOFF", NULL when unknown */
 };
 
 /* One function of the code view: the samples of every ip inside it. */

@@ -108,6 +108,9 @@ perfdata_take_attr(struct perfdata_reader *r, struct perfdata_event *ev,
 	ev->layout.sample_type = ev->attr.sample_type;
 	ev->layout.read_format = ev->attr.read_format;
 	ev->layout.sample_id_all = ev->attr.sample_id_all;
+	ev->layout.branch_sample_type = ev->attr.branch_sample_type;
+	ev->layout.sample_regs_user = ev->attr.sample_regs_user;
+	ev->layout.sample_regs_intr = ev->attr.sample_regs_intr;
 	return 0;
 }
 

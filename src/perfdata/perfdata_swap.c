@@ -223,12 +223,6 @@ perfdata_swap_attr(void *attr, size_t size)
 	perfdata_swap_fields(&s, perfdata_attr_fields);
 }
 
-/* Fields a SAMPLE swap cannot size: swapped as u64 words instead. */
-#define PERFDATA_SWAP_UNWALKABLE					\
-	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
-		    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR |	\
-		    PERF_SAMPLE_AUX))
-
 /* PERF_SAMPLE_READ: every part is u64 words; nr leads a group. */
 static void
 perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
@@ -252,6 +246,60 @@ perfdata_swap_read(struct perfdata_swapper *s, uint64_t rf)
 	perfdata_swap_u64s(s, nr * entry);
 }
 
+/* u64 size (host order after the swap) then size bytes, swapped as u64
+ * words as perf swaps a whole sample (STACK_USER, AUX: the kernel pads
+ * both to 8 bytes; a tail past the last word is left alone).  Returns
+ * size. */
+static uint64_t
+perfdata_swap_sized(struct perfdata_swapper *s)
+{
+	uint64_t size = perfdata_swap_u64s(s, 1);
+
+	if (size > perfdata_swapper_left(s)) {
+		s->bad = true;
+		return size;
+	}
+	perfdata_swap_u64s(s, size / 8);
+	perfdata_skip(s, size % 8);
+	return size;
+}
+
+/* REGS_USER, REGS_INTR: u64 abi; abi ? popcount(mask) u64 registers. */
+static void
+perfdata_swap_regs(struct perfdata_swapper *s, uint64_t mask)
+{
+	if (perfdata_swap_u64s(s, 1) != 0)
+		perfdata_swap_u64s(s, (uint64_t)__builtin_popcountll(mask));
+}
+
+/*
+ * The fields between RAW and WEIGHT: BRANCH_STACK (nr, [hw_idx], nr x
+ * {from, to, flags} as u64 words, [nr counters]), REGS_USER, STACK_USER
+ * (size, the bytes, dyn_size).
+ */
+static void
+perfdata_swap_middle(struct perfdata_swapper *s, const struct record_layout *l)
+{
+	const uint64_t st = l->sample_type;
+
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = perfdata_swap_u64s(s, 1);
+
+		if (l->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			perfdata_swap_u64s(s, 1);
+		if (nr > perfdata_swapper_left(s) / 24)
+			s->bad = true;
+		else
+			perfdata_swap_u64s(s, 3 * nr);
+		if (l->branch_sample_type & RECORD_BRANCH_COUNTERS)
+			perfdata_swap_u64s(s, nr);
+	}
+	if (st & PERF_SAMPLE_REGS_USER)
+		perfdata_swap_regs(s, l->sample_regs_user);
+	if ((st & PERF_SAMPLE_STACK_USER) && perfdata_swap_sized(s))
+		perfdata_swap_u64s(s, 1);
+}
+
 /* Field order as in record_parse_sample() (kernel perf_output_sample). */
 static void
 perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
@@ -262,9 +310,11 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 		PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR, PERF_SAMPLE_ID,
 		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD,
 	};
-	static const uint64_t tail[] = {
+	static const uint64_t weight[] = {
 		PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
 		PERF_SAMPLE_DATA_SRC, PERF_SAMPLE_TRANSACTION,
+	};
+	static const uint64_t tail[] = {
 		PERF_SAMPLE_PHYS_ADDR, PERF_SAMPLE_CGROUP,
 		PERF_SAMPLE_DATA_PAGE_SIZE, PERF_SAMPLE_CODE_PAGE_SIZE,
 	};
@@ -287,7 +337,13 @@ perfdata_swap_sample(struct perfdata_swapper *s, const struct record_layout *l)
 
 		perfdata_skip(s, len);
 	}
+	perfdata_swap_middle(s, l);
+	perfdata_swap_selected(s, st, weight, ARRAY_SIZE(weight));
+	if (st & PERF_SAMPLE_REGS_INTR)
+		perfdata_swap_regs(s, l->sample_regs_intr);
 	perfdata_swap_selected(s, st, tail, ARRAY_SIZE(tail));
+	if (st & PERF_SAMPLE_AUX)
+		perfdata_swap_sized(s);
 }
 
 /* The sample_id_all trailer: the last 8 * popcount(fields) bytes. */
@@ -367,7 +423,7 @@ perfdata_swap_body(struct perf_event_header *hdr,
 	if (hdr->size < sizeof(*hdr))
 		return -EINVAL;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
-		if (!l || (l->sample_type & PERFDATA_SWAP_UNWALKABLE))
+		if (!l)
 			perfdata_swap_u64s(&s, perfdata_swapper_left(&s) / 8);
 		else
 			perfdata_swap_sample(&s, l);

@@ -34,7 +34,9 @@ void perfdata_swap_header(struct perf_event_header *hdr);
  * order.  0, or -EINVAL when a count runs past the record (the record is
  * then partly swapped and must not be decoded).  A RAW payload is left
  * alone: its fields are the tracepoint's, and whoever reads them swaps
- * them.
+ * them.  A user stack and AUX data are swapped as u64 words, as perf
+ * swaps them (and reads them back: `perf script` unwinds a swapped
+ * dwarf capture the same).
  */
 int perfdata_swap_body(struct perf_event_header *hdr,
 		       const struct record_layout *l, bool to_host);

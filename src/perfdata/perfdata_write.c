@@ -101,6 +101,9 @@ perfdata_writer_add_event(struct perfdata_writer *w,
 	ev->layout.sample_type = attr->sample_type;
 	ev->layout.read_format = attr->read_format;
 	ev->layout.sample_id_all = attr->sample_id_all;
+	ev->layout.branch_sample_type = attr->branch_sample_type;
+	ev->layout.sample_regs_user = attr->sample_regs_user;
+	ev->layout.sample_regs_intr = attr->sample_regs_intr;
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? name : "");
 	return (int)w->n_events++;
 }

@@ -17,11 +17,11 @@
 /* Bits 0..24: every sample_type bit that Linux 6.1 defines. */
 #define RECORD_SAMPLE_KNOWN	((UINT64_C(1) << 25) - 1)
 
-/* Fields memtop never requests and this walker cannot size. */
-#define RECORD_SAMPLE_UNWALKABLE					\
-	((uint64_t)(PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |	\
-		    PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_INTR |	\
-		    PERF_SAMPLE_AUX))
+/* Fields whose size depends on what they hold: no fixed layout. */
+#define RECORD_SAMPLE_VARIABLE						\
+	((uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK |	\
+		    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |	\
+		    PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_AUX))
 
 /* Bits 0..4: TOTAL_TIME_ENABLED/RUNNING, ID, GROUP, LOST. */
 #define RECORD_READ_KNOWN	((UINT64_C(1) << 5) - 1)
@@ -118,19 +118,74 @@ record_skip_read(struct record_cursor *c, uint64_t read_format)
 	return record_skip(c, nr * entry);
 }
 
-/* PERF_SAMPLE_CALLCHAIN: u64 nr; u64 ips[nr]. */
+/* n things of `each` bytes in place (n untrusted: divided, not
+ * multiplied). */
 static int
-record_skip_callchain(struct record_cursor *c)
+record_take_span(struct record_cursor *c, uint64_t n, uint64_t each,
+		 struct record_span *out)
+{
+	if (n > record_left(c) / each)
+		return -EINVAL;
+	out->p = c->p;
+	out->n = n;
+	return record_skip(c, n * each);
+}
+
+/* u64 nr; nr things of `each` bytes (CALLCHAIN's ips, AUX's bytes). */
+static int
+record_take_counted(struct record_cursor *c, uint64_t each,
+		    struct record_span *out)
 {
 	uint64_t nr;
-	int err;
+	int err = record_take_u64(c, &nr);
 
-	err = record_take_u64(c, &nr);
-	if (err)
+	return err ? err : record_take_span(c, nr, each, out);
+}
+
+/*
+ * BRANCH_STACK: u64 nr; [u64 hw_idx] (HW_INDEX); nr x {from, to, flags};
+ * [u64 counters[nr]] (COUNTERS), as branch_sample_type asked.
+ */
+static int
+record_take_branches(struct record_cursor *c, const struct record_layout *l,
+		     struct record_sample *out)
+{
+	uint64_t nr;
+	int err = record_take_u64(c, &nr);
+
+	if (!err && (l->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX))
+		err = record_take_u64(c, &out->branch_hw_idx);
+	if (!err)
+		err = record_take_span(c, nr, 24, &out->branches);
+	if (!err && (l->branch_sample_type & RECORD_BRANCH_COUNTERS))
+		err = record_take_span(c, nr, 8, &out->branch_counters);
+	return err;
+}
+
+/* REGS_USER, REGS_INTR: u64 abi; abi ? u64 regs[popcount(mask)]. */
+static int
+record_take_regs(struct record_cursor *c, uint64_t mask, uint64_t *abi,
+		 struct record_span *regs)
+{
+	int err = record_take_u64(c, abi);
+
+	if (err || *abi == 0)
 		return err;
-	if (nr > record_left(c) / 8)
-		return -EINVAL;
-	return record_skip(c, nr * 8);
+	return record_take_span(c, (uint64_t)__builtin_popcountll(mask), 8,
+				regs);
+}
+
+/* STACK_USER: u64 size; size bytes; size ? u64 dyn_size (<= size). */
+static int
+record_take_stack(struct record_cursor *c, struct record_sample *out)
+{
+	int err = record_take_counted(c, 1, &out->stack_user);
+
+	if (err || out->stack_user.n == 0)
+		return err;
+	err = record_take_u64(c, &out->stack_user_dyn);
+	return err ? err : out->stack_user_dyn > out->stack_user.n ?
+	       -EINVAL : 0;
 }
 
 /*
@@ -158,8 +213,6 @@ record_take_raw(struct record_cursor *c, const void **raw, uint32_t *size)
  * The fields in the order of perf_output_sample() in kernel/events/core.c,
  * which differs from the old uapi comment for those after REGS_INTR, with
  * the bit that puts each in and its size (0: it depends on the record).
- * BRANCH_STACK, REGS_USER and STACK_USER (after RAW), REGS_INTR (after
- * TRANSACTION) and AUX (last) are refused up front, so they are not here.
  */
 static const struct {
 	uint64_t bit;
@@ -177,14 +230,19 @@ static const struct {
 	[RECORD_F_READ] = { PERF_SAMPLE_READ, 0 },
 	[RECORD_F_CALLCHAIN] = { PERF_SAMPLE_CALLCHAIN, 0 },
 	[RECORD_F_RAW] = { PERF_SAMPLE_RAW, 0 },
+	[RECORD_F_BRANCH_STACK] = { PERF_SAMPLE_BRANCH_STACK, 0 },
+	[RECORD_F_REGS_USER] = { PERF_SAMPLE_REGS_USER, 0 },
+	[RECORD_F_STACK_USER] = { PERF_SAMPLE_STACK_USER, 0 },
 	[RECORD_F_WEIGHT] = { PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT,
 			      8 },
 	[RECORD_F_DATA_SRC] = { PERF_SAMPLE_DATA_SRC, 8 },
 	[RECORD_F_TRANSACTION] = { PERF_SAMPLE_TRANSACTION, 8 },
+	[RECORD_F_REGS_INTR] = { PERF_SAMPLE_REGS_INTR, 0 },
 	[RECORD_F_PHYS_ADDR] = { PERF_SAMPLE_PHYS_ADDR, 8 },
 	[RECORD_F_CGROUP] = { PERF_SAMPLE_CGROUP, 8 },
 	[RECORD_F_DATA_PAGE_SIZE] = { PERF_SAMPLE_DATA_PAGE_SIZE, 8 },
 	[RECORD_F_CODE_PAGE_SIZE] = { PERF_SAMPLE_CODE_PAGE_SIZE, 8 },
+	[RECORD_F_AUX] = { PERF_SAMPLE_AUX, 0 },
 };
 
 /* Whether record_parse_sample can walk records of l at all. */
@@ -193,7 +251,7 @@ record_walkable(const struct record_layout *l)
 {
 	const uint64_t st = l->sample_type;
 
-	if (st & (RECORD_SAMPLE_UNWALKABLE | ~RECORD_SAMPLE_KNOWN))
+	if (st & ~RECORD_SAMPLE_KNOWN)
 		return -ENOTSUP;
 	if ((st & PERF_SAMPLE_READ) && (l->read_format & ~RECORD_READ_KNOWN))
 		return -ENOTSUP;
@@ -220,7 +278,7 @@ record_fixed_layout(const struct record_layout *l, uint32_t raw_size,
 	const uint64_t st = l->sample_type;
 	uint64_t at = sizeof(struct perf_event_header);
 
-	if (record_walkable(l) < 0 || (st & PERF_SAMPLE_CALLCHAIN) ||
+	if (record_walkable(l) < 0 || (st & RECORD_SAMPLE_VARIABLE) ||
 	    ((st & PERF_SAMPLE_READ) && (l->read_format & PERF_FORMAT_GROUP)))
 		return 0;
 	for (int f = 0; f < RECORD_F__N; f++) {
@@ -236,6 +294,41 @@ record_fixed_layout(const struct record_layout *l, uint32_t raw_size,
 			at += record_fields[f].size;
 	}
 	return at > UINT16_MAX ? 0 : (uint32_t)at;
+}
+
+/* One field f of a SAMPLE: a u64 into *v, or what it holds into out. */
+static int
+record_take_field(struct record_cursor *c, const struct record_layout *l,
+		  int f, uint64_t *v, struct record_sample *out)
+{
+	const unsigned char *at = c->p;
+	int err;
+
+	switch (f) {
+	case RECORD_F_READ:
+		err = record_skip_read(c, l->read_format);
+		out->read.p = at;
+		out->read.n = (uint64_t)(c->p - at) / 8;
+		return err;
+	case RECORD_F_CALLCHAIN:
+		return record_take_counted(c, 8, &out->callchain);
+	case RECORD_F_RAW:
+		return record_take_raw(c, &out->raw, &out->raw_size);
+	case RECORD_F_BRANCH_STACK:
+		return record_take_branches(c, l, out);
+	case RECORD_F_REGS_USER:
+		return record_take_regs(c, l->sample_regs_user,
+					&out->regs_user_abi, &out->regs_user);
+	case RECORD_F_STACK_USER:
+		return record_take_stack(c, out);
+	case RECORD_F_REGS_INTR:
+		return record_take_regs(c, l->sample_regs_intr,
+					&out->regs_intr_abi, &out->regs_intr);
+	case RECORD_F_AUX:
+		return record_take_counted(c, 1, &out->aux);
+	default:
+		return record_take_u64(c, v);
+	}
 }
 
 /*
@@ -261,16 +354,8 @@ record_parse_sample(const struct record_layout *l,
 		return -EINVAL;
 	record_cursor_init(&c, hdr, sizeof(*hdr));
 	for (int f = 0; f < RECORD_F__N && !err; f++) {
-		if (!(st & record_fields[f].bit))
-			continue;
-		if (f == RECORD_F_READ)
-			err = record_skip_read(&c, l->read_format);
-		else if (f == RECORD_F_CALLCHAIN)
-			err = record_skip_callchain(&c);
-		else if (f == RECORD_F_RAW)
-			err = record_take_raw(&c, &out->raw, &out->raw_size);
-		else
-			err = record_take_u64(&c, &v[f]);
+		if (st & record_fields[f].bit)
+			err = record_take_field(&c, l, f, &v[f], out);
 	}
 	/* Bytes left over mean the attr and this layout disagree. */
 	if (err || record_left(&c) != 0) {
@@ -278,6 +363,63 @@ record_parse_sample(const struct record_layout *l,
 		return -EINVAL;
 	}
 	record_sample_fill(v, st, out);
+	if (out->callchain.p)
+		out->caller = record_callchain_caller(out->callchain.p,
+						      out->callchain.n,
+						      out->ip);
+	return 0;
+}
+
+uint64_t
+record_callchain_caller(const void *ips, uint64_t n, uint64_t ip)
+{
+	const unsigned char *p = ips;
+	/* -1: before any marker; 1 in user context; 0 in another. */
+	int user = -1;
+	bool first = true;
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, p + 8 * i, sizeof(v));
+		if (v >= (uint64_t)PERF_CONTEXT_MAX) {
+			user = v == (uint64_t)PERF_CONTEXT_USER;
+			first = true;
+			continue;
+		}
+		if (user == 0 || (user < 0 && (int64_t)v < 0))
+			continue;
+		if (first && v == ip) {
+			first = false;
+			continue;
+		}
+		return v;
+	}
+	return 0;
+}
+
+int
+record_time(const struct record_layout *l,
+	    const struct perf_event_header *hdr, uint64_t *time)
+{
+	struct record_id id;
+	uint64_t at;
+
+	if (!(l->sample_type & PERF_SAMPLE_TIME))
+		return -ENOENT;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		/* Only IDENTIFIER, IP and TID (u64 each) come before it. */
+		at = sizeof(*hdr) + 8 * (uint64_t)__builtin_popcountll(
+			l->sample_type & (PERF_SAMPLE_IDENTIFIER |
+					  PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+		if (hdr->size < at + sizeof(*time))
+			return -ENOENT;
+		memcpy(time, (const unsigned char *)hdr + at, sizeof(*time));
+		return 0;
+	}
+	if (record_parse_id(l, hdr, 0, &id) < 0)
+		return -ENOENT;
+	*time = id.time;
 	return 0;
 }
 

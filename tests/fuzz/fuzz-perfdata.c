@@ -3,8 +3,10 @@
 /*
  * Fuzz target for the perf.data reader and the replay: open the input as
  * a file image, build the topology its features describe, read every
- * record, decode samples with the event's layout, look up physical
- * addresses; then replay it (batch) and check every frame.  Any
+ * record, decode samples with the event's layout (every field: each one
+ * of variable size inside its record), look up physical addresses; read
+ * it again in time order through a small reorder window; then replay it
+ * (batch) and check every frame.  Any
  * input must end in an error or the end of the data, without a crash, a
  * hang or an oversized allocation (ASan and the fuzzer's -rss_limit_mb
  * catch those); invariants that must hold for any input are checked with
@@ -25,12 +27,55 @@
 #include "cmd.h"
 #include "frame.h"
 #include "fuzzmain.h"
+#include "perfdata_order.h"
 #include "perfdata_read.h"
 #include "producer.h"
 #include "queue.h"
 #include "record.h"
 #include "replay.h"
 #include "topo.h"
+
+/* A field of variable size lies inside its record. */
+static void
+fuzz_span(const struct perf_event_header *h, const struct record_span *sp,
+	  uint64_t each)
+{
+	const unsigned char *p = sp->p, *end = (const unsigned char *)h +
+					       h->size;
+
+	if (p && (p < (const unsigned char *)h ||
+		  sp->n > (uint64_t)(end - p) / each))
+		__builtin_trap();
+}
+
+static void
+fuzz_sample(const struct perf_event_header *h, const struct record_sample *s)
+{
+	fuzz_span(h, &s->read, 8);
+	fuzz_span(h, &s->callchain, 8);
+	fuzz_span(h, &s->branches, 24);
+	fuzz_span(h, &s->branch_counters, 8);
+	fuzz_span(h, &s->regs_user, 8);
+	fuzz_span(h, &s->stack_user, 1);
+	fuzz_span(h, &s->regs_intr, 8);
+	fuzz_span(h, &s->aux, 1);
+	if (s->stack_user_dyn > s->stack_user.n)
+		__builtin_trap();
+	/* A caller is one of the chain's entries. */
+	if (s->caller) {
+		bool found = false;
+
+		for (uint64_t i = 0; i < s->callchain.n && !found; i++) {
+			uint64_t v;
+
+			memcpy(&v, (const unsigned char *)s->callchain.p + 8 * i,
+			       8);
+			found = v == s->caller;
+		}
+		if (!found)
+			__builtin_trap();
+	}
+}
 
 static void
 fuzz_record(const struct perfdata_reader *r, const struct perfdata_record *rec)
@@ -57,12 +102,60 @@ fuzz_record(const struct perfdata_reader *r, const struct perfdata_record *rec)
 			      (const unsigned char *)h ||
 			      (const unsigned char *)s.raw + s.raw_size > end))
 			__builtin_trap();
+		fuzz_sample(h, &s);
 		perfdata_info_phys_node(perfdata_reader_info(r), s.phys_addr);
 	}
 	record_parse_task(h, &task);
 	record_parse_lost(h, &v);
 	if (record_parse_comm(h, &pid, &tid, comm) == 0 && strlen(comm) > 15)
 		__builtin_trap();
+}
+
+/*
+ * The records again in time order, through a window of 4 KiB (so that a
+ * corpus file fills it): the same records come out, each whole, and
+ * every one older than one before it is counted in `unordered`.
+ */
+static void
+fuzz_order(const uint8_t *data, size_t size, uint64_t n_read)
+{
+	struct perfdata_reader *r;
+	struct perfdata_order *o;
+	struct perfdata_record rec;
+	uint64_t n = 0, late = 0, newest = 0, t;
+	char err[256];
+	int ret;
+
+	if (perfdata_reader_open_mem(&r, data, size, err, sizeof(err)) < 0)
+		return;
+	if (perfdata_order_new(&o, 4096) < 0) {
+		perfdata_reader_free(r);
+		return;
+	}
+	while ((ret = perfdata_order_next(o, r, &rec, err, sizeof(err))) ==
+	       1) {
+		const struct perfdata_event *ev =
+			perfdata_reader_event(r, rec.event_idx);
+
+		if (rec.hdr->size < sizeof(*rec.hdr) ||
+		    ((uintptr_t)rec.hdr & 7) != 0 || rec.hdr->type == 68)
+			__builtin_trap();
+		n++;
+		if (!ev || record_time(&ev->layout, rec.hdr, &t) < 0)
+			continue;
+		if (t < newest)
+			late++;
+		else
+			newest = t;
+	}
+	if (ret < 0 && (err[0] == '\0' || strchr(err, '\n')))
+		__builtin_trap();
+	/* FINISHED_ROUND is the only record the order keeps to itself. */
+	if (n + perfdata_order_stats(o)->rounds != n_read ||
+	    late != perfdata_order_stats(o)->unordered)
+		__builtin_trap();
+	perfdata_order_free(o);
+	perfdata_reader_free(r);
 }
 
 /*
@@ -150,6 +243,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret < 0 && (err[0] == '\0' || strchr(err, '\n')))
 		__builtin_trap();
 	perfdata_reader_free(r);
+	fuzz_order(data, size, n);
 	fuzz_replay(data, size);
 	return 0;
 }

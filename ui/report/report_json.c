@@ -284,6 +284,13 @@ report_json_page_names(struct report_json *jw, const struct frame_page *p)
 					     "\"", s->ip));
 		report_json_str(jw, "symbol", s->symbol, false);
 		report_json_u64(jw, "samples", s->samples, false);
+		if (s->caller)
+			report_json_note(jw, fprintf(jw->out, ",\"caller\":"
+						     "\"0x%" PRIx64 "\"",
+						     s->caller));
+		else
+			report_json_puts(jw, ",\"caller\":null");
+		report_json_str(jw, "called_from", s->caller_symbol, false);
 		report_json_putc(jw, '}');
 	}
 	report_json_putc(jw, ']');

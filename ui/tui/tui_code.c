@@ -113,6 +113,12 @@ tui_code_page(const struct tui *t, const struct frame_page *p, int y,
 		tui_draw_text(y, 0, 0, "%-16s%14s  0x%-14" PRIx64, "",
 			      tui_draw_count(a, sizeof(a), s->samples), s->ip);
 		tui_draw_safe(y++, 49, COLS - 49, s->symbol ? s->symbol : "?");
+		if (!s->caller || y >= end)
+			continue;
+		tui_draw_text(y, 0, dim, "%-16s%14s  0x%-14" PRIx64,
+			      "  called from", "", s->caller);
+		tui_draw_safe(y++, 49, COLS - 49,
+			      s->caller_symbol ? s->caller_symbol : "?");
 	}
 	if (p->sites_other && y < end)
 		tui_draw_text(y++, 0, 0, "%-16s%14s  other ips (beyond %d "

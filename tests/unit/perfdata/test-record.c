@@ -246,11 +246,10 @@ test_pebs_layout(void)
 static void
 test_unsupported(void)
 {
+	/* Bits no kernel defines (every defined one is walked:
+	 * test-record-every). */
 	static const uint64_t bits[] = {
-		PERF_SAMPLE_BRANCH_STACK, PERF_SAMPLE_REGS_USER,
-		PERF_SAMPLE_STACK_USER, PERF_SAMPLE_REGS_INTR,
-		PERF_SAMPLE_AUX, UINT64_C(1) << 25, UINT64_C(1) << 40,
-		UINT64_C(1) << 63,
+		UINT64_C(1) << 25, UINT64_C(1) << 40, UINT64_C(1) << 63,
 	};
 	struct record_layout l;
 	struct record_sample s;

@@ -1,6 +1,6 @@
 /*
  * The JSON writer's naming fields: per-page sites (ip as hex, symbol
- * escaped or null), sites_other, lines (only when the page has them), and
+ * escaped or null, caller as hex or null, called_from), sites_other, lines (only when the page has them), and
  * the frame's granularity and code view; the frame owns and frees them.
  */
 #include "config.h"
@@ -63,6 +63,8 @@ main(void)
 	p->sites[0].ip = 0x401136;
 	p->sites[0].symbol = strdup("fill\n+0x6");
 	p->sites[0].samples = 5;
+	p->sites[0].caller = 0x401999;
+	p->sites[0].caller_symbol = strdup("main+0x19");
 	p->sites[1].ip = 0x7f00dead0000;
 	p->sites[1].samples = 3;
 	p->sites_other = 1;
@@ -89,9 +91,10 @@ main(void)
 	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
 		  "\"symbol\":\"table+0x1000\"");
 	rtest_has(s, "\"sites\":[{\"ip\":\"0x401136\",\"symbol\":"
-		  "\"fill\\u000a+0x6\",\"samples\":5},{\"ip\":\"0x7f00dead0000\","
-		  "\"symbol\":null,\"samples\":3}],\"sites_other\":1,"
-		  "\"lines\":[4,0,0,");
+		  "\"fill\\u000a+0x6\",\"samples\":5,\"caller\":\"0x401999\","
+		  "\"called_from\":\"main+0x19\"},{\"ip\":\"0x7f00dead0000\","
+		  "\"symbol\":null,\"samples\":3,\"caller\":null,"
+		  "\"called_from\":null}],\"sites_other\":1,\"lines\":[4,0,0,");
 	rtest_has(s, ",0,5]}");
 	/* The second page has neither sites nor lines. */
 	rtest_has(s, "\"sites\":[],\"sites_other\":0}]");

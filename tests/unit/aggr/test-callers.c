@@ -1,0 +1,45 @@
+#include "config.h"
+
+/*
+ * The code sites' callers (src/aggr/callers.h): the latest caller of each
+ * (pid, ip) comes back exactly; sites whose keys collide never show each
+ * other's; past CALLERS_MAX sites a new one gets none; a reset forgets.
+ */
+
+#include <stdint.h>
+
+#include "callers.h"
+#include "testlib.h"
+
+int
+main(void)
+{
+	struct callers c = { 0 };
+
+	check_eq_u64(callers_get(&c, 1, 0x401000), 0);
+	callers_note(&c, 1, 0x401000, 0x402000);
+	callers_note(&c, 2, 0x401000, 0x403000);
+	callers_note(&c, 1, 0x401008, 0);	/* no caller: not noted */
+	check_eq_u64(callers_get(&c, 1, 0x401000), 0x402000);
+	check_eq_u64(callers_get(&c, 2, 0x401000), 0x403000);
+	check_eq_u64(callers_get(&c, 1, 0x401008), 0);
+	/* The latest caller wins. */
+	callers_note(&c, 1, 0x401000, 0x404000);
+	check_eq_u64(callers_get(&c, 1, 0x401000), 0x404000);
+	/* pid 65537 shares pid 1's key: it takes the entry, and pid 1 then
+	 * has no caller rather than 65537's. */
+	callers_note(&c, 65537, 0x401000, 0x405000);
+	check_eq_u64(callers_get(&c, 65537, 0x401000), 0x405000);
+	check_eq_u64(callers_get(&c, 1, 0x401000), 0);
+	/* Bounded. */
+	for (uint64_t i = 0; i < 2 * CALLERS_MAX; i++)
+		callers_note(&c, 3, 0x10000000 + 8 * i, 0x20000000);
+	check_eq_u64(callers_get(&c, 3, 0x10000000), 0x20000000);
+	check_eq_u64(callers_get(&c, 3, 0x10000000 + 8 * (2 * CALLERS_MAX - 1)),
+		     0);
+	check(u64map_count(&c.map) <= CALLERS_MAX);
+	callers_clear(&c);
+	check_eq_u64(callers_get(&c, 2, 0x401000), 0);
+	callers_clear(&c);
+	return test_result();
+}

@@ -1,0 +1,198 @@
+#include "config.h"
+
+/*
+ * perfdata_order against hand-built pipe-mode captures whose order is
+ * worked out here by perf's rule (perfdata_order.h): rounds hand out what
+ * is no newer than the newest time of the round before; a record without
+ * a time goes out at once; without rounds a bounded window slides, and
+ * what comes out older than something before it is counted; a reader
+ * error comes after every record read before it.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+#include "perfdata-build.h"
+#include "perfdata_order.h"
+#include "perfdata_read.h"
+#include "testlib.h"
+
+/* A sample's time; UINT64_MAX stands for a FINISHED_ROUND, UINT64_MAX - 1
+ * for a sample of the second event, which has no TIME. */
+#define ROUND		UINT64_MAX
+#define NO_EVENT	(UINT64_MAX - 1)
+#define NOEV_TIME	7777	/* what drain() says for it */
+#define ST_UNTIMED	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |	\
+			 PERF_SAMPLE_ADDR)
+
+static struct buf *
+image(const uint64_t *times, size_t n)
+{
+	struct perf_event_attr a = mk_attr(ST_SAMPLE, 0x1cd),
+			       u = mk_attr(ST_UNTIMED, 0x2cd);
+	struct buf *b = calloc(1, sizeof(*b));
+	struct rb s;
+
+	buf_put(b, "PERFILE2", 8);
+	buf_u64(b, 16);
+	buf_hdr(b, PERFDATA_REC_HEADER_ATTR, 8 + sizeof(a) + 8);
+	buf_put(b, &a, sizeof(a));
+	buf_u64(b, 101);
+	buf_hdr(b, PERFDATA_REC_HEADER_ATTR, 8 + sizeof(u) + 8);
+	buf_put(b, &u, sizeof(u));
+	buf_u64(b, 202);
+	for (size_t i = 0; i < n; i++) {
+		const struct perf_event_header *h;
+
+		if (times[i] == ROUND) {
+			buf_hdr(b, PERFDATA_REC_FINISHED_ROUND, 8);
+		} else if (times[i] == NO_EVENT) {
+			buf_hdr(b, PERF_RECORD_SAMPLE, 32);
+			buf_u64(b, 202);
+			buf_u64(b, 7);
+			buf_u64(b, 0x2000);
+		} else {
+			h = mk_sample(&s, 101, 7, times[i], 0x1000, 0);
+			buf_put(b, h, h->size);
+		}
+	}
+	return b;
+}
+
+/* Replays b through an order of max_bytes; the times handed out go to
+ * got.  Returns the last perfdata_order_next result. */
+static int
+drain(const struct buf *b, size_t len, uint64_t max_bytes, uint64_t *got,
+      size_t *n_got, struct perfdata_order_stats *st, char *err,
+      size_t errlen)
+{
+	struct perfdata_reader *r;
+	struct perfdata_order *o;
+	struct perfdata_record rec;
+	int ret;
+
+	*n_got = 0;
+	check_eq_i64(perfdata_reader_open_mem(&r, b->p, len, err, errlen), 0);
+	check_eq_i64(perfdata_order_new(&o, max_bytes), 0);
+	while ((ret = perfdata_order_next(o, r, &rec, err, errlen)) == 1) {
+		uint64_t t;
+
+		check_eq_u64(rec.hdr->type, PERF_RECORD_SAMPLE);
+		memcpy(&t, (const unsigned char *)rec.hdr + 32, 8);
+		if (rec.hdr->size == 32)
+			t = NOEV_TIME;
+		got[(*n_got)++] = t;
+	}
+	*st = *perfdata_order_stats(o);
+	perfdata_order_free(o);
+	perfdata_reader_free(r);
+	return ret;
+}
+
+static void
+check_order(const uint64_t *got, size_t n_got, const uint64_t *want,
+	    size_t n_want)
+{
+	check_eq_u64(n_got, n_want);
+	for (size_t i = 0; i < n_got && i < n_want; i++)
+		if (got[i] != want[i]) {
+			printf("# at %zu: got %llu, want %llu\n", i,
+			       (unsigned long long)got[i],
+			       (unsigned long long)want[i]);
+			check(false);
+			return;
+		}
+}
+
+static void
+test_rounds(void)
+{
+	/* Round 1 flushes nothing, round 2 up to 30 (round 1's newest);
+	 * the sample of the event without TIME goes out when read, before
+	 * anything held;
+	 * 28 arrives after 30 went out: out of order, first of the end. */
+	static const uint64_t in[] = {
+		30, 10, 20, ROUND, 25, NO_EVENT, 40, 35, ROUND, 50, 28, 45,
+	};
+	static const uint64_t want[] = {
+		NOEV_TIME, 10, 20, 25, 30, 28, 35, 40, 45, 50,
+	};
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_order_stats st;
+	uint64_t got[32];
+	size_t n;
+	char err[256];
+
+	check_eq_i64(drain(b, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+			   err, sizeof(err)), 0);
+	check_order(got, n, want, ARRAY_SIZE(want));
+	check_eq_u64(st.rounds, 2);
+	check_eq_u64(st.unordered, 1);
+	check_eq_u64(st.untimed, 1);
+	check_eq_u64(st.forced, 0);
+	free(b);
+}
+
+static void
+test_window(void)
+{
+	/* Three 88-byte samples fit: the fourth pushes the oldest out. */
+	static const uint64_t in[] = { 50, 40, 30, 20, 10, 60 };
+	static const uint64_t want[] = { 20, 10, 30, 40, 50, 60 };
+	static const uint64_t sorted[] = { 10, 20, 30, 40, 50, 60 };
+	static const uint64_t one[] = { 40, 30, 20, 10, 50, 60 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_order_stats st;
+	uint64_t got[32];
+	size_t n;
+	char err[256];
+
+	check_eq_i64(drain(b, b->len, 3 * 88, got, &n, &st, err, sizeof(err)),
+		     0);
+	check_order(got, n, want, ARRAY_SIZE(want));
+	check_eq_u64(st.forced, 3);
+	check_eq_u64(st.unordered, 1);
+	check_eq_u64(st.held_max, 4);
+	/* A window that holds them all sorts them all. */
+	check_eq_i64(drain(b, b->len, 6 * 88, got, &n, &st, err, sizeof(err)),
+		     0);
+	check_order(got, n, sorted, ARRAY_SIZE(sorted));
+	check_eq_u64(st.forced + st.unordered, 0);
+	/* A bound below one record still holds one. */
+	check_eq_i64(drain(b, b->len, 1, got, &n, &st, err, sizeof(err)), 0);
+	check_order(got, n, one, ARRAY_SIZE(one));
+	free(b);
+}
+
+static void
+test_error_after_records(void)
+{
+	static const uint64_t in[] = { 30, 10, 20 };
+	static const uint64_t want[] = { 10, 20, 30 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_order_stats st;
+	uint64_t got[32];
+	size_t n;
+	char err[256] = "";
+
+	/* A record that runs past the end of the data. */
+	buf_hdr(b, PERF_RECORD_SAMPLE, 4096);
+	buf_u64(b, 101);
+	check_eq_i64(drain(b, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+			   err, sizeof(err)), -EPROTO);
+	check_order(got, n, want, ARRAY_SIZE(want));
+	check(strstr(err, "past the end") != NULL);
+	free(b);
+}
+
+int
+main(void)
+{
+	test_rounds();
+	test_window();
+	test_error_after_records();
+	return test_result();
+}
