@@ -28,6 +28,7 @@
 #include "lathist.h"
 #include "log.h"
 #include "migrate.h"
+#include "names.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "physnode.h"
@@ -93,6 +94,10 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
 	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
 		goto out_oom;
+	/* Every channel asks for MMAP2 records where it asks for task
+	 * records (source_open_event): regions come from them. */
+	if (sides_names(aggr_sides(&c->aggr)))
+		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -188,6 +193,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
 	struct collector_drain *d = ctx;
 	struct collector *c = d->c;
+	struct names *names = sides_names(aggr_sides(&c->aggr));
 	struct record_task task;
 	uint64_t n;
 
@@ -224,9 +230,13 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	case PERF_RECORD_FORK:
 		if (record_parse_task(hdr, &task) != 0)
 			break;
-		if (task.pid == task.tid)
+		if (task.pid == task.tid) {
 			aggr_proc_fork(&c->aggr, (int32_t)task.pid,
 				       (int32_t)task.ppid);
+			if (names)
+				names_fork(names, (int32_t)task.pid,
+					   (int32_t)task.ppid);
+		}
 		collector_on_fork(c, &task);
 		break;
 	case PERF_RECORD_EXIT:
@@ -234,12 +244,19 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			break;
 		if ((pid_t)task.tid == channel_tid(d->ch))
 			channel_mark_exited(d->ch);
-		if (task.pid == task.tid)
+		if (task.pid == task.tid) {
 			aggr_proc_exit(&c->aggr, (int32_t)task.pid,
 				       task.time);
+			if (names)
+				names_exit(names, (int32_t)task.pid);
+		}
 		break;
 	case PERF_RECORD_COMM:
 		collector_on_comm(c, d->ch, hdr);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		collector_on_mmap(c, hdr);
 		break;
 	default:
 		c->unknown_records++;

@@ -159,6 +159,9 @@ struct target *collector_add_target(struct collector *c, pid_t pid,
 void collector_scan_thread(pid_t tid, void *ctx);
 void collector_scanned(struct target *t, const struct collector_scan *s);
 void collector_rescan_soon(struct collector *c);
+/* MMAP, MMAP2: the mapping goes to the names (names_mmap). */
+void collector_on_mmap(struct collector *c,
+		       const struct perf_event_header *hdr);
 void collector_on_fork(struct collector *c, const struct record_task *t);
 void collector_on_comm(struct collector *c, struct channel *ch,
 		       const struct perf_event_header *hdr);

@@ -16,12 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector_int.h"
 #include "log.h"
+#include "names.h"
 #include "procfs.h"
+#include "record_mmap.h"
 #include "rlimits.h"
 #include "sides.h"
 #include "source.h"
@@ -292,6 +295,26 @@ collector_on_comm(struct collector *c, struct channel *ch,
 		memcpy(t->comm, comm, sizeof(t->comm));
 		t->comm_time = rid.time;
 	}
+}
+
+/* MMAP, MMAP2: a mapping of any watched process, for its names. */
+void
+collector_on_mmap(struct collector *c, const struct perf_event_header *hdr)
+{
+	struct names *names = sides_names(aggr_sides(&c->aggr));
+	struct record_mmap m;
+	struct names_map nm;
+
+	if (!names || record_parse_mmap(hdr, &m) != 0)
+		return;
+	nm = (struct names_map){
+		.start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff,
+		.inode = m.ino, .dev_major = m.maj, .dev_minor = m.min,
+		.prot = m.prot, .shared = (m.flags & MAP_SHARED) != 0,
+		.name = m.filename, .name_len = m.filename_len,
+		.build_id = m.build_id, .build_id_size = m.build_id_size,
+	};
+	names_mmap(names, (int32_t)m.pid, &nm);
 }
 
 /* FORK: a new thread of a target, or a child process of one. */

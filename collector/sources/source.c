@@ -45,6 +45,14 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	attr.sample_id_all = 1;
 	attr.task = p->want_task;
 	attr.comm = p->want_task;
+	/* Where task records go, the records that name memory go too:
+	 * every mapping (data too) as MMAP2, with the file's build id where
+	 * the kernel has it (5.12), and exec marked on COMM. */
+	attr.mmap = p->want_task;
+	attr.mmap2 = p->want_task;
+	attr.mmap_data = p->want_task;
+	attr.comm_exec = p->want_task;
+	attr.build_id = p->want_task;
 	attr.inherit = p->inherit;
 	/* One clock for every event: SET_OUTPUT requires it, and FORK times
 	 * can then be compared with clock_gettime() to measure birth gaps. */
@@ -63,6 +71,12 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	flags = PERF_FLAG_FD_CLOEXEC | (p->pid_cgroup ? PERF_FLAG_PID_CGROUP :
 						       0);
 	fd = source_perf_event_open(&attr, p->pid, p->cpu, p->group_fd, flags);
+	if (fd == -EINVAL && attr.build_id) {
+		/* Before 5.12: MMAP2 with device and inode instead. */
+		attr.build_id = 0;
+		fd = source_perf_event_open(&attr, p->pid, p->cpu,
+					    p->group_fd, flags);
+	}
 	if (fd == -EINVAL && !(ev->attr.read_format & PERF_FORMAT_LOST)) {
 		attr.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
 		fd = source_perf_event_open(&attr, p->pid, p->cpu,

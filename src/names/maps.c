@@ -24,7 +24,7 @@ maps_new(int32_t pid)
 	return m;
 }
 
-static void
+void
 maps_free_regions(struct maps_region *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -124,7 +124,7 @@ maps_spaces(const char **p, const char *end)
 static const char maps_deleted_suffix[] = " (deleted)";
 
 /* Kind and path from the name field (name may be empty). */
-static int
+int
 maps_classify(struct maps_region *r, const char *name, size_t len)
 {
 	size_t sl = sizeof(maps_deleted_suffix) - 1;
@@ -251,10 +251,18 @@ maps_floor(const struct maps_region *r, size_t n, uint64_t addr)
 	return (ptrdiff_t)lo - 1;
 }
 
-/* .bss lives in anonymous memory right after the file's data mapping. */
+/* .bss lives in anonymous memory right after the file's data mapping.
+ * Marks made before (maps_take of regions already marked) are redone. */
 static int
 maps_mark_bss(struct maps_region *r, size_t n)
 {
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].kind != MAPS_BSS)
+			continue;
+		free(r[i].path);
+		r[i].path = NULL;
+		r[i].kind = MAPS_ANON;
+	}
 	for (size_t i = 1; i < n; i++) {
 		const struct maps_region *prev = &r[i - 1];
 
@@ -289,6 +297,28 @@ maps_carry_labels(struct maps_region *r, size_t n,
 			r[i].stack_end = old[j].stack_end;
 		}
 	}
+}
+
+int
+maps_take(struct maps *m, struct maps_region *r, size_t n)
+{
+	int err;
+
+	qsort(r, n, sizeof(*r), maps_cmp_start);
+	err = maps_mark_bss(r, n);
+	if (err) {
+		maps_free_regions(r, n);
+		return err;
+	}
+	maps_carry_labels(r, n, m->regions, m->n);
+	maps_free_regions(m->regions, m->n);
+	m->regions = r;
+	m->n = n;
+	/* The next text read is applied even if it equals the last. */
+	m->text_len = SIZE_MAX;
+	m->loaded = true;
+	m->generation++;
+	return 0;
 }
 
 int

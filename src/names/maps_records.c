@@ -1,0 +1,201 @@
+/*
+ * Regions from the kernel's records, and /proc/PID/maps as a seed that
+ * only fills the gaps between them.  Collector thread only.  See maps.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maps.h"
+
+#include "maps_int.h"
+
+/* A copy of r with its own path (NULL path stays NULL). */
+static int
+maps_dup(struct maps_region *dst, const struct maps_region *r)
+{
+	*dst = *r;
+	if (!r->path)
+		return 0;
+	dst->path = strdup(r->path);
+	return dst->path ? 0 : -ENOMEM;
+}
+
+/* The part [lo, hi) of r, its file offset moved along. */
+static int
+maps_piece(struct maps_region *dst, const struct maps_region *r, uint64_t lo,
+	   uint64_t hi)
+{
+	int err = maps_dup(dst, r);
+
+	if (err)
+		return err;
+	if (r->kind == MAPS_FILE || r->kind == MAPS_BSS)
+		dst->pgoff += lo - r->start;
+	dst->start = lo;
+	dst->end = hi;
+	return 0;
+}
+
+/* The region a record describes: kind and path from its name. */
+static int
+maps_from_record(struct maps_region *nr, const struct maps_region *r,
+		 const char *name, size_t len)
+{
+	static const char zero[] = "/dev/zero (deleted)";
+
+	*nr = *r;
+	nr->path = NULL;
+	if (len == 6 && memcmp(name, "//anon", 6) == 0)
+		len = 0;
+	/* With attr.build_id the record has no inode, which maps_classify
+	 * wants to tell shared anonymous memory from a deleted file. */
+	if (nr->shared && len == sizeof(zero) - 1 &&
+	    memcmp(name, zero, len) == 0) {
+		nr->kind = MAPS_SHARED_ANON;
+		return 0;
+	}
+	return maps_classify(nr, name, len);
+}
+
+int
+maps_insert(struct maps *m, const struct maps_region *r, const char *name,
+	    size_t name_len)
+{
+	struct maps_region *out, nr;
+	size_t k = 0;
+	int err;
+
+	if (r->end <= r->start)
+		return 0;
+	err = maps_from_record(&nr, r, name, name_len);
+	if (err)
+		return err;
+	out = calloc(m->n + 2, sizeof(*out));
+	if (!out) {
+		free(nr.path);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->n && !err; i++) {
+		const struct maps_region *o = &m->regions[i];
+
+		if (o->end <= nr.start || o->start >= nr.end) {
+			err = maps_dup(&out[k++], o);
+			continue;
+		}
+		if (o->start < nr.start)
+			err = maps_piece(&out[k++], o, o->start, nr.start);
+		if (!err && o->end > nr.end)
+			err = maps_piece(&out[k++], o, nr.end, o->end);
+	}
+	if (err) {
+		free(nr.path);
+		maps_free_regions(out, k);
+		return err;
+	}
+	out[k++] = nr;
+	return maps_take(m, out, k);
+}
+
+int
+maps_copy(struct maps *m, const struct maps *from)
+{
+	struct maps_region *out = calloc(from->n ? from->n : 1, sizeof(*out));
+	size_t k;
+	int err = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (k = 0; k < from->n && !err; k++)
+		err = maps_dup(&out[k], &from->regions[k]);
+	if (err) {
+		maps_free_regions(out, k);
+		return err;
+	}
+	return maps_take(m, out, k);
+}
+
+/* Appends to out (room for every piece) the parts of r outside m's
+ * regions. */
+static int
+maps_gap_pieces(const struct maps *m, const struct maps_region *r,
+		struct maps_region *out, size_t *k)
+{
+	uint64_t at = r->start;
+	ptrdiff_t i = maps_floor(m->regions, m->n, r->start);
+	int err = 0;
+
+	if (i < 0)
+		i = 0;
+	for (; (size_t)i < m->n && at < r->end && !err; i++) {
+		const struct maps_region *o = &m->regions[i];
+
+		if (o->end <= at)
+			continue;
+		if (o->start >= r->end)
+			break;
+		if (o->start > at)
+			err = maps_piece(&out[(*k)++], r, at, o->start);
+		at = o->end;
+	}
+	if (!err && at < r->end)
+		err = maps_piece(&out[(*k)++], r, at, r->end);
+	return err;
+}
+
+int
+maps_refresh_gaps(struct maps *m)
+{
+	struct maps *seed = maps_new(-1);
+	struct maps_region *out = NULL;
+	char path[64], *buf = NULL;
+	size_t len, k = 0;
+	int ret;
+
+	if (!seed)
+		return -ENOMEM;
+	if (m->pid <= 0) {
+		ret = -ESRCH;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
+	ret = maps_read_file(path, &buf, &len);
+	if (ret < 0)
+		goto out;
+	ret = -ESRCH;		/* a zombie's maps are empty */
+	if (len == 0 || (ret = maps_load_text(seed, buf, len)) < 0)
+		goto out;
+	/* Each seed region splits into at most one piece per known region
+	 * it spans, plus one. */
+	out = calloc(m->n * 2 + seed->n * 2 + 1, sizeof(*out));
+	ret = -ENOMEM;
+	if (!out)
+		goto out;
+	for (size_t i = 0; i < m->n; i++)
+		if ((ret = maps_dup(&out[k++], &m->regions[i])) < 0)
+			goto out;
+	ret = 0;
+	for (size_t i = 0; i < seed->n && ret == 0; i++)
+		ret = maps_gap_pieces(m, &seed->regions[i], out, &k);
+	if (ret < 0)
+		goto out;
+	if (k == m->n) {
+		maps_probe_threads(m);
+		goto out;	/* nothing new: no generation bump */
+	}
+	ret = maps_take(m, out, k);
+	out = NULL;
+	k = 0;
+	if (ret == 0) {
+		maps_probe_threads(m);
+		ret = 1;
+	}
+out:
+	maps_free_regions(out, k);
+	free(buf);
+	maps_free(seed);
+	return ret;
+}
