@@ -61,6 +61,37 @@ maps_from_record(struct maps_region *nr, const struct maps_region *r,
 	return maps_classify(nr, name, len);
 }
 
+/*
+ * Whether anonymous region r is the brk heap.  The kernel's record calls
+ * it "//anon" (the heap is named from mm->brk, which the brk call moves
+ * after the record is written), so it is told by where the kernel puts
+ * it: above the executable, the lowest file mapping, within the 1 GiB
+ * of brk randomisation (arch_randomize_brk on 64-bit; plus slack), where
+ * no mmap lands (those go top-down from below the stack).
+ */
+static bool
+maps_is_brk(const struct maps *m, const struct maps_region *r)
+{
+	const uint64_t reach = (1ull << 30) + (64ull << 20);
+	uint64_t exe_end = 0;
+	const char *exe = NULL;
+
+	if (r->kind != MAPS_ANON || r->shared)
+		return false;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct maps_region *o = &m->regions[i];
+
+		if (!exe && o->kind == MAPS_FILE && o->pgoff == 0)
+			exe = o->path;
+		else if (!exe)
+			continue;
+		if ((o->kind == MAPS_FILE || o->kind == MAPS_BSS) &&
+		    o->path && strcmp(o->path, exe) == 0)
+			exe_end = o->end;
+	}
+	return exe && r->start > exe_end && r->start - exe_end <= reach;
+}
+
 int
 maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 	    size_t name_len)
@@ -74,6 +105,8 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 	err = maps_from_record(&nr, r, name, name_len);
 	if (err)
 		return err;
+	if (maps_is_brk(m, &nr))
+		nr.kind = MAPS_HEAP;
 	out = calloc(m->n + 2, sizeof(*out));
 	if (!out) {
 		free(nr.path);
