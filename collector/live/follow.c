@@ -399,7 +399,7 @@ collector_rescan(struct collector *c)
 		char msg[256];
 		struct collector_scan s = { .c = c, .pid = t->pid, .err = msg,
 					    .errlen = sizeof(msg) };
-		char state;
+		char state, comm[sizeof(t->comm)];
 		int n;
 
 		if (!t->alive)
@@ -413,6 +413,12 @@ collector_rescan(struct collector *c)
 		n = -ESRCH;
 		if (state != 'Z' && state != 'X')
 			n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		/* A name no COMM record gave: read again, since an exec
+		 * before the target's channel opened (a child that perf
+		 * stat or a shell starts) sent its COMM-exec to no ring. */
+		if (n >= 0 && t->comm_time == 0 &&
+		    procfs_comm(t->pid, comm, sizeof(comm)) == 0)
+			memcpy(t->comm, comm, sizeof(t->comm));
 		collector_proc_end(c);
 		if (n == -ESRCH) {
 			/* The launched command is ours to reap, and ends
