@@ -25,6 +25,7 @@
 #include "names.h"
 #include "procfs.h"
 #include "record_mmap.h"
+#include "recorder.h"
 #include "rlimits.h"
 #include "sides.h"
 #include "source.h"
@@ -219,6 +220,10 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 		return -ENOMEM;
 	}
 	collector_scanned(t, &s);
+	/* --record: what it had mapped before now, as perf would write. */
+	if (c->cfg.recorder)
+		recorder_synthesize(c->cfg.recorder, c->cfg.src,
+				    chanset_find(c->cs, pid), pid);
 	/* Watching some threads is a success: err must not linger. */
 	err[0] = '\0';
 	return 0;

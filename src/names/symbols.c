@@ -120,6 +120,24 @@ symbols_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
+/* The GNU build id of the ELF file at fd into id: its length, or
+ * -ENOENT when it has none (or more than fits). */
+static int
+symbols_fd_build_id(int fd, uint8_t id[SYMBOLS_BUILD_ID_MAX])
+{
+	const void *p = NULL;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ssize_t len;
+
+	if (!elf)
+		return -ENOENT;
+	len = dwelf_elf_gnu_build_id(elf, &p);
+	if (len > 0 && len <= SYMBOLS_BUILD_ID_MAX)
+		memcpy(id, p, (size_t)len);
+	elf_end(elf);
+	return len > 0 && len <= SYMBOLS_BUILD_ID_MAX ? (int)len : -ENOENT;
+}
+
 /*
  * Whether the ELF file at fd has the build id r carries (r has none:
  * nothing to check).  Beside the opens below: a file named by a path may
@@ -128,26 +146,37 @@ symbols_open_regular(const char *path, struct stat *st)
 static bool
 symbols_build_id_ok(int fd, const struct maps_region *r)
 {
-	const void *id = NULL;
-	bool ok = false;
-	Elf *elf;
-	ssize_t len;
+	uint8_t id[SYMBOLS_BUILD_ID_MAX];
+	int len;
+	bool ok;
 
 	if (r->build_id_size == 0)
 		return true;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return false;
-	len = dwelf_elf_gnu_build_id(elf, &id);
+	len = symbols_fd_build_id(fd, id);
 	/* The kernel and perf pad a 16-byte id to 20 with zeros. */
-	if (len > 0 && (size_t)len <= r->build_id_size &&
-	    memcmp(id, r->build_id, (size_t)len) == 0) {
-		ok = true;
-		for (size_t i = (size_t)len; i < r->build_id_size; i++)
-			ok = ok && r->build_id[i] == 0;
-	}
-	elf_end(elf);
+	ok = len > 0 && (size_t)len <= r->build_id_size &&
+	     memcmp(id, r->build_id, (size_t)len) == 0;
+	for (size_t i = len > 0 ? (size_t)len : 0; ok && i < r->build_id_size;
+	     i++)
+		ok = r->build_id[i] == 0;
 	return ok;
+}
+
+int
+symbols_path_build_id(int32_t pid, const char *path,
+		      uint8_t id[SYMBOLS_BUILD_ID_MAX])
+{
+	char full[4200];
+	struct stat st;
+	int fd, len;
+
+	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+	fd = symbols_open_regular(full, &st);
+	if (fd < 0)
+		return fd;
+	len = symbols_fd_build_id(fd, id);
+	close(fd);
+	return len;
 }
 
 /* path opened only if it is the file r maps: -ESTALE when it is not. */

@@ -72,6 +72,13 @@ const char *symbols_object(const struct symbols_file *f, uint64_t vaddr,
 const char *symbols_function(const struct symbols_file *f, uint64_t vaddr,
 			     uint64_t *off, uint64_t *start);
 
+#define SYMBOLS_BUILD_ID_MAX 20
+
+/* The GNU build id of the file at path as process pid sees it (through
+ * /proc/PID/root): its length, or -errno (-ENOENT: none). */
+int symbols_path_build_id(int32_t pid, const char *path,
+			  uint8_t id[SYMBOLS_BUILD_ID_MAX]);
+
 size_t symbols_file_objects(const struct symbols_file *f);
 size_t symbols_file_functions(const struct symbols_file *f);
 /* Files opened and indexed so far. */

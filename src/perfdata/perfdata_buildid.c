@@ -19,6 +19,8 @@
 #include "perfdata_feat.h"
 #include "perfdata_featw.h"
 #include "perfdata_swap.h"
+#include "perfdata_write_int.h"
+#include "record_mmap.h"
 
 #define BUILDID_MISC_SIZE	(1u << 15)	/* PERF_RECORD_MISC_BUILD_ID_SIZE */
 #define BUILDID_FIXED		(8 + 4 + 24)	/* header, pid, id */
@@ -138,4 +140,35 @@ perfdata_featw_build_ids(struct perfdata_bytes *b,
 		perfdata_put_bytes(b, ids[i].path, nl);
 		perfdata_put_bytes(b, zero, padded - nl);
 	}
+}
+
+/* Files listed at most; past this the feature is what it holds. */
+#define BUILDID_MAX_FILES 4096
+
+void
+perfdata_w_note_build_id(struct perfdata_writer *w,
+			 const struct perf_event_header *hdr)
+{
+	struct perfdata_build_id *nb, *b;
+	struct record_mmap m;
+
+	if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+	    record_parse_mmap(hdr, &m) != 0 || !m.build_id_size ||
+	    m.filename[0] != '/' || w->n_build_ids == BUILDID_MAX_FILES)
+		return;
+	for (size_t i = 0; i < w->n_build_ids; i++)
+		if (strcmp(w->build_ids[i].path, m.filename) == 0)
+			return;
+	nb = realloc(w->build_ids, (w->n_build_ids + 1) * sizeof(*nb));
+	if (!nb)
+		return;		/* the feature lists fewer files */
+	w->build_ids = nb;
+	b = &nb[w->n_build_ids];
+	memset(b, 0, sizeof(*b));
+	b->pid = (int32_t)m.pid;
+	b->size = m.build_id_size;
+	memcpy(b->id, m.build_id, m.build_id_size);
+	b->path = strndup(m.filename, m.filename_len);
+	if (b->path)
+		w->n_build_ids++;
 }
