@@ -466,42 +466,13 @@ collector_on_events(struct collector *c, const struct epoll_event *evs,
 	return cmds_ready;
 }
 
-/* Rings whose FORK records wake nobody (no task ring): drained each poll
- * period, so a new thread's channel opens within COLLECTOR_POLL_MS however
- * quiet its siblings are. */
-static void
-collector_sweep(struct collector *c)
-{
-	for (size_t i = 0; i < chanset_count(c->cs); i++) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (channel_tasks_in_ring(ch))
-			collector_drain(c, ch);
-	}
-}
-
-/* Closes the channels whose thread exited, after a last drain. */
-static void
-collector_close_exited(struct collector *c)
-{
-	for (size_t i = chanset_count(c->cs); i-- > 0;) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (channel_exited(ch)) {
-			collector_drain(c, ch);
-			collector_sync_lost(c, ch);
-			chanset_remove(c->cs, ch);
-		}
-	}
-}
-
 static int
 collector_run(struct producer *p)
 {
 	struct collector *c = collector_of(p);
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
 	double now = base_now_s();
-	double next_frame, next_sweep;
+	double next_frame, next_sweep, next_nodes;
 	int ret = 0;
 
 	c->t0 = c->interval_start = now;
@@ -510,6 +481,7 @@ collector_run(struct producer *p)
 	next_frame = now + c->cfg.interval_s;
 	c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
+	next_nodes = now + COLLECTOR_NODES_MS / 1000.0;
 	for (;;) {
 		bool final, cmds_ready, frame_due;
 		double wake = next_frame < c->next_rescan ? next_frame :
@@ -521,6 +493,8 @@ collector_run(struct producer *p)
 		if ((chanset_n_untasked(c->cs) || chanset_count(c->cs) == 0) &&
 		    next_sweep < wake)
 			wake = next_sweep;
+		if (c->nodemap && next_nodes < wake)
+			wake = next_nodes;
 		timeout = collector_ms_until(now, wake);
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
 		if (n < 0) {
@@ -540,6 +514,10 @@ collector_run(struct producer *p)
 		if (now >= next_sweep) {
 			collector_sweep(c);
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
+		}
+		if (c->nodemap && now >= next_nodes && !frame_due) {
+			collector_drain_pending(c);
+			next_nodes = now + COLLECTOR_NODES_MS / 1000.0;
 		}
 		/* A frame's wakeup takes along a rescan that would come due
 		 * before the next frame: one wakeup instead of two, and the

@@ -32,4 +32,31 @@ echo "names-test lived ${lived} us; $nframes frame(s)"
 	skip_part "names-test lived ${lived} us, not under 50 ms (loaded machine); names still checked"
 python3 "$CHECK" "$TMP/short.jsonl" "$TMP/short-report.json" ||
 	fail "short-lived: names"
+
+# Nodes (issue 13, item 7): a process that lives 300 ms, gone long before
+# the only frame (-d 2).  The pages it touched at its start were drained
+# from the ring, and their nodes asked, while it lived (at least every
+# 100 ms), so each has a node; on a one-node machine, node 0.
+"$MEMTOP" -b --json -e faults -d 2 -s total -k 500 -o "$TMP/nodes.jsonl" \
+	-- "$MEMTOP_NAMES_TEST" --report "$TMP/nodes-report.json" \
+	--file "$TMP/nodes-data.bin" --linger-ms 300 --no-stack ||
+	fail "nodes: memtop exited $?"
+python3 - "$TMP/nodes.jsonl" "$TMP/nodes-report.json" <<'PY' || fail "nodes of a short-lived process"
+import glob, json, sys
+frames = [json.loads(l) for l in open(sys.argv[1])]
+report = json.load(open(sys.argv[2]))
+final = frames[-1]
+n_nodes = len(glob.glob("/sys/devices/system/node/node[0-9]*")) or 1
+pages = {p["addr"]: p for p in final["pages"] if p["pid"] == report["pid"]}
+if report["lived_us"] < 250000 or final["cumulative"]["lost"]:
+    print("# SKIP nodes: the run was not as planned (lived "
+          f"{report['lived_us']} us, lost {final['cumulative']['lost']})")
+    sys.exit(0)
+# "gone" is unmapped at once: no node to ask for (man page, mem_unknown).
+bad = [w["what"] for w in report["pages"] if w["what"] != "gone" and (
+       pages.get(w["addr"], {}).get("node") is None
+       or (n_nodes == 1 and pages[w["addr"]]["node"] != 0))]
+assert not bad, f"pages without their node: {bad}"
+print(f"ok: nodes: {len(report['pages']) - 1} pages touched at its start have their node")
+PY
 finish
