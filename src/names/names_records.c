@@ -27,9 +27,14 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 {
 	struct names_proc *p = names_proc(n, pid);
 	struct maps_region r = { 0 };
+	bool fresh;
 
 	if (!p || p->fixed)
 		return;
+	/* A process first seen in a record: its /proc is read only once a
+	 * page of it falls outside what records gave (names_note_page), not
+	 * for every process whose mmap a whole-machine view sees. */
+	fresh = !p->loaded && p->last_try == 0;
 	n->stats.mmaps++;
 	r.start = m->start;
 	r.end = m->end;
@@ -48,6 +53,8 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 	}
 	if (maps_insert(p->maps, &r, m->name, m->name_len) == 0)
 		p->loaded = true;
+	if (fresh)
+		p->due = false;
 }
 
 void
@@ -68,8 +75,10 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 	if (!child || child->fixed)
 		return;
 	/* The child starts as a copy of its parent's address space. */
-	if (maps_copy(child->maps, parent->maps) == 0)
+	if (maps_copy(child->maps, parent->maps) == 0) {
 		child->loaded = true;
+		child->due = false;	/* a copy: nothing to read yet */
+	}
 }
 
 void
