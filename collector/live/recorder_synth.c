@@ -40,34 +40,22 @@ recorder_trailer(const struct recorder_synth *s, pid_t tid,
 		 unsigned char *out)
 {
 	uint64_t st = s->src->events[0].attr.sample_type;
-	uint64_t id = channel_events(s->ch)->ids[0], zero = 0;
-	uint32_t pt[2] = { (uint32_t)s->pid, (uint32_t)tid };
+	uint64_t id = channel_events(s->ch)->ids[0];
+	/* In the order the kernel writes them; {pid, tid} as one u64. */
+	const struct { uint64_t bit, v; } f[] = {
+		{ PERF_SAMPLE_TID, (uint64_t)(uint32_t)tid << 32 |
+				   (uint32_t)s->pid },
+		{ PERF_SAMPLE_TIME, 0 }, { PERF_SAMPLE_ID, id },
+		{ PERF_SAMPLE_STREAM_ID, id }, { PERF_SAMPLE_CPU, 0 },
+		{ PERF_SAMPLE_IDENTIFIER, id },
+	};
 	size_t n = 0;
 
-	if (st & PERF_SAMPLE_TID) {
-		memcpy(out + n, pt, 8);
-		n += 8;
-	}
-	if (st & PERF_SAMPLE_TIME) {
-		memcpy(out + n, &zero, 8);
-		n += 8;
-	}
-	if (st & PERF_SAMPLE_ID) {
-		memcpy(out + n, &id, 8);
-		n += 8;
-	}
-	if (st & PERF_SAMPLE_STREAM_ID) {
-		memcpy(out + n, &id, 8);
-		n += 8;
-	}
-	if (st & PERF_SAMPLE_CPU) {
-		memcpy(out + n, &zero, 8);
-		n += 8;
-	}
-	if (st & PERF_SAMPLE_IDENTIFIER) {
-		memcpy(out + n, &id, 8);
-		n += 8;
-	}
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (st & f[i].bit) {
+			memcpy(out + n, &f[i].v, 8);
+			n += 8;
+		}
 	return n;
 }
 

@@ -328,7 +328,6 @@ maps_load_text(struct maps *m, const char *text, size_t len)
 	struct maps_region *r = NULL, *nr;
 	size_t n = 0, cap = 0, bad = 0;
 	const char *s = text, *end = text + len;
-	bool sorted = true;
 	int err = 0;
 
 	if (m->loaded && hash == m->text_hash && len == m->text_len)
@@ -353,8 +352,6 @@ maps_load_text(struct maps *m, const char *text, size_t len)
 			r = nr;
 		}
 		if (maps_parse_line(s, eol, &reg, &err)) {
-			if (n && reg.start < r[n - 1].start)
-				sorted = false;
 			r[n++] = reg;
 		} else if (err) {
 			goto out_free;
@@ -363,20 +360,13 @@ maps_load_text(struct maps *m, const char *text, size_t len)
 		}
 		s = eol + 1;
 	}
-	if (!sorted)
-		qsort(r, n, sizeof(*r), maps_cmp_start);
-	err = maps_mark_bss(r, n);
+	/* maps_take sorts, marks .bss and carries thread labels. */
+	err = maps_take(m, r, n);
 	if (err)
-		goto out_free;
-	maps_carry_labels(r, n, m->regions, m->n);
-	maps_free_regions(m->regions, m->n);
-	m->regions = r;
-	m->n = n;
+		return err;
 	m->bad_lines = bad;
 	m->text_hash = hash;
 	m->text_len = len;
-	m->loaded = true;
-	m->generation++;
 	return 1;
 
 out_free:
