@@ -418,12 +418,14 @@ collector_rescan(struct collector *c)
 		n = -ESRCH;
 		if (state != 'Z' && state != 'X')
 			n = procfs_tasks(t->pid, collector_scan_thread, &s);
-		/* A name no COMM record gave: read again, since an exec
-		 * before the target's channel opened (a child that perf
-		 * stat or a shell starts) sent its COMM-exec to no ring. */
-		if (n >= 0 && t->comm_time == 0 &&
-		    procfs_comm(t->pid, comm, sizeof(comm)) == 0)
+		/* The name now, whatever records said: an exec before the
+		 * target's channel opened (a child that perf stat or a
+		 * shell starts) sent its COMM-exec to no ring.  Records
+		 * older than this read do not undo it (the same clock). */
+		if (n >= 0 && procfs_comm(t->pid, comm, sizeof(comm)) == 0) {
 			memcpy(t->comm, comm, sizeof(t->comm));
+			t->comm_time = base_now_ns();
+		}
 		collector_proc_end(c);
 		if (n == -ESRCH) {
 			/* The launched command is ours to reap, and ends
