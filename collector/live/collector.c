@@ -197,7 +197,9 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	struct record_task task;
 	uint64_t n;
 
-	if (c->cfg.recorder)
+	/* A channel with a task ring has each COMM twice (both events ask):
+	 * the file gets the one in order with the MMAP2s, the sample ring's. */
+	if (c->cfg.recorder && !(d->task && hdr->type == PERF_RECORD_COMM))
 		recorder_record(c->cfg.recorder, c->cfg.src, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
@@ -252,7 +254,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		}
 		break;
 	case PERF_RECORD_COMM:
-		collector_on_comm(c, d->ch, hdr);
+		collector_on_comm(c, d->ch, hdr, d->task);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

@@ -173,8 +173,10 @@ void collector_sweep(struct collector *c);
 void collector_drain_pending(struct collector *c);
 void collector_close_exited(struct collector *c);
 void collector_on_fork(struct collector *c, const struct record_task *t);
+/* task: from the task ring, whose COMM comes again in the sample ring
+ * (source.h, want_mmap): only that one drops an exec'd image's names. */
 void collector_on_comm(struct collector *c, struct channel *ch,
-		       const struct perf_event_header *hdr);
+		       const struct perf_event_header *hdr, bool task);
 void collector_rescan(struct collector *c);
 bool collector_all_exited(struct collector *c);
 

@@ -275,7 +275,7 @@ collector_rescan_soon(struct collector *c)
  * row; exec(2) also drops the names of its old image. */
 void
 collector_on_comm(struct collector *c, struct channel *ch,
-		  const struct perf_event_header *hdr)
+		  const struct perf_event_header *hdr, bool task)
 {
 	struct record_layout l;
 	struct record_id rid;
@@ -288,7 +288,7 @@ collector_on_comm(struct collector *c, struct channel *ch,
 	/* exec(2): same pid, new address space.  Any watched pid, a
 	 * followed child's too; only names are dropped here (pages
 	 * and code sites stay, keyed by pid). */
-	if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
+	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && !task)
 		sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
 	/* The trailer's time (sample_id_all); 0 without one. */
 	source_layout(&channel_events(ch)->src->events[0], &l);

@@ -44,15 +44,14 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	attr.freq = 0;
 	attr.sample_id_all = 1;
 	attr.task = p->want_task;
-	attr.comm = p->want_task;
-	/* Where task records go, the records that name memory go too:
-	 * every mapping (data too) as MMAP2, with the file's build id where
-	 * the kernel has it (5.12), and exec marked on COMM. */
-	attr.mmap = p->want_task;
-	attr.mmap2 = p->want_task;
-	attr.mmap_data = p->want_task;
-	attr.comm_exec = p->want_task;
-	attr.build_id = p->want_task;
+	attr.comm = p->want_task || p->want_mmap;
+	attr.comm_exec = attr.comm;
+	/* Every mapping (data too) as MMAP2, with the file's build id where
+	 * the kernel has it (5.12). */
+	attr.mmap = p->want_mmap;
+	attr.mmap2 = p->want_mmap;
+	attr.mmap_data = p->want_mmap;
+	attr.build_id = p->want_mmap;
 	attr.inherit = p->inherit;
 	/* One clock for every event: SET_OUTPUT requires it, and FORK times
 	 * can then be compared with clock_gettime() to measure birth gaps. */
