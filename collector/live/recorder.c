@@ -7,8 +7,10 @@
 #include "channel.h"
 #include "perfdata_write.h"
 #include "record.h"
+#include "record_mmap.h"
 #include "recorder.h"
 #include "source.h"
+#include "symbols.h"
 
 /* The SAMPLE fields perf_output_sample() writes before ADDR. */
 #define RECORDER_BEFORE_ADDR (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
@@ -175,6 +177,29 @@ recorder_rewrite(const struct source *src, const struct channel *ch,
 	return NULL;
 }
 
+/* The build id of the file an MMAP2 names, for BUILD_ID (once per
+ * file), read now: perf would read it at the end, when the file may have
+ * been rebuilt. */
+static void
+recorder_build_id(struct perfdata_writer *w,
+		  const struct perf_event_header *hdr)
+{
+	uint8_t id[SYMBOLS_BUILD_ID_MAX];
+	struct record_mmap m;
+	char path[4096];
+	int len;
+
+	if (record_parse_mmap(hdr, &m) != 0 || m.has_build_id ||
+	    m.filename[0] != '/' || m.filename_len >= sizeof(path))
+		return;
+	memcpy(path, m.filename, m.filename_len + 1);
+	if (perfdata_writer_has_build_id(w, path))
+		return;
+	len = symbols_path_build_id((int32_t)m.pid, path, m.ino, id);
+	perfdata_writer_add_build_id(w, (int32_t)m.pid, path, id,
+				     len > 0 ? (size_t)len : 0);
+}
+
 void
 recorder_record(struct perfdata_writer *w, const struct source *src,
 		const struct channel *ch, const struct perf_event_header *hdr)
@@ -190,5 +215,7 @@ recorder_record(struct perfdata_writer *w, const struct source *src,
 	if (channel_task_id(ch, &task_id))
 		perfdata_writer_add_id(w, 0, task_id);
 	with_addr = src ? recorder_rewrite(src, ch, hdr) : NULL;
+	if (hdr->type == PERF_RECORD_MMAP2)
+		recorder_build_id(w, hdr);
 	perfdata_writer_write(w, with_addr ? with_addr : hdr);
 }

@@ -132,6 +132,7 @@ recorder_mmap(struct recorder_synth *s, const struct maps_region *r)
 			free(s->last_path);
 			s->last_path = strdup(r->path);
 			s->last_len = symbols_path_build_id(s->pid, r->path,
+							    r->inode,
 							    s->last_id);
 		}
 		if (s->last_len > 0) {

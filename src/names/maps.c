@@ -251,30 +251,41 @@ maps_floor(const struct maps_region *r, size_t n, uint64_t addr)
 	return (ptrdiff_t)lo - 1;
 }
 
+/* Whether region i may be the .bss of the region before it. */
+bool
+maps_bss_of_prev(const struct maps_region *r, size_t i)
+{
+	const struct maps_region *prev;
+
+	if (i == 0)
+		return false;
+	prev = &r[i - 1];
+	return prev->kind == MAPS_FILE && !prev->shared &&
+	       (prev->prot & MAPS_PROT_WRITE) && prev->end == r[i].start;
+}
+
 /* .bss lives in anonymous memory right after the file's data mapping.
- * Marks made before (maps_take of regions already marked) are redone. */
+ * A mark made before (maps_take of regions already marked) stays while
+ * it still holds, else is undone. */
 static int
 maps_mark_bss(struct maps_region *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (r[i].kind != MAPS_BSS)
+		if (r[i].kind != MAPS_BSS || (maps_bss_of_prev(r, i) &&
+		    strcmp(r[i].path, r[i - 1].path) == 0))
 			continue;
 		free(r[i].path);
 		r[i].path = NULL;
 		r[i].kind = MAPS_ANON;
 	}
 	for (size_t i = 1; i < n; i++) {
-		const struct maps_region *prev = &r[i - 1];
-
-		if (r[i].kind != MAPS_ANON || prev->kind != MAPS_FILE ||
-		    prev->shared || !(prev->prot & MAPS_PROT_WRITE) ||
-		    prev->end != r[i].start)
+		if (r[i].kind != MAPS_ANON || !maps_bss_of_prev(r, i))
 			continue;
-		r[i].path = strdup(prev->path);
+		r[i].path = strdup(r[i - 1].path);
 		if (!r[i].path)
 			return -ENOMEM;
 		r[i].kind = MAPS_BSS;
-		r[i].deleted = prev->deleted;
+		r[i].deleted = r[i - 1].deleted;
 	}
 	return 0;
 }

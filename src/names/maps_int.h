@@ -46,5 +46,7 @@ int maps_classify(struct maps_region *r, const char *name, size_t len);
  * thread-stack labels) and bumps the generation; r is m's then. */
 int maps_take(struct maps *m, struct maps_region *r, size_t n);
 void maps_free_regions(struct maps_region *r, size_t n);
+/* maps.c: whether sorted region i may be the .bss of region i - 1. */
+bool maps_bss_of_prev(const struct maps_region *r, size_t i);
 
 #endif

@@ -40,6 +40,39 @@ maps_piece(struct maps_region *dst, const struct maps_region *r, uint64_t lo,
 	return 0;
 }
 
+/* r starts at at now (at inside it); its file offset moves along. */
+static void
+maps_trim_start(struct maps_region *r, uint64_t at)
+{
+	if (r->kind == MAPS_FILE || r->kind == MAPS_BSS)
+		r->pgoff += at - r->start;
+	r->start = at;
+}
+
+/* Whether r's path is one of m's regions' (moved, not copied). */
+static bool
+maps_owned(const struct maps *m, const struct maps_region *r)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->regions[i].path == r->path)
+			return true;
+	return false;
+}
+
+/* Frees the paths of m's regions that nr covers whole (they go). */
+static void
+maps_drop_covered(struct maps *m, const struct maps_region *nr)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		struct maps_region *o = &m->regions[i];
+
+		if (o->start >= nr->start && o->end <= nr->end) {
+			free(o->path);
+			o->path = NULL;
+		}
+	}
+}
+
 /* The region a record describes: kind and path from its name. */
 static int
 maps_from_record(struct maps_region *nr, const struct maps_region *r,
@@ -92,6 +125,48 @@ maps_is_brk(const struct maps *m, const struct maps_region *r)
 	return exe && r->start > exe_end && r->start - exe_end <= reach;
 }
 
+/*
+ * The common case, a mapping in a gap: nr goes in place, its .bss
+ * neighbour marked, without rebuilding the array.  -EAGAIN when it
+ * overlaps a region (maps_insert then rebuilds), 0 or -ENOMEM (nr's path
+ * freed).
+ */
+static int
+maps_insert_gap(struct maps *m, struct maps_region *nr)
+{
+	ptrdiff_t at = maps_floor(m->regions, m->n, nr->start) + 1;
+	struct maps_region *r;
+	size_t i = (size_t)at;
+
+	if ((at > 0 && m->regions[at - 1].end > nr->start) ||
+	    (i < m->n && m->regions[i].start < nr->end))
+		return -EAGAIN;
+	r = realloc(m->regions, (m->n + 1) * sizeof(*r));
+	if (!r) {
+		free(nr->path);
+		return -ENOMEM;
+	}
+	memmove(&r[i + 1], &r[i], (m->n - i) * sizeof(*r));
+	r[i] = *nr;
+	m->regions = r;
+	m->n++;
+	/* nr may be the .bss of the file before it, or the file of the
+	 * anonymous region after it. */
+	for (size_t j = i; j <= i + 1 && j < m->n; j++) {
+		if (r[j].kind != MAPS_ANON || !maps_bss_of_prev(r, j))
+			continue;
+		r[j].path = strdup(r[j - 1].path);
+		if (r[j].path) {
+			r[j].kind = MAPS_BSS;
+			r[j].deleted = r[j - 1].deleted;
+		}
+	}
+	m->text_len = SIZE_MAX;
+	m->loaded = true;
+	m->generation++;
+	return 0;
+}
+
 int
 maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 	    size_t name_len)
@@ -107,29 +182,49 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 		return err;
 	if (maps_is_brk(m, &nr))
 		nr.kind = MAPS_HEAP;
+	err = maps_insert_gap(m, &nr);
+	if (err != -EAGAIN)
+		return err;
+	err = 0;
 	out = calloc(m->n + 2, sizeof(*out));
 	if (!out) {
 		free(nr.path);
 		return -ENOMEM;
 	}
+	/* Regions move (their paths with them); only a region split in two
+	 * needs a second copy of its path.  Nothing is freed before every
+	 * allocation succeeded. */
 	for (size_t i = 0; i < m->n && !err; i++) {
-		const struct maps_region *o = &m->regions[i];
+		struct maps_region *o = &m->regions[i];
 
 		if (o->end <= nr.start || o->start >= nr.end) {
-			err = maps_dup(&out[k++], o);
+			out[k++] = *o;
 			continue;
 		}
-		if (o->start < nr.start)
-			err = maps_piece(&out[k++], o, o->start, nr.start);
-		if (!err && o->end > nr.end)
+		if (o->start < nr.start && o->end > nr.end)
 			err = maps_piece(&out[k++], o, nr.end, o->end);
+		if (!err && o->start < nr.start) {
+			out[k] = *o;
+			out[k++].end = nr.start;
+		} else if (!err && o->end > nr.end) {
+			out[k] = *o;
+			maps_trim_start(&out[k++], nr.end);
+		}
 	}
 	if (err) {
+		/* Only the pieces' paths are this loop's own. */
+		for (size_t i = 0; i < k; i++)
+			if (out[i].path && !maps_owned(m, &out[i]))
+				free(out[i].path);
+		free(out);
 		free(nr.path);
-		maps_free_regions(out, k);
 		return err;
 	}
+	maps_drop_covered(m, &nr);
 	out[k++] = nr;
+	free(m->regions);
+	m->regions = NULL;
+	m->n = 0;
 	return maps_take(m, out, k);
 }
 
@@ -201,24 +296,31 @@ maps_refresh_gaps(struct maps *m)
 	ret = -ESRCH;		/* a zombie's maps are empty */
 	if (len == 0 || (ret = maps_load_text(seed, buf, len)) < 0)
 		goto out;
-	/* Each seed region splits into at most one piece per known region
-	 * it spans, plus one. */
+	/* The gap pieces first, after room for m's regions: each seed
+	 * region splits into at most one piece per known region it spans,
+	 * plus one. */
 	out = calloc(m->n * 2 + seed->n * 2 + 1, sizeof(*out));
 	ret = -ENOMEM;
 	if (!out)
 		goto out;
-	for (size_t i = 0; i < m->n; i++)
-		if ((ret = maps_dup(&out[k++], &m->regions[i])) < 0)
-			goto out;
+	k = m->n;
 	ret = 0;
 	for (size_t i = 0; i < seed->n && ret == 0; i++)
 		ret = maps_gap_pieces(m, &seed->regions[i], out, &k);
-	if (ret < 0)
-		goto out;
-	if (k == m->n) {
-		maps_probe_threads(m);
+	if (ret < 0 || k == m->n) {
+		size_t pieces = k - m->n;
+
+		memmove(out, out + m->n, pieces * sizeof(*out));
+		k = pieces;
+		if (ret == 0)
+			maps_probe_threads(m);
 		goto out;	/* nothing new: no generation bump */
 	}
+	/* m's regions move in (paths and all). */
+	memcpy(out, m->regions, m->n * sizeof(*out));
+	free(m->regions);
+	m->regions = NULL;
+	m->n = 0;
 	ret = maps_take(m, out, k);
 	out = NULL;
 	k = 0;

@@ -43,7 +43,8 @@
  * /proc/PID/root while the process lives (its inode as the mapping's),
  * else by the path itself, checked against the build id the record or
  * capture carries (names_add_build_id), else against the mapping's
- * inode; a file that fails the check is looked for in perf's build-id
+ * inode (live records carry the inode: source.c says why not the build
+ * id); a file that fails the check is looked for in perf's build-id
  * cache (~/.debug/.build-id/), and without one gives no symbol and
  * counts in stats.mismatched (symbols.h).
  */

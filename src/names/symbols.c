@@ -163,7 +163,7 @@ symbols_build_id_ok(int fd, const struct maps_region *r)
 }
 
 int
-symbols_path_build_id(int32_t pid, const char *path,
+symbols_path_build_id(int32_t pid, const char *path, uint64_t inode,
 		      uint8_t id[SYMBOLS_BUILD_ID_MAX])
 {
 	char full[4200];
@@ -172,6 +172,14 @@ symbols_path_build_id(int32_t pid, const char *path,
 
 	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
 	fd = symbols_open_regular(full, &st);
+	/* Gone: the path itself, if it is still the mapped inode. */
+	if (fd < 0 && fd != -ENOEXEC && inode) {
+		fd = symbols_open_regular(path, &st);
+		if (fd >= 0 && (uint64_t)st.st_ino != inode) {
+			close(fd);
+			fd = -ESTALE;
+		}
+	}
 	if (fd < 0)
 		return fd;
 	len = symbols_fd_build_id(fd, id);

@@ -75,8 +75,9 @@ const char *symbols_function(const struct symbols_file *f, uint64_t vaddr,
 #define SYMBOLS_BUILD_ID_MAX 20
 
 /* The GNU build id of the file at path as process pid sees it (through
- * /proc/PID/root): its length, or -errno (-ENOENT: none). */
-int symbols_path_build_id(int32_t pid, const char *path,
+ * /proc/PID/root; once pid is gone, path itself if its inode is inode):
+ * its length, or -errno (-ENOENT: none, -ESTALE: another file). */
+int symbols_path_build_id(int32_t pid, const char *path, uint64_t inode,
 			  uint8_t id[SYMBOLS_BUILD_ID_MAX]);
 
 size_t symbols_file_objects(const struct symbols_file *f);

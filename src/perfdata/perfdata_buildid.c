@@ -126,7 +126,9 @@ perfdata_featw_build_ids(struct perfdata_bytes *b,
 		unsigned char id[24] = { 0 };
 		uint16_t misc = PERF_RECORD_MISC_USER | BUILDID_MISC_SIZE;
 
-		if (BUILDID_FIXED + padded > UINT16_MAX || ids[i].size > 20)
+		/* size 0: a file known to have none (not written). */
+		if (BUILDID_FIXED + padded > UINT16_MAX || ids[i].size > 20 ||
+		    ids[i].size == 0)
 			continue;
 		memcpy(id, ids[i].id, ids[i].size);
 		id[20] = ids[i].size;
@@ -145,30 +147,52 @@ perfdata_featw_build_ids(struct perfdata_bytes *b,
 /* Files listed at most; past this the feature is what it holds. */
 #define BUILDID_MAX_FILES 4096
 
+bool
+perfdata_writer_has_build_id(const struct perfdata_writer *w,
+			     const char *path)
+{
+	for (size_t i = 0; i < w->n_build_ids; i++)
+		if (strcmp(w->build_ids[i].path, path) == 0)
+			return true;
+	return false;
+}
+
 void
-perfdata_w_note_build_id(struct perfdata_writer *w,
-			 const struct perf_event_header *hdr)
+perfdata_writer_add_build_id(struct perfdata_writer *w, int32_t pid,
+			     const char *path, const uint8_t *id, size_t size)
 {
 	struct perfdata_build_id *nb, *b;
-	struct record_mmap m;
 
-	if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
-	    record_parse_mmap(hdr, &m) != 0 || !m.build_id_size ||
-	    m.filename[0] != '/' || w->n_build_ids == BUILDID_MAX_FILES)
+	if (size > sizeof(b->id) || path[0] != '/' ||
+	    w->n_build_ids == BUILDID_MAX_FILES ||
+	    perfdata_writer_has_build_id(w, path))
 		return;
-	for (size_t i = 0; i < w->n_build_ids; i++)
-		if (strcmp(w->build_ids[i].path, m.filename) == 0)
-			return;
 	nb = realloc(w->build_ids, (w->n_build_ids + 1) * sizeof(*nb));
 	if (!nb)
 		return;		/* the feature lists fewer files */
 	w->build_ids = nb;
 	b = &nb[w->n_build_ids];
 	memset(b, 0, sizeof(*b));
-	b->pid = (int32_t)m.pid;
-	b->size = m.build_id_size;
-	memcpy(b->id, m.build_id, m.build_id_size);
-	b->path = strndup(m.filename, m.filename_len);
+	b->pid = pid;
+	b->size = (uint8_t)size;
+	memcpy(b->id, id, size);
+	b->path = strdup(path);
 	if (b->path)
 		w->n_build_ids++;
+}
+
+void
+perfdata_w_note_build_id(struct perfdata_writer *w,
+			 const struct perf_event_header *hdr)
+{
+	struct record_mmap m;
+	char path[4096];
+
+	if (!(hdr->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+	    record_parse_mmap(hdr, &m) != 0 || !m.build_id_size ||
+	    m.filename_len >= sizeof(path))
+		return;
+	memcpy(path, m.filename, m.filename_len + 1);
+	perfdata_writer_add_build_id(w, (int32_t)m.pid, path, m.build_id,
+				     m.build_id_size);
 }

@@ -88,7 +88,7 @@ perfdata_w_feature(struct perfdata_writer *w, unsigned bit,
 		return perfdata_w_tracing(w, body);
 	case PERFDATA_FEAT_BUILD_ID:
 		perfdata_featw_build_ids(body, w->build_ids, w->n_build_ids);
-		return w->n_build_ids > 0;
+		return body->len > 0;
 	case PERFDATA_FEAT_HOSTNAME:
 	case PERFDATA_FEAT_OSRELEASE:
 	case PERFDATA_FEAT_ARCH:
