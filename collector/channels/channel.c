@@ -246,6 +246,7 @@ channel_open(struct channel **out, const struct source *src,
 			.period = p->period,
 			.enable_on_exec = p->enable_on_exec,
 			.want_task = (i == 0 && ch->task_fd < 0),
+			.want_mmap = i == 0,
 		};
 
 		if (i == 0) {

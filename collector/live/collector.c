@@ -28,6 +28,7 @@
 #include "lathist.h"
 #include "log.h"
 #include "migrate.h"
+#include "names.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "physnode.h"
@@ -93,6 +94,10 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
 	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
 		goto out_oom;
+	/* Every channel asks for MMAP2 records where it asks for task
+	 * records (source_open_event): regions come from them. */
+	if (sides_names(aggr_sides(&c->aggr)))
+		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -188,10 +193,13 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
 	struct collector_drain *d = ctx;
 	struct collector *c = d->c;
+	struct names *names = sides_names(aggr_sides(&c->aggr));
 	struct record_task task;
 	uint64_t n;
 
-	if (c->cfg.recorder)
+	/* A channel with a task ring has each COMM twice (both events ask):
+	 * the file gets the one in order with the MMAP2s, the sample ring's. */
+	if (c->cfg.recorder && !(d->task && hdr->type == PERF_RECORD_COMM))
 		recorder_record(c->cfg.recorder, c->cfg.src, d->ch, hdr);
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE:
@@ -224,9 +232,13 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 	case PERF_RECORD_FORK:
 		if (record_parse_task(hdr, &task) != 0)
 			break;
-		if (task.pid == task.tid)
+		if (task.pid == task.tid) {
 			aggr_proc_fork(&c->aggr, (int32_t)task.pid,
 				       (int32_t)task.ppid);
+			if (names)
+				names_fork(names, (int32_t)task.pid,
+					   (int32_t)task.ppid);
+		}
 		collector_on_fork(c, &task);
 		break;
 	case PERF_RECORD_EXIT:
@@ -234,12 +246,19 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			break;
 		if ((pid_t)task.tid == channel_tid(d->ch))
 			channel_mark_exited(d->ch);
-		if (task.pid == task.tid)
+		if (task.pid == task.tid) {
 			aggr_proc_exit(&c->aggr, (int32_t)task.pid,
 				       task.time);
+			if (names)
+				names_exit(names, (int32_t)task.pid);
+		}
 		break;
 	case PERF_RECORD_COMM:
-		collector_on_comm(c, d->ch, hdr);
+		collector_on_comm(c, d->ch, hdr, d->task);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		collector_on_mmap(c, hdr);
 		break;
 	default:
 		c->unknown_records++;
@@ -452,42 +471,13 @@ collector_on_events(struct collector *c, const struct epoll_event *evs,
 	return cmds_ready;
 }
 
-/* Rings whose FORK records wake nobody (no task ring): drained each poll
- * period, so a new thread's channel opens within COLLECTOR_POLL_MS however
- * quiet its siblings are. */
-static void
-collector_sweep(struct collector *c)
-{
-	for (size_t i = 0; i < chanset_count(c->cs); i++) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (channel_tasks_in_ring(ch))
-			collector_drain(c, ch);
-	}
-}
-
-/* Closes the channels whose thread exited, after a last drain. */
-static void
-collector_close_exited(struct collector *c)
-{
-	for (size_t i = chanset_count(c->cs); i-- > 0;) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (channel_exited(ch)) {
-			collector_drain(c, ch);
-			collector_sync_lost(c, ch);
-			chanset_remove(c->cs, ch);
-		}
-	}
-}
-
 static int
 collector_run(struct producer *p)
 {
 	struct collector *c = collector_of(p);
 	struct epoll_event evs[COLLECTOR_MAX_EVENTS];
 	double now = base_now_s();
-	double next_frame, next_sweep;
+	double next_frame, next_sweep, next_nodes;
 	int ret = 0;
 
 	c->t0 = c->interval_start = now;
@@ -496,6 +486,7 @@ collector_run(struct producer *p)
 	next_frame = now + c->cfg.interval_s;
 	c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
+	next_nodes = now + COLLECTOR_NODES_MS / 1000.0;
 	for (;;) {
 		bool final, cmds_ready, frame_due;
 		double wake = next_frame < c->next_rescan ? next_frame :
@@ -507,6 +498,8 @@ collector_run(struct producer *p)
 		if ((chanset_n_untasked(c->cs) || chanset_count(c->cs) == 0) &&
 		    next_sweep < wake)
 			wake = next_sweep;
+		if (c->nodemap && next_nodes < wake)
+			wake = next_nodes;
 		timeout = collector_ms_until(now, wake);
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
 		if (n < 0) {
@@ -526,6 +519,10 @@ collector_run(struct producer *p)
 		if (now >= next_sweep) {
 			collector_sweep(c);
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
+		}
+		if (c->nodemap && now >= next_nodes && !frame_due) {
+			collector_drain_pending(c);
+			next_nodes = now + COLLECTOR_NODES_MS / 1000.0;
 		}
 		/* A frame's wakeup takes along a rescan that would come due
 		 * before the next frame: one wakeup instead of two, and the

@@ -39,6 +39,11 @@ struct frame;
  * only wakes for work.
  */
 #define COLLECTOR_POLL_MS	25
+/* Samples waiting in a ring are drained at least this often (with node
+ * resolution on): their pages' nodes are asked (move_pages) while their
+ * process lives, so a process that lives a few hundred ms has them; the
+ * watermark alone would leave them until the frame, after its exit. */
+#define COLLECTOR_NODES_MS	100
 #define COLLECTOR_RESCAN_MS	1000
 /* Without a locked-memory limit (root), the rings of a process's threads
  * still take at most this many pages together: 256 MiB, 256 threads at
@@ -159,9 +164,19 @@ struct target *collector_add_target(struct collector *c, pid_t pid,
 void collector_scan_thread(pid_t tid, void *ctx);
 void collector_scanned(struct target *t, const struct collector_scan *s);
 void collector_rescan_soon(struct collector *c);
-void collector_on_fork(struct collector *c, const struct record_task *t);
-void collector_on_comm(struct collector *c, struct channel *ch,
+/* MMAP, MMAP2: the mapping goes to the names (names_mmap). */
+void collector_on_mmap(struct collector *c,
 		       const struct perf_event_header *hdr);
+/* drain_due.c: rings without a task ring, each poll period; rings
+ * holding samples (COLLECTOR_NODES_MS); channels of exited threads. */
+void collector_sweep(struct collector *c);
+void collector_drain_pending(struct collector *c);
+void collector_close_exited(struct collector *c);
+void collector_on_fork(struct collector *c, const struct record_task *t);
+/* task: from the task ring, whose COMM comes again in the sample ring
+ * (source.h, want_mmap): only that one drops an exec'd image's names. */
+void collector_on_comm(struct collector *c, struct channel *ch,
+		       const struct perf_event_header *hdr, bool task);
 void collector_rescan(struct collector *c);
 bool collector_all_exited(struct collector *c);
 

@@ -16,12 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "collector_int.h"
 #include "log.h"
+#include "names.h"
 #include "procfs.h"
+#include "record_mmap.h"
+#include "recorder.h"
 #include "rlimits.h"
 #include "sides.h"
 #include "source.h"
@@ -216,6 +220,10 @@ collector_attach_pid(struct collector *c, pid_t pid, char *err,
 		return -ENOMEM;
 	}
 	collector_scanned(t, &s);
+	/* --record: what it had mapped before now, as perf would write. */
+	if (c->cfg.recorder)
+		recorder_synthesize(c->cfg.recorder, c->cfg.src,
+				    chanset_find(c->cs, pid), pid);
 	/* Watching some threads is a success: err must not linger. */
 	err[0] = '\0';
 	return 0;
@@ -267,7 +275,7 @@ collector_rescan_soon(struct collector *c)
  * row; exec(2) also drops the names of its old image. */
 void
 collector_on_comm(struct collector *c, struct channel *ch,
-		  const struct perf_event_header *hdr)
+		  const struct perf_event_header *hdr, bool task)
 {
 	struct record_layout l;
 	struct record_id rid;
@@ -280,7 +288,7 @@ collector_on_comm(struct collector *c, struct channel *ch,
 	/* exec(2): same pid, new address space.  Any watched pid, a
 	 * followed child's too; only names are dropped here (pages
 	 * and code sites stay, keyed by pid). */
-	if (hdr->misc & PERF_RECORD_MISC_COMM_EXEC)
+	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && !task)
 		sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
 	/* The trailer's time (sample_id_all); 0 without one. */
 	source_layout(&channel_events(ch)->src->events[0], &l);
@@ -292,6 +300,26 @@ collector_on_comm(struct collector *c, struct channel *ch,
 		memcpy(t->comm, comm, sizeof(t->comm));
 		t->comm_time = rid.time;
 	}
+}
+
+/* MMAP, MMAP2: a mapping of any watched process, for its names. */
+void
+collector_on_mmap(struct collector *c, const struct perf_event_header *hdr)
+{
+	struct names *names = sides_names(aggr_sides(&c->aggr));
+	struct record_mmap m;
+	struct names_map nm;
+
+	if (!names || record_parse_mmap(hdr, &m) != 0)
+		return;
+	nm = (struct names_map){
+		.start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff,
+		.inode = m.ino, .dev_major = m.maj, .dev_minor = m.min,
+		.prot = m.prot, .shared = (m.flags & MAP_SHARED) != 0,
+		.name = m.filename, .name_len = m.filename_len,
+		.build_id = m.build_id, .build_id_size = m.build_id_size,
+	};
+	names_mmap(names, (int32_t)m.pid, &nm);
 }
 
 /* FORK: a new thread of a target, or a child process of one. */
@@ -376,7 +404,7 @@ collector_rescan(struct collector *c)
 		char msg[256];
 		struct collector_scan s = { .c = c, .pid = t->pid, .err = msg,
 					    .errlen = sizeof(msg) };
-		char state;
+		char state, comm[sizeof(t->comm)];
 		int n;
 
 		if (!t->alive)
@@ -390,6 +418,14 @@ collector_rescan(struct collector *c)
 		n = -ESRCH;
 		if (state != 'Z' && state != 'X')
 			n = procfs_tasks(t->pid, collector_scan_thread, &s);
+		/* The name now, whatever records said: an exec before the
+		 * target's channel opened (a child that perf stat or a
+		 * shell starts) sent its COMM-exec to no ring.  Records
+		 * older than this read do not undo it (the same clock). */
+		if (n >= 0 && procfs_comm(t->pid, comm, sizeof(comm)) == 0) {
+			memcpy(t->comm, comm, sizeof(t->comm));
+			t->comm_time = base_now_ns();
+		}
 		collector_proc_end(c);
 		if (n == -ESRCH) {
 			/* The launched command is ours to reap, and ends

@@ -9,6 +9,7 @@
 
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct channel;
 struct perfdata_writer;
@@ -33,5 +34,14 @@ int recorder_add_source(struct perfdata_writer *w, const struct source *src,
 void recorder_record(struct perfdata_writer *w, const struct source *src,
 		     const struct channel *ch,
 		     const struct perf_event_header *hdr);
+
+/*
+ * What process pid had before the attach, as perf synthesizes it: a
+ * COMM per thread and an MMAP2 (with the file's build id) per region of
+ * /proc/PID/maps, with ch's ids (recorder_synth.c).  Main thread, at
+ * attach.
+ */
+void recorder_synthesize(struct perfdata_writer *w, const struct source *src,
+			 const struct channel *ch, pid_t pid);
 
 #endif

@@ -100,10 +100,11 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	for (size_t i = 0; i < REPLAY_SEEN; i++)
 		r->seen[i].tid = -1;
 	ret = aggr_init(&r->aggr, cfg->topo, NULL, 12, cfg->max_pages);
-	/* A recording's pids are not processes of this machine now: no
-	 * names from /proc (code sites and line heat stay). */
+	/* A recording's pids are not processes of this machine now: names
+	 * come from its records alone, never /proc, and symbols from the
+	 * files they name, proven by the build ids it lists. */
 	if (ret == 0)
-		sides_names_off(aggr_sides(&r->aggr));
+		ret = replay_names_setup(r);
 	/* The aggregation places a page from its sample's PHYS_ADDR in the
 	 * pass that finds the page anyway; doing it here too cost a second
 	 * page-table lookup (a cache miss on a large table) per sample. */

@@ -13,10 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "aggr.h"
 #include "base.h"
+#include "names.h"
 #include "pagetab.h"
+#include "record_mmap.h"
 #include "replay_int.h"
 #include "sides.h"
 
@@ -388,9 +391,58 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	return 0;
 }
 
+int
+replay_names_setup(struct replay *r)
+{
+	const struct perfdata_info *info = perfdata_reader_info(r->cfg.reader);
+	struct names *names = sides_names(aggr_sides(&r->aggr));
+
+	if (!names)
+		return 0;
+	names_use_records(names, true);
+	for (size_t i = 0; i < info->n_build_ids; i++)
+		if (names_add_build_id(names, info->build_ids[i].path,
+				       info->build_ids[i].id,
+				       info->build_ids[i].size) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* MMAP, MMAP2, FORK: what names the capture's pages. */
+static void
+replay_names_record(struct replay *r, const struct perf_event_header *hdr)
+{
+	struct names *names = sides_names(aggr_sides(&r->aggr));
+	struct record_task task;
+	struct record_mmap m;
+
+	if (!names)
+		return;
+	if (hdr->type == PERF_RECORD_FORK) {
+		if (record_parse_task(hdr, &task) == 0 && task.pid == task.tid)
+			names_fork(names, (int32_t)task.pid,
+				   (int32_t)task.ppid);
+		return;
+	}
+	if (record_parse_mmap(hdr, &m) == 0 && (int32_t)m.pid != -1) {
+		struct names_map nm = {
+			.start = m.addr, .end = m.addr + m.len,
+			.pgoff = m.pgoff, .inode = m.ino,
+			.dev_major = m.maj, .dev_minor = m.min,
+			.prot = m.prot, .shared = (m.flags & MAP_SHARED) != 0,
+			.name = m.filename, .name_len = m.filename_len,
+			.build_id = m.build_id,
+			.build_id_size = m.build_id_size,
+		};
+
+		names_mmap(names, (int32_t)m.pid, &nm);
+	}
+}
+
 static void
 replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 {
+	struct names *names = sides_names(aggr_sides(&r->aggr));
 	struct record_task task;
 	struct replay_task *t;
 	uint32_t pid, tid;
@@ -404,6 +456,9 @@ replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 		if (t)
 			memcpy(t->comm, comm, sizeof(t->comm));
 		aggr_proc_comm(&r->aggr, (int32_t)pid, comm, 0);
+		/* exec: the old image's names go; its MMAP2s follow. */
+		if (names && (hdr->misc & PERF_RECORD_MISC_COMM_EXEC))
+			names_forget(names, (int32_t)pid);
 	} else if (hdr->type == PERF_RECORD_EXIT &&
 		   record_parse_task(hdr, &task) == 0 &&
 		   task.pid == task.tid && (int32_t)task.pid != -1) {
@@ -411,6 +466,8 @@ replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 		if (t)
 			t->exited = true;
 		aggr_proc_exit(&r->aggr, (int32_t)task.pid, 0);
+		if (names)
+			names_exit(names, (int32_t)task.pid);
 	}
 }
 
@@ -434,6 +491,11 @@ replay_record(struct replay *r, const struct perfdata_record *rec)
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_EXIT:
 		replay_task_record(r, hdr);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+		replay_names_record(r, hdr);
 		break;
 	default:
 		if (hdr->type > REPLAY_LAST_KERNEL_TYPE &&

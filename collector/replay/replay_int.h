@@ -146,6 +146,9 @@ int replay_advance(struct replay *r, uint64_t t);
 int replay_sync_events(struct replay *r);
 /* One record from the reader into the aggregation.  0 or -errno. */
 int replay_record(struct replay *r, const struct perfdata_record *rec);
+/* Names from the capture's records, never /proc; its BUILD_ID feature's
+ * build ids for the files.  0 or -ENOMEM. */
+int replay_names_setup(struct replay *r);
 void replay_tasks_fini(struct replay_tasks *t);
 /*
  * A file's MEM_TOPOLOGY as a physnode, answering as

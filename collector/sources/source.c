@@ -44,7 +44,18 @@ source_open_event(const struct event_spec *ev, const struct open_params *p)
 	attr.freq = 0;
 	attr.sample_id_all = 1;
 	attr.task = p->want_task;
-	attr.comm = p->want_task;
+	attr.comm = p->want_task || p->want_mmap;
+	attr.comm_exec = attr.comm;
+	/* Every mapping (data too) as MMAP2, with device and inode.  Not
+	 * attr.build_id: the kernel then sets PERF_RECORD_MISC_MMAP_BUILD_ID
+	 * in the record it shares with every other event of the task, and
+	 * a perf record of the same process at the same time gets MMAP2s
+	 * flagged so but holding an inode (seen on 6.18: perf report then
+	 * fails its build-id assertions).  Files are proven by inode
+	 * instead, and --record lists their build ids (recorder.c). */
+	attr.mmap = p->want_mmap;
+	attr.mmap2 = p->want_mmap;
+	attr.mmap_data = p->want_mmap;
 	attr.inherit = p->inherit;
 	/* One clock for every event: SET_OUTPUT requires it, and FORK times
 	 * can then be compared with clock_gettime() to measure birth gaps. */

@@ -173,6 +173,10 @@ struct open_params {
 	uint64_t period;
 	bool enable_on_exec;
 	bool want_task;		/* FORK/EXIT/COMM records (task=1, comm=1) */
+	/* MMAP2 of every mapping, with build ids, and COMM (exec marked):
+	 * the records that name memory, in the ring of the samples they
+	 * name, so in order with them and waking nobody. */
+	bool want_mmap;
 	bool inherit;		/* follow children (needs cpu >= 0 to mmap) */
 	uint32_t watermark_bytes;	/* 0 = kernel default wakeups */
 };

@@ -303,5 +303,11 @@ framebuild_names(struct frame *f, struct aggr *a)
 	f->code_unknown = interval.unknown;
 	f->code_untracked = interval.untracked;
 	f->sites_evicted = sitetab_evicted(s->sites);
+	if (s->names) {
+		struct names_stats st;
+
+		names_stats(s->names, &st);
+		f->names_mismatched = st.mismatched;
+	}
 	free(pids.pid);
 }

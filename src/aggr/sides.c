@@ -70,6 +70,12 @@ sides_new_page(struct sides *s, int32_t pid, uint64_t addr)
 		names_note_page(s->names, pid, addr);
 }
 
+struct names *
+sides_names(struct sides *s)
+{
+	return s ? s->names : NULL;
+}
+
 void
 sides_forget_pid(struct sides *s, int32_t pid)
 {

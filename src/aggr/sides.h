@@ -77,6 +77,9 @@ sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 }
 /* A page entered the page table. */
 void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
+/* The names, or NULL when naming is off (for the record feeds:
+ * names_mmap, names_fork, names_exit). */
+struct names *sides_names(struct sides *s);
 /* pid exec'd: the names of its old image go (names_forget). */
 void sides_forget_pid(struct sides *s, int32_t pid);
 /* After a batch: reads the regions of processes that need it. */

@@ -24,7 +24,7 @@ maps_new(int32_t pid)
 	return m;
 }
 
-static void
+void
 maps_free_regions(struct maps_region *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -124,7 +124,7 @@ maps_spaces(const char **p, const char *end)
 static const char maps_deleted_suffix[] = " (deleted)";
 
 /* Kind and path from the name field (name may be empty). */
-static int
+int
 maps_classify(struct maps_region *r, const char *name, size_t len)
 {
 	size_t sl = sizeof(maps_deleted_suffix) - 1;
@@ -251,22 +251,41 @@ maps_floor(const struct maps_region *r, size_t n, uint64_t addr)
 	return (ptrdiff_t)lo - 1;
 }
 
-/* .bss lives in anonymous memory right after the file's data mapping. */
+/* Whether region i may be the .bss of the region before it. */
+bool
+maps_bss_of_prev(const struct maps_region *r, size_t i)
+{
+	const struct maps_region *prev;
+
+	if (i == 0)
+		return false;
+	prev = &r[i - 1];
+	return prev->kind == MAPS_FILE && !prev->shared &&
+	       (prev->prot & MAPS_PROT_WRITE) && prev->end == r[i].start;
+}
+
+/* .bss lives in anonymous memory right after the file's data mapping.
+ * A mark made before (maps_take of regions already marked) stays while
+ * it still holds, else is undone. */
 static int
 maps_mark_bss(struct maps_region *r, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
-		const struct maps_region *prev = &r[i - 1];
-
-		if (r[i].kind != MAPS_ANON || prev->kind != MAPS_FILE ||
-		    prev->shared || !(prev->prot & MAPS_PROT_WRITE) ||
-		    prev->end != r[i].start)
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].kind != MAPS_BSS || (maps_bss_of_prev(r, i) &&
+		    strcmp(r[i].path, r[i - 1].path) == 0))
 			continue;
-		r[i].path = strdup(prev->path);
+		free(r[i].path);
+		r[i].path = NULL;
+		r[i].kind = MAPS_ANON;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if (r[i].kind != MAPS_ANON || !maps_bss_of_prev(r, i))
+			continue;
+		r[i].path = strdup(r[i - 1].path);
 		if (!r[i].path)
 			return -ENOMEM;
 		r[i].kind = MAPS_BSS;
-		r[i].deleted = prev->deleted;
+		r[i].deleted = r[i - 1].deleted;
 	}
 	return 0;
 }
@@ -292,13 +311,34 @@ maps_carry_labels(struct maps_region *r, size_t n,
 }
 
 int
+maps_take(struct maps *m, struct maps_region *r, size_t n)
+{
+	int err;
+
+	qsort(r, n, sizeof(*r), maps_cmp_start);
+	err = maps_mark_bss(r, n);
+	if (err) {
+		maps_free_regions(r, n);
+		return err;
+	}
+	maps_carry_labels(r, n, m->regions, m->n);
+	maps_free_regions(m->regions, m->n);
+	m->regions = r;
+	m->n = n;
+	/* The next text read is applied even if it equals the last. */
+	m->text_len = SIZE_MAX;
+	m->loaded = true;
+	m->generation++;
+	return 0;
+}
+
+int
 maps_load_text(struct maps *m, const char *text, size_t len)
 {
 	uint64_t hash = maps_hash(text, len);
 	struct maps_region *r = NULL, *nr;
 	size_t n = 0, cap = 0, bad = 0;
 	const char *s = text, *end = text + len;
-	bool sorted = true;
 	int err = 0;
 
 	if (m->loaded && hash == m->text_hash && len == m->text_len)
@@ -323,8 +363,6 @@ maps_load_text(struct maps *m, const char *text, size_t len)
 			r = nr;
 		}
 		if (maps_parse_line(s, eol, &reg, &err)) {
-			if (n && reg.start < r[n - 1].start)
-				sorted = false;
 			r[n++] = reg;
 		} else if (err) {
 			goto out_free;
@@ -333,20 +371,13 @@ maps_load_text(struct maps *m, const char *text, size_t len)
 		}
 		s = eol + 1;
 	}
-	if (!sorted)
-		qsort(r, n, sizeof(*r), maps_cmp_start);
-	err = maps_mark_bss(r, n);
+	/* maps_take sorts, marks .bss and carries thread labels. */
+	err = maps_take(m, r, n);
 	if (err)
-		goto out_free;
-	maps_carry_labels(r, n, m->regions, m->n);
-	maps_free_regions(m->regions, m->n);
-	m->regions = r;
-	m->n = n;
+		return err;
 	m->bad_lines = bad;
 	m->text_hash = hash;
 	m->text_len = len;
-	m->loaded = true;
-	m->generation++;
 	return 1;
 
 out_free:

@@ -62,6 +62,11 @@ struct maps_region {
 	 * namespace, without " (deleted)"; MAPS_NAMED: the bracketed name;
 	 * NULL otherwise. */
 	char *path;
+	/* From a kernel record that carried it (attr.build_id), or a
+	 * capture's HEADER_BUILD_ID: what the file must hold; size 0 when
+	 * unknown.  symbols_open checks it. */
+	uint8_t build_id[20];
+	uint8_t build_id_size;
 };
 
 struct maps;
@@ -92,6 +97,24 @@ int maps_load_text(struct maps *m, const char *text, size_t len);
  * (process gone): the old regions stay, so a dead process keeps its names.
  */
 int maps_refresh(struct maps *m);
+
+/*
+ * Regions from the kernel's MMAP2 records (maps_records.c).  maps_insert
+ * puts r in place of whatever it overlaps, as the kernel's new mapping
+ * replaced it (perf does the same: no record tells of an munmap, so a
+ * region stays until another covers it).  name is the record's: "//anon",
+ * "[heap]", "[stack]", a path, "PATH (deleted)".  0 or -ENOMEM.
+ */
+int maps_insert(struct maps *m, const struct maps_region *r,
+		const char *name, size_t name_len);
+/*
+ * Re-reads /proc/PID/maps and adds only what falls in the gaps between
+ * the regions already known (records know better: a mapping /proc no
+ * longer lists may still hold samples).  As maps_refresh otherwise.
+ */
+int maps_refresh_gaps(struct maps *m);
+/* Copies every region of from into m (a fork's child).  0 or -ENOMEM. */
+int maps_copy(struct maps *m, const struct maps *from);
 
 /* Labels the anonymous region holding sp as thread tid's stack. */
 void maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp);

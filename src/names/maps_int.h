@@ -40,5 +40,13 @@ int maps_read_file(const char *path, char **buf, size_t *len);
 /* maps_stacks.c: probes up to MAPS_MAX_SP_PROBES threads' stack pointers
  * and names the regions holding them [stack:TID]. */
 void maps_probe_threads(struct maps *m);
+/* maps.c: kind and path of r from a maps name field (may be empty). */
+int maps_classify(struct maps_region *r, const char *name, size_t len);
+/* maps.c: sorts r, marks .bss, replaces m's regions with them (carrying
+ * thread-stack labels) and bumps the generation; r is m's then. */
+int maps_take(struct maps *m, struct maps_region *r, size_t n);
+void maps_free_regions(struct maps_region *r, size_t n);
+/* maps.c: whether sorted region i may be the .bss of region i - 1. */
+bool maps_bss_of_prev(const struct maps_region *r, size_t i);
 
 #endif

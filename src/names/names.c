@@ -98,6 +98,9 @@ names_free(struct names *n)
 	for (size_t i = 0; i < n->n_procs; i++)
 		names_proc_free(n->procs[i]);
 	free(n->procs);
+	for (size_t i = 0; i < n->n_build_ids; i++)
+		free(n->build_ids[i].path);
+	free(n->build_ids);
 	symbols_free(n->symbols);
 	free(n);
 }
@@ -170,6 +173,27 @@ names_old_mod(struct names_proc *p, const struct maps_region *r)
 }
 
 /*
+ * The ELF file of mapping r: through /proc while p may live, else by its
+ * path (offline, or gone), checked against the build id the record or the
+ * capture gives (names.h).
+ */
+static struct symbols_file *
+names_open_file(struct names *n, const struct names_proc *p,
+		const struct maps_region *r, int *err)
+{
+	const struct names_build_id *b;
+	struct maps_region with;
+
+	if (r->build_id_size || !(b = names_build_id_of(n, r->path)))
+		return symbols_open(n->symbols, n->offline ? 0 : p->pid, r,
+				    err);
+	with = *r;
+	memcpy(with.build_id, b->id, b->size);
+	with.build_id_size = b->size;
+	return symbols_open(n->symbols, n->offline ? 0 : p->pid, &with, err);
+}
+
+/*
  * One module per file mapping at file offset 0 (where every ELF's first
  * segment is mapped).  Modules seen before are kept; new ones are opened
  * now, while the process lives.
@@ -205,14 +229,16 @@ names_build_mods(struct names *n, struct names_proc *p)
 		m->inode = r->inode;
 		m->lo = r->start;
 		m->hi = r->end;
-		m->file = symbols_open(n->symbols, p->pid, r, &err);
+		m->file = names_open_file(n, p, r, &err);
 		if (m->file && symbols_bias(m->file, r, &m->bias) == 0) {
 			symbols_extent(m->file, &lo, &hi);
 			m->lo = lo + m->bias;
 			m->hi = hi + m->bias;
 			n->stats.elf_files++;
 		} else {
-			if (err != -ENOEXEC && !m->file)
+			if (err == -ESTALE)
+				n->stats.mismatched++;
+			else if (err != -ENOEXEC && !m->file)
 				n->stats.elf_failures++;
 			m->file = NULL;
 		}
@@ -238,9 +264,9 @@ names_refresh(struct names *n, struct names_proc *p, double now)
 
 	p->last_try = now;
 	p->due = false;
-	if (p->fixed || p->gone)
+	if (p->fixed || p->gone || n->offline)
 		return;
-	ret = maps_refresh(p->maps);
+	ret = n->records ? maps_refresh_gaps(p->maps) : maps_refresh(p->maps);
 	if (ret < 0) {
 		n->stats.maps_failures++;
 		if (ret == -ENOENT || ret == -ESRCH)
@@ -257,7 +283,7 @@ names_refresh(struct names *n, struct names_proc *p, double now)
 /* Everything known of the old image goes: its regions (an address of
  * the new image must not fall in one), modules and the names made from
  * them.  The pid lives (it just exec'd), even if it was thought gone. */
-static void
+void
 names_drop_image(struct names_proc *p)
 {
 	if (maps_load_text(p->maps, "", 0) < 0)
@@ -303,6 +329,10 @@ names_forget(struct names *n, int32_t pid)
 		n->stats.execs++;
 		p->exec = true;
 		p->due = true;
+		/* Records rebuild the new image from now on: the old one
+		 * goes before the first of them is taken. */
+		if (n->records)
+			names_drop_image(p);
 		n->any_due = true;
 		return;
 	}
@@ -358,7 +388,8 @@ names_prepare(struct names *n, int32_t pid)
 		names_refresh(n, p, now);
 		return;
 	}
-	if (p->gone || p->fixed)
+	names_sync_mods(n, p);
+	if (p->gone || p->fixed || n->offline)
 		return;
 	if (now - p->last_try < NAMES_RETRY_MS / 1000.0)
 		return;
@@ -382,9 +413,15 @@ names_load_maps_text(struct names *n, int32_t pid, const char *text,
 	p->fixed = true;
 	p->loaded = true;
 	p->due = false;
+	names_sync_mods(n, p);
+	return 0;
+}
+
+void
+names_sync_mods(struct names *n, struct names_proc *p)
+{
 	if (maps_generation(p->maps) != p->maps_gen_seen)
 		names_build_mods(n, p);
-	return 0;
 }
 
 void

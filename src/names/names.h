@@ -26,6 +26,27 @@
  *
  * Heap, stack and anonymous memory get a region and no symbol: a symbol
  * is only given where an ELF symbol covers the address.
+ *
+ * With records on (names_use_records), the kernel's MMAP2, COMM-exec,
+ * FORK and EXIT records drive the regions (names_records.c): a mapping
+ * is known from its record, before any sample in it is aggregated, and
+ * stays until another mapping covers its addresses (no record tells of
+ * an munmap; perf keeps it too), so memory made and unmapped between two
+ * frames, and every mapping of a process gone by the frame, is named.
+ * /proc/PID/maps then only fills the gaps between the regions records
+ * gave: what existed before the attach, and the stack, whose growth no
+ * record reports.  An exec drops the old image at once and the new
+ * image's records rebuild it.  Offline (a replayed capture) never reads
+ * /proc: its pids are not this machine's processes.
+ *
+ * A symbol comes only from a file proven to be the mapped one: through
+ * /proc/PID/root while the process lives (its inode as the mapping's),
+ * else by the path itself, checked against the build id the record or
+ * capture carries (names_add_build_id), else against the mapping's
+ * inode (live records carry the inode: source.c says why not the build
+ * id); a file that fails the check is looked for in perf's build-id
+ * cache (~/.debug/.build-id/), and without one gives no symbol and
+ * counts in stats.mismatched (symbols.h).
  */
 #ifndef MEMTOP_NAMES_H
 #define MEMTOP_NAMES_H
@@ -59,6 +80,24 @@ struct names_stats {
 	uint64_t execs;		/* names_forget of a pid known here */
 	/* Execs whose re-read waited for NAMES_RETRY_MS: over budget. */
 	uint64_t exec_reads_deferred;
+	uint64_t mmaps;		/* MMAP/MMAP2 records taken */
+	/* Files whose build id (or inode) differs from the mapping's:
+	 * given no symbol. */
+	uint64_t mismatched;
+};
+
+/* One MMAP2 record's mapping, as names_mmap takes it. */
+struct names_map {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t pgoff;
+	uint64_t inode;		/* 0 when unknown (build-id records) */
+	uint32_t dev_major, dev_minor;
+	uint32_t prot;		/* PROT_* */
+	bool shared;		/* MAP_SHARED */
+	const char *name;	/* "//anon", "[heap]", a path ... */
+	size_t name_len;
+	const uint8_t *build_id;	/* NULL or build_id_size bytes */
+	size_t build_id_size;
 };
 
 struct names;
@@ -88,6 +127,18 @@ void names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
  * names_refresh_due (names_forget only marks).  NULL only on ENOMEM. */
 const struct names_code *names_code(struct names *n, int32_t pid,
 				    uint64_t ip);
+
+/* Regions from records from now on; offline: never from /proc. */
+void names_use_records(struct names *n, bool offline);
+/* The records (see the top).  No system calls. */
+void names_mmap(struct names *n, int32_t pid, const struct names_map *m);
+void names_fork(struct names *n, int32_t pid, int32_t ppid);
+void names_exit(struct names *n, int32_t pid);
+/* A capture's HEADER_BUILD_ID entry: the file at path must have this
+ * build id (checked for mappings whose records carry none).  Copied; 0
+ * or -ENOMEM. */
+int names_add_build_id(struct names *n, const char *path,
+		       const uint8_t *id, size_t size);
 
 /* Loads the regions of pid from text instead of /proc (tests, benches);
  * the pid then never reads /proc.  0 or -errno. */

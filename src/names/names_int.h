@@ -62,8 +62,19 @@ struct names_proc {
 	bool exec;			/* exec'd: drop the old image */
 };
 
+/* A capture's HEADER_BUILD_ID entry. */
+struct names_build_id {
+	char *path;
+	uint8_t id[20];
+	uint8_t size;
+};
+
 struct names {
 	struct symbols *symbols;
+	bool records;			/* regions from records */
+	bool offline;			/* never /proc (replay) */
+	struct names_build_id *build_ids;
+	size_t n_build_ids;
 	struct names_proc **procs;
 	size_t n_procs;
 	struct names_proc *last;	/* most recent lookup */
@@ -78,6 +89,14 @@ struct names {
 /* The state of pid, created (without system calls) when absent; NULL
  * when out of memory. */
 struct names_proc *names_proc(struct names *n, int32_t pid);
+/* names.c: drops what is known of p's image (an exec). */
+void names_drop_image(struct names_proc *p);
+/* names.c: rebuilds p's modules when its regions changed. */
+void names_sync_mods(struct names *n, struct names_proc *p);
+/* names_records.c: the build id a capture gives path, or NULL. */
+const struct names_build_id *names_build_id_of(const struct names *n,
+					       const char *path);
+
 /* u64map value destructors. */
 void names_free_code(void *v);
 void names_free_func(void *v);

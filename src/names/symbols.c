@@ -1,6 +1,7 @@
 /* Collector thread only.  See symbols.h. */
 #include "config.h"
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -119,31 +120,150 @@ symbols_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
+/* The GNU build id of the ELF file at fd into id: its length, or
+ * -ENOENT when it has none (or more than fits). */
+static int
+symbols_fd_build_id(int fd, uint8_t id[SYMBOLS_BUILD_ID_MAX])
+{
+	const void *p = NULL;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ssize_t len;
+
+	if (!elf)
+		return -ENOENT;
+	len = dwelf_elf_gnu_build_id(elf, &p);
+	if (len > 0 && len <= SYMBOLS_BUILD_ID_MAX)
+		memcpy(id, p, (size_t)len);
+	elf_end(elf);
+	return len > 0 && len <= SYMBOLS_BUILD_ID_MAX ? (int)len : -ENOENT;
+}
+
 /*
- * Opens the file of mapping r as process pid sees it.  The inode must
- * match what the maps list: a path may name another file by now.
+ * Whether the ELF file at fd has the build id r carries (r has none:
+ * nothing to check).  Beside the opens below: a file named by a path may
+ * be another build by now.
+ */
+static bool
+symbols_build_id_ok(int fd, const struct maps_region *r)
+{
+	uint8_t id[SYMBOLS_BUILD_ID_MAX];
+	int len;
+	bool ok;
+
+	if (r->build_id_size == 0)
+		return true;
+	len = symbols_fd_build_id(fd, id);
+	/* The kernel and perf pad a 16-byte id to 20 with zeros. */
+	ok = len > 0 && (size_t)len <= r->build_id_size &&
+	     memcmp(id, r->build_id, (size_t)len) == 0;
+	for (size_t i = len > 0 ? (size_t)len : 0; ok && i < r->build_id_size;
+	     i++)
+		ok = r->build_id[i] == 0;
+	return ok;
+}
+
+int
+symbols_path_build_id(int32_t pid, const char *path, uint64_t inode,
+		      uint8_t id[SYMBOLS_BUILD_ID_MAX])
+{
+	char full[4200];
+	struct stat st;
+	int fd, len;
+
+	snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
+	fd = symbols_open_regular(full, &st);
+	/* Gone: the path itself, if it is still the mapped inode. */
+	if (fd < 0 && fd != -ENOEXEC && inode) {
+		fd = symbols_open_regular(path, &st);
+		if (fd >= 0 && (uint64_t)st.st_ino != inode) {
+			close(fd);
+			fd = -ESTALE;
+		}
+	}
+	if (fd < 0)
+		return fd;
+	len = symbols_fd_build_id(fd, id);
+	close(fd);
+	return len;
+}
+
+/* path opened only if it is the file r maps: -ESTALE when it is not. */
+static int
+symbols_open_checked(const char *path, const struct maps_region *r,
+		     bool by_inode, struct stat *st)
+{
+	int fd = symbols_open_regular(path, st);
+
+	if (fd < 0)
+		return fd;
+	/* A build id proves more than an inode (a capture read on another
+	 * machine keeps its build ids, not its inodes). */
+	if ((by_inode && !r->build_id_size && r->inode &&
+	     (uint64_t)st->st_ino != r->inode) ||
+	    !symbols_build_id_ok(fd, r)) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/* perf's build-id cache: ~/.debug/.build-id/XX/REST/elf. */
+static int
+symbols_open_cache(const struct maps_region *r, struct stat *st)
+{
+	const char *home = getenv("HOME");
+	char path[4200];
+	int at;
+
+	if (!home || !r->build_id_size)
+		return -ENOENT;
+	at = snprintf(path, sizeof(path), "%s/.debug/.build-id/%02x/", home,
+		      r->build_id[0]);
+	for (size_t i = 1; i < r->build_id_size && at < 4000; i++)
+		at += snprintf(path + at, sizeof(path) - (size_t)at, "%02x",
+			       r->build_id[i]);
+	snprintf(path + at, sizeof(path) - (size_t)at, "/elf");
+	return symbols_open_checked(path, r, false, st);
+}
+
+/*
+ * Opens the file of mapping r: as process pid sees it while it lives
+ * (pid > 0), its inode as the maps list (a path may name another file by
+ * now), else by the path itself, proven by build id or inode, else from
+ * perf's build-id cache.  -ESTALE: only a file that is not the mapped
+ * one was found.
  */
 static int
 symbols_open_fd(int32_t pid, const struct maps_region *r, struct stat *st)
 {
+	bool named = !r->deleted && r->path && r->path[0] == '/';
 	char path[4200];
-	int fd;
+	int fd, ret = -ENOENT;
 
-	if (!r->deleted && r->path && r->path[0] == '/') {
+	if (pid > 0 && named) {
 		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid,
 			 r->path);
-		fd = symbols_open_regular(path, st);
-		if (fd >= 0) {
-			if (r->inode == 0 || (uint64_t)st->st_ino == r->inode)
-				return fd;
-			close(fd);
-		} else if (fd == -ENOEXEC) {
+		fd = symbols_open_checked(path, r, true, st);
+		if (fd >= 0 || fd == -ENOEXEC)
 			return fd;
-		}
 	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)pid, r->start, r->end);
-	return symbols_open_regular(path, st);
+	if (pid > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
+			 "-%" PRIx64, (int)pid, r->start, r->end);
+		fd = symbols_open_regular(path, st);
+		if (fd >= 0 || fd == -ENOEXEC)
+			return fd;
+	}
+	/* Gone (or a capture): the path, if something proves it. */
+	if (named && (pid <= 0 || r->build_id_size || r->inode)) {
+		ret = symbols_open_checked(r->path, r, true, st);
+		if (ret >= 0 || ret == -ENOEXEC)
+			return ret;
+	}
+	fd = symbols_open_cache(r, st);
+	if (fd >= 0)
+		return fd;
+	return ret == -ESTALE ? ret : fd == -ESTALE ? fd : ret;
 }
 
 static int

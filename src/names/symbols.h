@@ -7,7 +7,8 @@
  * targets map is read and indexed once.  A file is opened while its
  * process lives, through /proc/PID/root/PATH, so the path is resolved in
  * the target's mount namespace (containers), or failing that (deleted
- * file, other root) through /proc/PID/map_files/START-END.  What is
+ * file, other root) through /proc/PID/map_files/START-END; once it is
+ * gone, by the path checked against the build id (symbols_open).  What is
  * needed is copied out and the file closed: names keep working after the
  * process exits, and no descriptor stays open.
  *
@@ -36,8 +37,14 @@ void symbols_free(struct symbols *s);
 
 /*
  * The indexed ELF file behind file mapping r of process pid, opening and
- * indexing it on first use.  NULL with *err = -errno when it cannot be
- * opened, -ENOEXEC when it is not an ELF file with program headers.
+ * indexing it on first use.  pid <= 0 (a capture, or a process gone):
+ * never through /proc, the file at r's path instead, which must have r's
+ * build id (r->build_id_size), else r's inode, else is taken as perf
+ * takes it; when it is not the mapped file, perf's build-id cache
+ * (~/.debug/.build-id/) may hold the right one.  NULL with *err =
+ * -errno when it cannot be opened, -ENOEXEC when it is not an ELF file
+ * with program headers, -ESTALE when only a different file was found
+ * (never indexed: no wrong symbol).
  */
 struct symbols_file *symbols_open(struct symbols *s, int32_t pid,
 				  const struct maps_region *r, int *err);
@@ -64,6 +71,14 @@ const char *symbols_object(const struct symbols_file *f, uint64_t vaddr,
  */
 const char *symbols_function(const struct symbols_file *f, uint64_t vaddr,
 			     uint64_t *off, uint64_t *start);
+
+#define SYMBOLS_BUILD_ID_MAX 20
+
+/* The GNU build id of the file at path as process pid sees it (through
+ * /proc/PID/root; once pid is gone, path itself if its inode is inode):
+ * its length, or -errno (-ENOENT: none, -ESTALE: another file). */
+int symbols_path_build_id(int32_t pid, const char *path, uint64_t inode,
+			  uint8_t id[SYMBOLS_BUILD_ID_MAX]);
 
 size_t symbols_file_objects(const struct symbols_file *f);
 size_t symbols_file_functions(const struct symbols_file *f);

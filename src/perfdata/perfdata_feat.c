@@ -333,6 +333,9 @@ perfdata_feat_parse(struct perfdata_info *info, unsigned bit,
 	case PERFDATA_FEAT_EVENT_DESC:
 		ret = perfdata_parse_event_desc(info, &c);
 		break;
+	case PERFDATA_FEAT_BUILD_ID:
+		ret = perfdata_parse_build_ids(info, &c);
+		break;
 	case PERFDATA_FEAT_CPU_TOPOLOGY:
 		ret = perfdata_parse_cpu_topology(info, &c);
 		break;
@@ -445,5 +448,6 @@ perfdata_info_fini(struct perfdata_info *info)
 	perfdata_free_mem(info);
 	free(info->pmus);
 	free(info->names);
+	perfdata_free_build_ids(info);
 	memset(info, 0, sizeof(*info));
 }

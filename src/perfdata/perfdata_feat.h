@@ -34,6 +34,14 @@ struct perfdata_pmu {
 	char name[64];
 };
 
+/* BUILD_ID entry (perfdata_buildid.c): the file at path had this id. */
+struct perfdata_build_id {
+	int32_t pid;
+	uint8_t id[20];
+	uint8_t size;
+	char *path;
+};
+
 /* EVENT_DESC entry: a name for the attr that owns first_id. */
 struct perfdata_event_name {
 	char name[128];
@@ -63,6 +71,9 @@ struct perfdata_info {
 
 	struct perfdata_event_name *names;
 	size_t n_names;
+
+	struct perfdata_build_id *build_ids;	/* BUILD_ID */
+	size_t n_build_ids;
 
 	bool compressed;
 	uint32_t comp_type;		/* PERFDATA_COMP_ZSTD */
@@ -101,5 +112,12 @@ struct topo *perfdata_info_topo(const struct perfdata_info *info, char *err,
 
 /* Frees what info owns and zeroes it.  NULL-safe, idempotent. */
 void perfdata_info_fini(struct perfdata_info *info);
+
+/* perfdata_buildid.c: BUILD_ID's entries from c (replacing earlier
+ * ones); 0, -EINVAL (malformed) or -ENOMEM. */
+struct perfdata_cursor;
+int perfdata_parse_build_ids(struct perfdata_info *info,
+			     struct perfdata_cursor *c);
+void perfdata_free_build_ids(struct perfdata_info *info);
 
 #endif

@@ -30,6 +30,11 @@ void perfdata_put_u64(struct perfdata_bytes *b, uint64_t v);
 void perfdata_put_string(struct perfdata_bytes *b, const char *s);
 void perfdata_bytes_fini(struct perfdata_bytes *b);
 
+struct perfdata_build_id;
+/* BUILD_ID (perfdata_buildid.c): one entry per file. */
+void perfdata_featw_build_ids(struct perfdata_bytes *b,
+			      const struct perfdata_build_id *ids, size_t n);
+
 /* NRCPUS: every CPU of topo is counted as available and online. */
 void perfdata_featw_nrcpus(struct perfdata_bytes *b, const struct topo *t);
 /* NUMA_TOPOLOGY: each node of topo with its memory and cpulist. */

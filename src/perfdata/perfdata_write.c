@@ -26,6 +26,7 @@
 
 #include "base.h"
 #include "perfdata_featw.h"
+#include "perfdata_feat.h"
 #include "perfdata_format.h"
 #include "perfdata_swap.h"
 #include "perfdata_write.h"
@@ -248,6 +249,8 @@ perfdata_writer_write(struct perfdata_writer *w,
 		w->stats.skipped++;
 		return 0;
 	}
+	if (hdr->type == PERF_RECORD_MMAP2)
+		perfdata_w_note_build_id(w, hdr);
 	if (w->opts.swap) {
 		struct perf_event_header *copy = (void *)w->scratch;
 
@@ -323,6 +326,9 @@ perfdata_writer_free(struct perfdata_writer *w)
 	u64idx_fini(&w->ids);
 	free(w->block_node);
 	free(w->pmus);
+	for (size_t i = 0; i < w->n_build_ids; i++)
+		free(w->build_ids[i].path);
+	free(w->build_ids);
 	free(w->buf);
 	free(w->path);
 	free(w);

@@ -72,6 +72,18 @@ int perfdata_writer_add_pmu(struct perfdata_writer *w, uint32_t type,
 			    const char *name);
 
 /*
+ * Lists path's build id in the BUILD_ID feature (once per path; MMAP2
+ * records that carry one are listed by perfdata_writer_write itself);
+ * size 0 notes a file that has none, so it is not asked again.
+ * perfdata_writer_has_build_id: whether path is listed.
+ */
+void perfdata_writer_add_build_id(struct perfdata_writer *w, int32_t pid,
+				  const char *path, const uint8_t *id,
+				  size_t size);
+bool perfdata_writer_has_build_id(const struct perfdata_writer *w,
+				  const char *path);
+
+/*
  * Appends one kernel record (host order, as the ring gave it).  SAMPLE,
  * COMM, FORK, EXIT, LOST, LOST_SAMPLES, THROTTLE, UNTHROTTLE, MMAP and
  * MMAP2 are written, other types are counted in `skipped`.  0, or the

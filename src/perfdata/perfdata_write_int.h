@@ -47,12 +47,20 @@ struct perfdata_writer {
 	size_t n_blocks;
 	struct perfdata_pmu_map *pmus;
 	size_t n_pmus;
+	/* BUILD_ID: the files MMAP2 records gave a build id, one each. */
+	struct perfdata_build_id *build_ids;
+	size_t n_build_ids;
 
 	struct perfdata_writer_stats stats;
 	uint64_t scratch[(65536 + 8) / 8];
 };
 
 struct perfdata_bytes;
+
+/* perfdata_buildid.c: notes the build id a host-order MMAP2 record
+ * carries (PERF_RECORD_MISC_MMAP_BUILD_ID) for the BUILD_ID feature. */
+void perfdata_w_note_build_id(struct perfdata_writer *w,
+			      const struct perf_event_header *hdr);
 
 /*
  * Everything after the data section, as one buffer: feature index and

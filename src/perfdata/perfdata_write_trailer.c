@@ -86,6 +86,9 @@ perfdata_w_feature(struct perfdata_writer *w, unsigned bit,
 	switch (bit) {
 	case PERFDATA_FEAT_TRACING_DATA:
 		return perfdata_w_tracing(w, body);
+	case PERFDATA_FEAT_BUILD_ID:
+		perfdata_featw_build_ids(body, w->build_ids, w->n_build_ids);
+		return body->len > 0;
 	case PERFDATA_FEAT_HOSTNAME:
 	case PERFDATA_FEAT_OSRELEASE:
 	case PERFDATA_FEAT_ARCH:
@@ -137,7 +140,8 @@ perfdata_w_feature(struct perfdata_writer *w, unsigned bit,
 }
 
 static const unsigned perfdata_w_features[] = {
-	PERFDATA_FEAT_TRACING_DATA, PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
+	PERFDATA_FEAT_TRACING_DATA, PERFDATA_FEAT_BUILD_ID,
+	PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
 	PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
 	PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_NUMA_TOPOLOGY,
 	PERFDATA_FEAT_PMU_MAPPINGS, PERFDATA_FEAT_MEM_TOPOLOGY,

@@ -7,12 +7,20 @@
  *   heap       a malloc'd buffer ([heap])
  *   stack      a second thread's stack ([stack:TID])
  *   file       a shared mapping of a file (PATH+0x2000)
+ *   private    a private mapping of the same file (PATH+0x1000)
+ *   gone       a private mapping of PATH.gone, unmapped at once after
+ *              its page is touched (PATH.gone+0x1000): only the kernel's
+ *              MMAP2 record ever tells of it
  * each after MADV_DONTNEED, so the fault happens now whatever the loader
  * or malloc did before, and writes a JSON report of the page addresses
  * and the names expected.  Then it lingers (the thread blocked in a
  * system call, where memtop can read its stack pointer) and exits 0.
+ * With --linger-ms 0 it lives a few milliseconds; the report's
+ * "lived_us" says how long, from exec to exit.  --no-stack leaves the
+ * stack page out of the report (a thread that never blocks while memtop
+ * looks has no [stack:TID] label).
  *
- *   names-test --report FILE --file PATH [--linger-ms N]
+ *   names-test --report FILE --file PATH [--linger-ms N] [--no-stack]
  */
 #include "config.h"
 
@@ -35,6 +43,7 @@
 #define NAMES_HEAP_BYTES (64 * 1024)	/* below malloc's mmap threshold */
 #define NAMES_FILE_BYTES (4 * NAMES_PAGE)
 #define NAMES_FILE_OFF	0x2000
+#define NAMES_PRIV_OFF	0x1000
 
 __attribute__((aligned(4096)))
 char names_global_data[4 * NAMES_PAGE] = { 1 };
@@ -87,6 +96,14 @@ names_thread_main(void *arg)
 	return NULL;
 }
 
+/* What main made besides the fixed pages. */
+struct names_made {
+	uintptr_t lib_page, heap_page, priv_page, gone_page;
+	void *map;
+	const char *path;
+	bool no_stack;
+};
+
 static void
 names_report_page(FILE *out, bool first, const char *what, uintptr_t page,
 		  const char *region, const char *symbol)
@@ -105,14 +122,39 @@ names_report_page(FILE *out, bool first, const char *what, uintptr_t page,
 	fputs("}", out);
 }
 
+/* Process start in CLOCK_BOOTTIME ns, from /proc/self/stat (clock
+ * ticks since boot); 0 if unreadable. */
+static uint64_t
+names_started_ns(void)
+{
+	unsigned long long ticks = 0;
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* starttime is field 22; after ") " come fields 3.. */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
+		return 0;
+	return ticks * (1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
 /* The JSON report: the process, and each page touched with the region and
  * symbol memtop must give it.  -1 if it cannot be written. */
 static int
 names_write_report(const char *report, const char *exe,
-		   const struct names_thread *t, uintptr_t lib_page,
-		   uintptr_t heap_page, const char *map, const char *path)
+		   const struct names_thread *t, const struct names_made *m)
 {
 	char region[4300];
+	struct timespec now;
+	uint64_t started;
 	FILE *out;
 
 	out = fopen(report, "w");
@@ -129,15 +171,25 @@ names_write_report(const char *report, const char *exe,
 	names_report_page(out, false, "exe-bss",
 			  (uintptr_t)names_global_array + NAMES_PAGE, NULL,
 			  "names_global_array+0x1000");
-	names_report_page(out, false, "lib-data", lib_page, NULL,
+	names_report_page(out, false, "lib-data", m->lib_page, NULL,
 			  "names_lib_array+0x2000");
-	names_report_page(out, false, "heap", heap_page, "[heap]", NULL);
+	names_report_page(out, false, "heap", m->heap_page, "[heap]", NULL);
 	snprintf(region, sizeof(region), "[stack:%d]", (int)t->tid);
-	names_report_page(out, false, "stack", t->page, region, NULL);
-	snprintf(region, sizeof(region), "%s+0x%x", path, NAMES_FILE_OFF);
-	names_report_page(out, false, "file", (uintptr_t)map + NAMES_FILE_OFF,
-			  region, NULL);
-	fputs("]}\n", out);
+	if (!m->no_stack)
+		names_report_page(out, false, "stack", t->page, region, NULL);
+	snprintf(region, sizeof(region), "%s+0x%x", m->path, NAMES_FILE_OFF);
+	names_report_page(out, false, "file",
+			  (uintptr_t)m->map + NAMES_FILE_OFF, region, NULL);
+	snprintf(region, sizeof(region), "%s+0x%x", m->path, NAMES_PRIV_OFF);
+	names_report_page(out, false, "private", m->priv_page, region, NULL);
+	snprintf(region, sizeof(region), "%s.gone+0x%x", m->path,
+		 NAMES_PRIV_OFF);
+	names_report_page(out, false, "gone", m->gone_page, region, NULL);
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	started = names_started_ns();
+	fprintf(out, "],\"lived_us\":%llu}\n", started ? (unsigned long long)
+		(((uint64_t)now.tv_sec * 1000000000ull +
+		  (uint64_t)now.tv_nsec - started) / 1000) : 0ull);
 	fclose(out);
 	return 0;
 }
@@ -146,21 +198,62 @@ static int
 names_usage(void)
 {
 	fprintf(stderr, "usage: names-test --report FILE --file PATH "
-		"[--linger-ms N]\n");
+		"[--linger-ms N] [--no-stack]\n");
 	return 2;
+}
+
+/*
+ * Maps the file shared (m->map) and privately, and PATH.gone privately;
+ * touches a page of each of the private ones, then unmaps PATH.gone.
+ * 0, or -1 with a message.
+ */
+static int
+names_map_files(struct names_made *m, int *fd)
+{
+	char gone[4200];
+	char *priv, *g;
+	int gfd;
+
+	*fd = open(m->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	snprintf(gone, sizeof(gone), "%s.gone", m->path);
+	gfd = open(gone, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (*fd < 0 || gfd < 0 || ftruncate(*fd, NAMES_FILE_BYTES) < 0 ||
+	    ftruncate(gfd, NAMES_FILE_BYTES) < 0) {
+		fprintf(stderr, "names-test: %s: %s\n", m->path,
+			strerror(errno));
+		return -1;
+	}
+	m->map = mmap(NULL, NAMES_FILE_BYTES, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, *fd, 0);
+	priv = mmap(NULL, NAMES_FILE_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE, *fd, 0);
+	g = mmap(NULL, NAMES_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		 gfd, 0);
+	close(gfd);
+	if (m->map == MAP_FAILED || priv == MAP_FAILED || g == MAP_FAILED) {
+		fprintf(stderr, "names-test: mmap: %s\n", strerror(errno));
+		return -1;
+	}
+	m->priv_page = (uintptr_t)priv + NAMES_PRIV_OFF;
+	names_touch(priv + NAMES_PRIV_OFF);
+	m->gone_page = (uintptr_t)g + NAMES_PRIV_OFF;
+	names_touch(g + NAMES_PRIV_OFF);
+	munmap(g, NAMES_FILE_BYTES);
+	unlink(gone);
+	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
-	const char *report = NULL, *path = NULL;
+	const char *report = NULL;
 	long linger_ms = 2000;
 	struct names_thread t = { PTHREAD_MUTEX_INITIALIZER,
 				  PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+	struct names_made m = { 0 };
 	struct timespec ts;
 	pthread_t th;
-	char exe[4096], *heap, *map;
-	uintptr_t heap_page, lib_page;
+	char exe[4096], *heap;
 	ssize_t n;
 	int fd;
 
@@ -168,13 +261,15 @@ main(int argc, char **argv)
 		if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
 			report = argv[++i];
 		else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-			path = argv[++i];
+			m.path = argv[++i];
 		else if (strcmp(argv[i], "--linger-ms") == 0 && i + 1 < argc)
 			linger_ms = atol(argv[++i]);
+		else if (strcmp(argv[i], "--no-stack") == 0)
+			m.no_stack = true;
 		else
 			return names_usage();
 	}
-	if (!report || !path)
+	if (!report || !m.path)
 		return names_usage();
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
@@ -182,39 +277,24 @@ main(int argc, char **argv)
 		return 1;
 	}
 	exe[n] = '\0';
-
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, NAMES_FILE_BYTES) < 0) {
-		fprintf(stderr, "names-test: %s: %s\n", path, strerror(errno));
-		return 1;
-	}
-	map = mmap(NULL, NAMES_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
 	heap = malloc(NAMES_HEAP_BYTES);
-	if (map == MAP_FAILED || !heap) {
-		fprintf(stderr, "names-test: out of memory\n");
-		return 1;
-	}
-	if (pthread_create(&th, NULL, names_thread_main, &t) != 0) {
-		fprintf(stderr, "names-test: pthread_create failed\n");
+	if (!heap || names_map_files(&m, &fd) < 0 ||
+	    pthread_create(&th, NULL, names_thread_main, &t) != 0) {
+		fprintf(stderr, "names-test: setup failed\n");
 		return 1;
 	}
 
 	names_touch(names_global_data + NAMES_PAGE);
 	names_touch(names_global_array + NAMES_PAGE);
-	lib_page = (uintptr_t)names_lib_touch(2 * NAMES_PAGE);
-	heap_page = names_page_of((uintptr_t)heap + NAMES_HEAP_BYTES / 2);
-	names_touch((char *)heap_page);
-	names_touch(map + NAMES_FILE_OFF);
+	m.lib_page = (uintptr_t)names_lib_touch(2 * NAMES_PAGE);
+	m.heap_page = names_page_of((uintptr_t)heap + NAMES_HEAP_BYTES / 2);
+	names_touch((char *)m.heap_page);
+	names_touch((char *)m.map + NAMES_FILE_OFF);
 
 	pthread_mutex_lock(&t.lock);
 	while (t.state != 1)
 		pthread_cond_wait(&t.cond, &t.lock);
 	pthread_mutex_unlock(&t.lock);
-
-	if (names_write_report(report, exe, &t, lib_page, heap_page, map,
-			       path) < 0)
-		return 1;
 
 	ts.tv_sec = linger_ms / 1000;
 	ts.tv_nsec = (linger_ms % 1000) * 1000000L;
@@ -225,7 +305,10 @@ main(int argc, char **argv)
 	pthread_cond_broadcast(&t.cond);
 	pthread_mutex_unlock(&t.lock);
 	pthread_join(th, NULL);
-	munmap(map, NAMES_FILE_BYTES);
+	/* Written last: its lived_us covers the whole run. */
+	if (names_write_report(report, exe, &t, &m) < 0)
+		return 1;
+	munmap((void *)m.map, NAMES_FILE_BYTES);
 	close(fd);
 	free(heap);
 	return 0;

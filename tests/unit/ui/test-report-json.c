@@ -144,6 +144,7 @@ test_exact(void)
 		"\"query_us\":0},\"collector_cpu_us\":0,\"levels\":{},"
 		"\"granularity\":0,\"code_sites\":[],\"code_unknown\":0,"
 		"\"code_untracked\":0,\"sites_evicted\":0,"
+		"\"names\":{\"mismatched\":0},"
 		"\"processes\":[{\"pid\":4242,\"comm\":\"bench\","
 		"\"cgroup\":\"/user.slice\",\"samples\":3,\"loads\":1,"
 		"\"stores\":1,\"other\":1,\"local\":3,\"remote\":0,"
@@ -165,7 +166,7 @@ test_key_order(void)
 		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
 		"imbalance", "migrations", "node_resolution",
 		"collector_cpu_us", "levels", "granularity", "code_sites",
-		"code_unknown", "code_untracked", "sites_evicted",
+		"code_unknown", "code_untracked", "sites_evicted", "names",
 		"scope", "processes", "processes_untracked",
 		"processes_unknown", "exit_status", "error",
 	};

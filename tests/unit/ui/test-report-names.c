@@ -86,6 +86,7 @@ main(void)
 	f->code_unknown = 3;
 	f->code_untracked = 4;
 	f->sites_evicted = 6;
+	f->names_mismatched = 2;
 
 	s = rtest_render(f);
 	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
@@ -103,7 +104,8 @@ main(void)
 		  "\"function\":\"fill\",\"module\":\"/opt/app\",\"samples\":2,"
 		  "\"total\":5},{\"pid\":7,\"function\":null,\"module\":"
 		  "\"[anon]\",\"samples\":0,\"total\":0}],\"code_unknown\":3,"
-		  "\"code_untracked\":4,\"sites_evicted\":6");
+		  "\"code_untracked\":4,\"sites_evicted\":6,"
+		  "\"names\":{\"mismatched\":2}");
 	check(s && s[strlen(s) - 1] == '\n' && strchr(s, '\n') ==
 	      s + strlen(s) - 1);
 	free(s);

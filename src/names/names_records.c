@@ -1,0 +1,127 @@
+/*
+ * Regions from the kernel's records: MMAP2 (and MMAP), FORK, EXIT, and
+ * the build ids a capture lists.  Collector or replay thread only.  See
+ * names.h.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "maps.h"
+#include "names.h"
+
+#include "names_int.h"
+
+void
+names_use_records(struct names *n, bool offline)
+{
+	n->records = true;
+	n->offline = offline;
+}
+
+void
+names_mmap(struct names *n, int32_t pid, const struct names_map *m)
+{
+	struct names_proc *p = names_proc(n, pid);
+	struct maps_region r = { 0 };
+	bool fresh;
+
+	if (!p || p->fixed)
+		return;
+	/* A process first seen in a record: its /proc is read only once a
+	 * page of it falls outside what records gave (names_note_page), not
+	 * for every process whose mmap a whole-machine view sees. */
+	fresh = !p->loaded && p->last_try == 0;
+	n->stats.mmaps++;
+	r.start = m->start;
+	r.end = m->end;
+	r.pgoff = m->pgoff;
+	r.inode = m->inode;
+	r.dev_major = m->dev_major;
+	r.dev_minor = m->dev_minor;
+	r.prot = (uint8_t)(((m->prot & PROT_READ) ? MAPS_PROT_READ : 0) |
+			   ((m->prot & PROT_WRITE) ? MAPS_PROT_WRITE : 0) |
+			   ((m->prot & PROT_EXEC) ? MAPS_PROT_EXEC : 0));
+	r.shared = m->shared;
+	if (m->build_id && m->build_id_size &&
+	    m->build_id_size <= sizeof(r.build_id)) {
+		memcpy(r.build_id, m->build_id, m->build_id_size);
+		r.build_id_size = (uint8_t)m->build_id_size;
+	}
+	if (maps_insert(p->maps, &r, m->name, m->name_len) == 0)
+		p->loaded = true;
+	if (fresh)
+		p->due = false;
+}
+
+void
+names_fork(struct names *n, int32_t pid, int32_t ppid)
+{
+	struct names_proc *parent, *child;
+
+	if (pid == ppid)
+		return;		/* a thread: same address space */
+	parent = NULL;
+	for (size_t i = 0; i < n->n_procs && !parent; i++)
+		if (n->procs[i]->pid == ppid)
+			parent = n->procs[i];
+	if (!parent || !maps_count(parent->maps))
+		return;
+	parent->used = ++n->tick;	/* not the one to make room */
+	child = names_proc(n, pid);
+	if (!child || child->fixed)
+		return;
+	/* The child starts as a copy of its parent's address space. */
+	if (maps_copy(child->maps, parent->maps) == 0) {
+		child->loaded = true;
+		child->due = false;	/* a copy: nothing to read yet */
+	}
+}
+
+void
+names_exit(struct names *n, int32_t pid)
+{
+	for (size_t i = 0; i < n->n_procs; i++)
+		if (n->procs[i]->pid == pid) {
+			/* Keeps what it had; /proc has nothing more. */
+			n->procs[i]->gone = true;
+			n->procs[i]->due = false;
+			return;
+		}
+}
+
+const struct names_build_id *
+names_build_id_of(const struct names *n, const char *path)
+{
+	if (!path)
+		return NULL;
+	for (size_t i = 0; i < n->n_build_ids; i++)
+		if (strcmp(n->build_ids[i].path, path) == 0)
+			return &n->build_ids[i];
+	return NULL;
+}
+
+int
+names_add_build_id(struct names *n, const char *path, const uint8_t *id,
+		   size_t size)
+{
+	struct names_build_id *b;
+
+	if (size == 0 || size > sizeof(b->id) || names_build_id_of(n, path))
+		return 0;
+	b = realloc(n->build_ids, (n->n_build_ids + 1) * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	n->build_ids = b;
+	b = &b[n->n_build_ids];
+	b->path = strdup(path);
+	if (!b->path)
+		return -ENOMEM;
+	memcpy(b->id, id, size);
+	b->size = (uint8_t)size;
+	n->n_build_ids++;
+	return 0;
+}
