@@ -333,6 +333,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.cmds = st->cmds;
 	cfg.scope = st->opt.mode == MODE_SYSTEM ? &st->scope : NULL;
 	cfg.max_processes = st->opt.max_processes;
+	cfg.rearm_s = st->opt.rearm_s;
 	if (st->opt.record_path) {
 		ret = main_open_record(st, cfg.period, err, errlen);
 		if (ret < 0)

@@ -103,6 +103,7 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		goto out_oom;
 	}
 	ingest_init(&c->ingest, &c->aggr);
+	collector_rearm_setup(c);
 	if (getenv("MEMTOP_DEBUG_LATENCY")) {
 		c->lat = lathist_new(getenv("MEMTOP_DEBUG_LATENCY"));
 		if (!c->lat) {
@@ -369,7 +370,8 @@ collector_emit(struct collector *c, double now, bool final)
 	m.source = src->name;
 	m.events = events;
 	m.n_events = src->n_events;
-	m.source_note = src->note;
+	m.source_note = c->rearm.on ? collector_rearm_note(c, src->note) :
+				      src->note;
 	m.has_kinds = src->has_kinds;
 	m.period = chanset_period(c->cs);
 	m.targets = ft;
@@ -405,6 +407,8 @@ collector_emit(struct collector *c, double now, bool final)
 	aggr_revalidate_budget(&c->aggr, (uint64_t)(c->cfg.interval_s * 1e9 *
 						    COLLECTOR_REVAL_SHARE));
 	c->interval_start = now;
+	if (!final)
+		collector_rearm(c, now, true);
 	seq = f->seq;
 	ret = producer_publish(&c->prod, f);
 	if (c->lat)
@@ -490,6 +494,8 @@ collector_run(struct producer *p)
 	c->t0 = c->interval_start = now;
 	c->cpu_at_interval = collector_cpu_ns();
 	collector_rescan(c);
+	c->rearm.next = now;
+	collector_rearm(c, now, true);
 	next_frame = now + c->cfg.interval_s;
 	c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
@@ -498,6 +504,9 @@ collector_run(struct producer *p)
 		double wake = next_frame < c->next_rescan ? next_frame :
 							    c->next_rescan;
 		int n, timeout;
+
+		if (collector_rearm_due(c) < wake)
+			wake = collector_rearm_due(c);
 
 		/* Without channels, only a rescan tells the target's exit
 		 * (or a new thread): poll as often as the sweep. */
@@ -520,6 +529,7 @@ collector_run(struct producer *p)
 			producer_commands(&c->prod);
 		now = base_now_s();
 		frame_due = now >= next_frame;
+		collector_rearm(c, now, false);
 		if (now >= next_sweep) {
 			collector_sweep(c);
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;

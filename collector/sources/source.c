@@ -144,6 +144,9 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 	case SOURCE_IBS:
 		ret = source_ibs_init(src, status, sizeof(status));
 		break;
+	case SOURCE_DAMON:
+		snprintf(why, whylen, "damon: not supported yet");
+		return -EOPNOTSUPP;
 	case SOURCE_FAULTS:
 	case SOURCE_AUTO:
 	default:

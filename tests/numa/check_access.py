@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Checks one access scenario of tests/numa/scenarios-access.sh.
+
+Usage: check_access.py NAME OUTPUT RC
+
+OUTPUT holds memtop's JSON frames followed by tests/numa/access-clusters'
+report (WRITE/READ page addresses, INTERVAL lines, RATE): the oracle.
+Prints 'ok: ...' lines, 'FAIL: ...' lines, and exits 1 on any failure.
+"""
+import json
+import sys
+
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    print(("ok: " if cond else "FAIL: ") + what)
+    if not cond:
+        failures += 1
+
+
+def parse(path):
+    frames, truth = [], {"WRITE": [], "READ": [], "INTERVAL": [], "RATE": []}
+    other = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    frames.append(json.loads(line))
+                except ValueError:
+                    other.append(line)
+                continue
+            word = line.split(" ", 1)[0]
+            if word in truth:
+                truth[word].append(line.split()[1:])
+            elif line:
+                other.append(line)
+    return frames, truth, other
+
+
+def pages_of(frame):
+    return {int(p["addr"], 16): p for p in frame.get("pages", [])}
+
+
+def rearm(frames, truth):
+    write = {int(a[0], 16) for a in truth["WRITE"]}
+    read = {int(a[0], 16) for a in truth["READ"]}
+    check(len(write) == 16 and len(read) == 16,
+          "the workload reported 16 written and 16 read pages")
+    note = frames[0].get("source_note") or ""
+    check("first write per page per interval" in note and
+          "loads are not seen" in note,
+          "the note says what --rearm samples mean: " + note[:120])
+    last = frames[-1]
+    tot = {a: p["total"] for a, p in pages_of(last).items()}
+    wmin = min((tot.get(a, 0) for a in write), default=0)
+    # The workload's own stack and .bss are written every round too:
+    # among the anonymous mappings the written cluster comes first.
+    others = [t for a, t in tot.items() if a not in write and
+              (pages_of(last)[a].get("region") or "") == "[anon]"]
+    check(wmin >= 8 and all(t < wmin for t in others),
+          "the 16 written pages rank first by total among [anon] pages "
+          "(least %d, best other %d)" % (wmin, max(others, default=0)))
+    check(all(tot.get(a, 0) <= 1 for a in read),
+          "the read pages fault at most once, at their first touch "
+          "(totals %s)" % sorted({tot.get(a, 0) for a in read}))
+    # Frames inside the run: not the first (start-up) nor the last.
+    mid = [f for f in frames[1:-1] if f["totals"]["samples"] > 0]
+    lost = sum(f["totals"].get("lost", 0) for f in frames)
+    exact = 0
+    for f in mid:
+        seen = {a for a, p in pages_of(f).items() if p["samples"] > 0}
+        if seen & (write | read) == write:
+            exact += 1
+    intervals = [i for i in truth["INTERVAL"] if int(i[4]) == 16]
+    check(len(intervals) >= 8, "the workload wrote all 16 pages in each "
+          "of %d intervals" % len(intervals))
+    if lost:
+        print("# SKIP exact write sets: %d samples lost" % lost)
+    else:
+        check(len(mid) >= 6 and exact >= len(mid) - 1,
+              "each frame's write set is the workload's (16 pages, no read "
+              "page): %d of %d frames" % (exact, len(mid)))
+    stores = sum(p["stores"] for f in frames for a, p in pages_of(f).items()
+                 if a in write)
+    samples = sum(p["samples"] for f in frames
+                  for a, p in pages_of(f).items() if a in write)
+    check(samples > 0 and stores == samples,
+          "the written pages' samples are stores (%d of %d)"
+          % (stores, samples))
+
+
+def main():
+    name, path, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    frames, truth, other = parse(path)
+    check(rc == 0, "%s: memtop exit status %d" % (name, rc))
+    if not frames:
+        print("\n".join(other[-20:]))
+        check(False, "%s: memtop wrote frames" % name)
+        return 1
+    {"rearm": rearm}[name](frames, truth)
+    if failures:
+        print("\n".join(other[-20:]))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
