@@ -17,12 +17,13 @@
 need_python
 
 : "${MEMTOP_ACCESS_CLUSTERS:=$MEMTOP_BUILDDIR/tests/numa/access-clusters}"
+: "${MEMTOP_DAMON_LIVE:=$MEMTOP_BUILDDIR/tests/numa/damon-live}"
 : "${MEMTOP_NUMA_TIMEOUT:=480}"
 CACHE="$MEMTOP_BUILDDIR/numa-guest-trixie"
 NAMES=$(sed -n 's/^SCENARIOS="\(.*\)"/\1/p' \
 	"$MEMTOP_SRCDIR/tests/numa/scenarios-access.sh")
 
-for b in "$MEMTOP" "$MEMTOP_ACCESS_CLUSTERS"; do
+for b in "$MEMTOP" "$MEMTOP_ACCESS_CLUSTERS" "$MEMTOP_DAMON_LIVE"; do
 	[ -x "$b" ] || { fail "not built: $b"; finish; }
 done
 command -v qemu-system-x86_64 >/dev/null ||
@@ -32,7 +33,7 @@ guest_use_trixie
 guest_fetch "$CACHE" || skip_ci "no guest kernel or busybox: $GUEST_WHY"
 guest_initramfs "$CACHE" "$TMP/initrd.gz" \
 	"$MEMTOP_SRCDIR/tests/numa/scenarios-access.sh" "$MEMTOP" \
-	"$MEMTOP_ACCESS_CLUSTERS" || fail "initramfs: $GUEST_WHY"
+	"$MEMTOP_ACCESS_CLUSTERS" "$MEMTOP_DAMON_LIVE" || fail "initramfs: $GUEST_WHY"
 [ "$failures" -eq 0 ] || finish
 
 if ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \

@@ -92,10 +92,58 @@ def rearm(frames, truth):
           % (stores, samples))
 
 
+def damon_regions(frames, truth, lines):
+    write = {int(a[0], 16) for a in truth["WRITE"]}
+    read = {int(a[0], 16) for a in truth["READ"]}
+    snaps, cur = [], None
+    for ln in lines:
+        w = ln.split()
+        if w[0] == "SNAP":
+            cur = []
+            snaps.append(cur)
+        elif w[0] == "REGION" and cur is not None:
+            cur.append((int(w[1], 16), int(w[2], 16), int(w[3]), int(w[4])))
+    check(len(snaps) >= 3, "damon-live read %d snapshots" % len(snaps))
+
+    def acc(regs, pages):
+        # Least accesses over the regions covering the cluster's pages.
+        return min((r[2] for r in regs for p in pages
+                    if r[0] <= p < r[1]), default=-1)
+
+    last = snaps[-1] if snaps else []
+    top = max((r[2] for r in last), default=0)
+    wa, ra = acc(last, write), acc(last, read)
+    print("# last snapshot: %d regions, written cluster %d, read cluster %d, "
+          "best %d accesses" % (len(last), wa, ra, top))
+    check(wa >= 15, "the written cluster's regions are hot (%d of 20)" % wa)
+    check(ra >= 15, "the read cluster's regions are hot (%d of 20, pti=on)"
+          % ra)
+    cold = [r for r in last if r[2] == 0]
+    check(len(cold) > 0, "some regions are idle (%d)" % len(cold))
+
+
+def damon_refuse(frames, truth, lines):
+    before = [ln for ln in lines if ln.startswith("BEFORE ")]
+    after = [ln for ln in lines if ln.startswith("AFTER ")]
+    rc = [ln for ln in lines if ln.startswith("MEMTOP_RC ")]
+    msg = [ln for ln in lines if "damon" in ln and "kdamond" in ln]
+    check(rc == ["MEMTOP_RC 1"], "memtop -e damon exits 1: %s" % rc)
+    check(len(msg) == 1 and "state on" in msg[0],
+          "one line names the running kdamond: %s" % msg)
+    check(before and "state=on" in before[0] and after and
+          before[0][7:] == after[0][6:],
+          "the kdamond is left as it was: %s / %s" % (before, after))
+
+
 def main():
     name, path, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
     frames, truth, other = parse(path)
-    check(rc == 0, "%s: memtop exit status %d" % (name, rc))
+    check(rc == 0, "%s: exit status %d" % (name, rc))
+    if name in ("damon_regions", "damon_refuse"):
+        {"damon_regions": damon_regions,
+         "damon_refuse": damon_refuse}[name](frames, truth, other)
+        print("\n".join(other[-12:]) if failures else "")
+        return 1 if failures else 0
     if not frames:
         print("\n".join(other[-20:]))
         check(False, "%s: memtop wrote frames" % name)

@@ -4,7 +4,7 @@
 # workload's ground truth (access-clusters --report: WRITE, READ,
 # INTERVAL and RATE lines), and ends with memtop's status.
 
-SCENARIOS="rearm"
+SCENARIOS="rearm damon_regions damon_refuse"
 
 # Frames and then the report; memtop's status.
 access_run() {
@@ -23,4 +23,38 @@ scenario_rearm() {
 	echo 0 >/proc/sys/kernel/numa_balancing 2>/dev/null
 	access_run -b --json -e faults -c 1 --rearm -d 0.5 -k 64 -s total -- \
 		access-clusters --pages 16 --secs 6 --report /tmp/ac.txt
+}
+
+# memtop's DAMON driver on the real interface (damon-live): a vaddr
+# kdamond on the workload; its regions must find both clusters hot.
+scenario_damon_regions() {
+	access-clusters --pages 16 --secs 12 --report /tmp/ac.txt &
+	local pid=$! rc
+	sleep 1
+	damon-live $pid 5
+	rc=$?
+	wait $pid
+	cat /tmp/ac.txt
+	rm -f /tmp/ac.txt
+	return $rc
+}
+
+# Another user's kdamond (set up here with the shell, on this shell's own
+# pid): memtop -e damon refuses, naming it, and leaves it running as it
+# was.  It is stopped and removed afterwards.
+scenario_damon_refuse() {
+	local a=/sys/kernel/mm/damon/admin/kdamonds c rc
+	c=$a/0/contexts/0
+	echo 1 >$a/nr_kdamonds && echo 1 >$a/0/contexts/nr_contexts &&
+		echo vaddr >$c/operations && echo 1 >$c/targets/nr_targets &&
+		echo $$ >$c/targets/0/pid_target && echo on >$a/0/state ||
+		{ echo "cannot start the test's own kdamond"; return 1; }
+	echo "BEFORE state=$(cat $a/0/state) pid=$(cat $a/0/pid) nr=$(cat $a/nr_kdamonds) ops=$(cat $c/operations) target=$(cat $c/targets/0/pid_target)"
+	memtop -b -e damon -n 1 -- true
+	rc=$?
+	echo "MEMTOP_RC $rc"
+	echo "AFTER state=$(cat $a/0/state) pid=$(cat $a/0/pid) nr=$(cat $a/nr_kdamonds) ops=$(cat $c/operations) target=$(cat $c/targets/0/pid_target)"
+	echo off >$a/0/state
+	echo 0 >$a/nr_kdamonds
+	return 0
 }
