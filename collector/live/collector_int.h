@@ -27,6 +27,8 @@
 #include "producer.h"
 #include "record.h"
 
+struct damon;
+struct damon_region;
 struct frame;
 
 /*
@@ -140,6 +142,16 @@ struct collector {
 	struct cpulist open_failed;
 	uint64_t hotplug;
 	struct collector_rearm rearm;
+	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
+	 * period its intervals follow, its CPU time at the last frame. */
+	struct damon *damon;
+	struct damon_region *regs;
+	size_t n_regs, regs_cap;
+	uint64_t damon_period;
+	pid_t kdamond;
+	uint64_t kdamond_ns;
+	char damon_why[256];	/* why the last snapshot failed */
+	char damon_note[1600];
 };
 
 struct collector_scan {
@@ -190,6 +202,13 @@ void collector_rearm_setup(struct collector *c);
 double collector_rearm_due(const struct collector *c);
 void collector_rearm(struct collector *c, double now, bool frame);
 const char *collector_rearm_note(struct collector *c, const char *src_note);
+
+/* damonfeed.c */
+int collector_damon_start(struct collector *c);
+void collector_damon_stop(struct collector *c);
+void collector_damon_drain(struct collector *c);
+void collector_damon_frame(struct collector *c, struct frame *f);
+const char *collector_damon_note(struct collector *c, const char *src_note);
 
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);

@@ -257,9 +257,10 @@ damon_region_u64(const struct damon *d, size_t i, const char *field,
 	return 0;
 }
 
-int
-damon_snapshot(struct damon *d, struct damon_region **regs, size_t *cap,
-	       char *why, size_t whylen)
+/* One update of the tried regions and their reading. */
+static int
+damon_snapshot_once(struct damon *d, struct damon_region **regs,
+		    size_t *cap, char *why, size_t whylen)
 {
 	size_t n = 0;
 	int ret;
@@ -295,6 +296,21 @@ damon_snapshot(struct damon *d, struct damon_region **regs, size_t *cap,
 		(*regs)[n] = r;
 	}
 	return (int)n;
+}
+
+/*
+ * The kernel may answer an update before the scheme was applied again,
+ * with no tried region at all (seen on 6.12): then once more.
+ */
+int
+damon_snapshot(struct damon *d, struct damon_region **regs, size_t *cap,
+	       char *why, size_t whylen)
+{
+	int n = damon_snapshot_once(d, regs, cap, why, whylen);
+
+	if (n == 0)
+		n = damon_snapshot_once(d, regs, cap, why, whylen);
+	return n;
 }
 
 pid_t

@@ -55,6 +55,9 @@ struct source {
 	 * least period_min (IBS: 16 and 0x90).  See source_period(). */
 	uint64_t period_step;
 	uint64_t period_min;
+	/* damon: no events; the live collector reads DAMON regions
+	 * (collector/live/damonfeed.c). */
+	bool damon;
 };
 
 /*

@@ -4,7 +4,7 @@
 # workload's ground truth (access-clusters --report: WRITE, READ,
 # INTERVAL and RATE lines), and ends with memtop's status.
 
-SCENARIOS="rearm damon_regions damon_refuse"
+SCENARIOS="rearm damon_regions damon damon_refuse"
 
 # Frames and then the report; memtop's status.
 access_run() {
@@ -36,6 +36,16 @@ scenario_damon_regions() {
 	wait $pid
 	cat /tmp/ac.txt
 	rm -f /tmp/ac.txt
+	return $rc
+}
+
+# memtop -e damon on the workload: its kdamond's regions as entries.
+scenario_damon() {
+	access_run -b --json -e damon -d 1 -k 40 -- \
+		access-clusters --pages 16 --secs 20 --report /tmp/ac.txt
+	local rc=$?
+	# memtop removes its kdamond when it ends.
+	echo "KDAMONDS_AFTER $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)"
 	return $rc
 }
 
