@@ -145,6 +145,13 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 		ret = source_ibs_init(src, status, sizeof(status));
 		break;
 	case SOURCE_DAMON:
+		if (opt->system || opt->record) {
+			snprintf(status, sizeof(status), "not supported yet "
+				 "with %s", opt->system ? "-a or -G (a paddr "
+				 "context)" : "--record (no perf events)");
+			ret = -EOPNOTSUPP;
+			break;
+		}
 		ret = source_damon_init(src, status, sizeof(status));
 		break;
 	case SOURCE_FAULTS:

@@ -74,6 +74,10 @@ struct source_opts {
 	enum source_choice choice;
 	uint64_t period;	/* -c; 0 = the source's default */
 	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
+	/* -a/-G and --record: damon cannot serve them (no paddr context
+	 * yet, no perf events to record); auto passes it over. */
+	bool system;
+	bool record;
 };
 
 /*
