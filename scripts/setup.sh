@@ -13,9 +13,11 @@ MEMTOP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # server and checks the exposition with promtool; clang libclang-rt-dev for
 # the sanitizer and fuzzer builds and the symbolizer; qemu-system-x86
 # busybox-static cpio for the two-node guest of tests/numa/numa-qemu.sh,
-# which downloads its kernel package).
+# which downloads its kernel package; debian-archive-keyring for
+# tests/numa/access-qemu.sh, which reads Debian 13's archive with an apt
+# configuration of its own).
 setup_packages() {
-	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev qemu-system-x86 busybox-static cpio
+	local want=(meson ninja-build pkg-config gcc libc6-dev libncurses-dev qemu-system-x86 busybox-static cpio debian-archive-keyring
 		    libnuma-dev libelf-dev libdw-dev python3 tmux linux-perf libpfm4-dev libzstd-dev clang libclang-rt-dev valgrind
 		    libmicrohttpd-dev prometheus "$@")
 	local missing=()

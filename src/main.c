@@ -36,11 +36,10 @@
 #include "topo.h"
 #include "ui.h"
 
-/* 1 MiB a thread: about 45 ms of 88-byte samples at 250 K/s, which
- * covers a frame build or the first frame's symbol loading
- * (bench/bench-live.py measures the losses; README.md, Performance).
- * With the half-ring watermark (collector/channels/channel.c) a larger
- * ring also means fewer wakeups. */
+/* 1 MiB a thread: 45 ms of 88-byte samples at 250 K/s, a frame build or
+ * the first frame's symbol loading (bench/bench-live.py measures losses;
+ * README.md, Performance).  With the half-ring watermark (collector/
+ * channels/channel.c) a larger ring also means fewer wakeups. */
 #define MAIN_RING_PAGES		256
 #define MAIN_TUI_TOP_K		500
 #define MAIN_FRAME_QUEUE	64
@@ -295,7 +294,8 @@ main_start(struct main_state *st, char *err, size_t errlen)
 		return main_start_replay(st, err, errlen);
 	ret = source_select_opts(&(struct source_opts){
 		.choice = st->opt.source, .period = st->opt.period,
-		.ldlat = st->opt.ldlat }, &st->src, err, errlen);
+		.ldlat = st->opt.ldlat, .system = st->opt.mode == MODE_SYSTEM,
+		.record = st->opt.record_path != NULL }, &st->src, err, errlen);
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();
@@ -333,6 +333,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.cmds = st->cmds;
 	cfg.scope = st->opt.mode == MODE_SYSTEM ? &st->scope : NULL;
 	cfg.max_processes = st->opt.max_processes;
+	cfg.rearm_s = st->opt.rearm_s;
 	if (st->opt.record_path) {
 		ret = main_open_record(st, cfg.period, err, errlen);
 		if (ret < 0)

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		goto out_oom;
 	}
 	ingest_init(&c->ingest, &c->aggr);
+	collector_rearm_setup(c);
 	if (getenv("MEMTOP_DEBUG_LATENCY")) {
 		c->lat = lathist_new(getenv("MEMTOP_DEBUG_LATENCY"));
 		if (!c->lat) {
@@ -151,6 +153,7 @@ collector_destroy(struct producer *p)
 {
 	struct collector *c = collector_of(p);
 
+	collector_damon_stop(c);
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
 	nodemap_free(c->nodemap);
@@ -391,7 +394,9 @@ collector_emit(struct collector *c, double now, bool final)
 	m.source = src->name;
 	m.events = events;
 	m.n_events = src->n_events;
-	m.source_note = src->note;
+	m.source_note = c->rearm.on ? collector_rearm_note(c, src->note) :
+			c->damon ? collector_damon_note(c, src->note) :
+				   src->note;
 	m.has_kinds = src->has_kinds;
 	m.period = chanset_period(c->cs);
 	m.targets = ft;
@@ -406,6 +411,7 @@ collector_emit(struct collector *c, double now, bool final)
 	if (!f)
 		return -ENOMEM;
 	collector_prune_targets(c);
+	collector_damon_frame(c, f);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
 	collector_system_frame(c, f);
@@ -427,6 +433,8 @@ collector_emit(struct collector *c, double now, bool final)
 	aggr_revalidate_budget(&c->aggr, (uint64_t)(c->cfg.interval_s * 1e9 *
 						    COLLECTOR_REVAL_SHARE));
 	c->interval_start = now;
+	if (!final)
+		collector_rearm(c, now, true);
 	seq = f->seq;
 	ret = producer_publish(&c->prod, f);
 	if (c->lat)
@@ -471,6 +479,19 @@ collector_on_events(struct collector *c, const struct epoll_event *evs,
 	return cmds_ready;
 }
 
+/* The thread's start: the first rescan, re-arm and kdamond. */
+static void
+collector_begin(struct collector *c, double now)
+{
+	c->t0 = c->interval_start = now;
+	c->cpu_at_interval = collector_cpu_ns();
+	collector_rescan(c);
+	c->rearm.next = now;
+	collector_rearm(c, now, true);
+	if (collector_damon_start(c) < 0)
+		c->prod.quit = true;
+}
+
 static int
 collector_run(struct producer *p)
 {
@@ -480,9 +501,7 @@ collector_run(struct producer *p)
 	double next_frame, next_sweep, next_nodes;
 	int ret = 0;
 
-	c->t0 = c->interval_start = now;
-	c->cpu_at_interval = collector_cpu_ns();
-	collector_rescan(c);
+	collector_begin(c, now);
 	next_frame = now + c->cfg.interval_s;
 	c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
 	next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
@@ -493,9 +512,12 @@ collector_run(struct producer *p)
 							    c->next_rescan;
 		int n, timeout;
 
+		wake = fmin(wake, collector_rearm_due(c));
+
 		/* Without channels, only a rescan tells the target's exit
 		 * (or a new thread): poll as often as the sweep. */
-		if ((chanset_n_untasked(c->cs) || chanset_count(c->cs) == 0) &&
+		if ((chanset_n_untasked(c->cs) ||
+		     (chanset_count(c->cs) == 0 && !c->damon)) &&
 		    next_sweep < wake)
 			wake = next_sweep;
 		if (c->nodemap && next_nodes < wake)
@@ -516,6 +538,7 @@ collector_run(struct producer *p)
 			producer_commands(&c->prod);
 		now = base_now_s();
 		frame_due = now >= next_frame;
+		collector_rearm(c, now, false);
 		if (now >= next_sweep) {
 			collector_sweep(c);
 			next_sweep = now + COLLECTOR_POLL_MS / 1000.0;
@@ -527,7 +550,8 @@ collector_run(struct producer *p)
 		/* A frame's wakeup takes along a rescan that would come due
 		 * before the next frame: one wakeup instead of two, and the
 		 * rescans stay at most COLLECTOR_RESCAN_MS apart. */
-		if (now >= c->next_rescan || chanset_count(c->cs) == 0 ||
+		if (now >= c->next_rescan ||
+		    (chanset_count(c->cs) == 0 && !c->damon) ||
 		    (frame_due && c->next_rescan < now + c->cfg.interval_s)) {
 			collector_rescan(c);
 			c->next_rescan = now + COLLECTOR_RESCAN_MS / 1000.0;
@@ -535,6 +559,7 @@ collector_run(struct producer *p)
 		final = c->prod.quit || collector_all_exited(c);
 		if (final || frame_due) {
 			aggr_procs_cutoff(&c->aggr, base_now_ns());
+			collector_damon_drain(c);
 			collector_drain_all(c);
 			if (!final && chanset_count(c->cs) == 0) {
 				collector_rescan(c);

@@ -65,6 +65,9 @@ struct collector_config {
 	 * outlives the collector.  NULL otherwise. */
 	const struct collector_scope *scope;
 	size_t max_processes;		/* process rows; 0 = the default */
+	/* --rearm: soft-dirty re-arm of the targets (collector/live/rearm.c)
+	 * at every frame (rearm_s < 0) or every rearm_s seconds; 0 = off. */
+	double rearm_s;
 };
 
 int collector_new(struct collector **out, const struct collector_config *cfg,

@@ -27,6 +27,8 @@
 #include "producer.h"
 #include "record.h"
 
+struct damon;
+struct damon_region;
 struct frame;
 
 /*
@@ -79,6 +81,21 @@ struct target {
 	uint64_t comm_time;
 };
 
+/* --rearm (rearm.c): the soft-dirty re-arm and what it cost. */
+struct collector_rearm {
+	bool on;		/* asked for */
+	bool ok;		/* the kernel keeps soft-dirty bits */
+	double every_s;		/* <= 0: at every frame */
+	double next;		/* base_now_s() time of the next re-arm */
+	uint64_t ns;		/* re-arm time this interval */
+	uint32_t count;		/* re-arms this interval */
+	uint32_t targets;	/* processes the last re-arm reached */
+	uint64_t failed;	/* clear_refs writes refused, since start */
+	char why[200];		/* !ok: why */
+	char fail[200];		/* the first refusal, told in every note */
+	char note[1024];	/* the frame's source note */
+};
+
 struct collector {
 	struct collector_config cfg;
 	struct chanset *cs;
@@ -129,6 +146,17 @@ struct collector {
 	struct cpulist online;
 	struct cpulist open_failed;
 	uint64_t hotplug;
+	struct collector_rearm rearm;
+	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
+	 * period its intervals follow, its CPU time at the last frame. */
+	struct damon *damon;
+	struct damon_region *regs;
+	size_t n_regs, regs_cap;
+	uint64_t damon_period;
+	pid_t kdamond;
+	uint64_t kdamond_ns;
+	char damon_why[256];	/* why the last snapshot failed */
+	char damon_note[1600];
 };
 
 struct collector_scan {
@@ -183,6 +211,19 @@ bool collector_all_exited(struct collector *c);
 /* system.c */
 void collector_rescan_cpus(struct collector *c);
 void collector_system_frame(struct collector *c, struct frame *f);
+
+/* rearm.c */
+void collector_rearm_setup(struct collector *c);
+double collector_rearm_due(const struct collector *c);
+void collector_rearm(struct collector *c, double now, bool frame);
+const char *collector_rearm_note(struct collector *c, const char *src_note);
+
+/* damonfeed.c */
+int collector_damon_start(struct collector *c);
+void collector_damon_stop(struct collector *c);
+void collector_damon_drain(struct collector *c);
+void collector_damon_frame(struct collector *c, struct frame *f);
+const char *collector_damon_note(struct collector *c, const char *src_note);
 
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);

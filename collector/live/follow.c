@@ -87,7 +87,12 @@ collector_scan_thread(pid_t tid, void *ctx)
 	char msg[256];
 	int ret;
 
-	/* Inherited per-CPU channels already cover every thread. */
+	/* Inherited per-CPU channels already cover every thread; DAMON
+	 * watches the process, with no channel. */
+	if (s->c->cfg.src->damon) {
+		s->opened++;
+		return;
+	}
 	if (s->c->inherit || chanset_find(s->c->cs, tid))
 		return;
 	ret = chanset_add_thread(s->c->cs, s->pid, tid, s->start, msg,
@@ -235,7 +240,9 @@ collector_attach_child(struct collector *c, pid_t pid, char *err,
 {
 	int ret, n_cpus = topo_n_cpus(c->cfg.topo), opened = 0;
 
-	if (!c->cfg.inherit_launched) {
+	if (c->cfg.src->damon) {
+		/* DAMON follows the pid across exec: no channel. */
+	} else if (!c->cfg.inherit_launched) {
 		ret = chanset_add_thread(c->cs, pid, pid,
 					 CHANSET_START_ON_EXEC, err, errlen);
 		if (ret < 0)

@@ -96,6 +96,11 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 	struct cpulist online;
 	int ret, opened = 0;
 
+	if (c->cfg.src->damon) {
+		snprintf(err, errlen, "damon: -a and -G (a paddr context) "
+			 "are not supported yet; use -p PID or -- COMMAND");
+		return -EOPNOTSUPP;
+	}
 	if (!c->cfg.scope) {
 		snprintf(err, errlen, "no scope to watch");
 		return -EINVAL;

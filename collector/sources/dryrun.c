@@ -17,12 +17,14 @@
 #include "dryrun.h"
 #include "log.h"
 #include "pmu.h"
+#include "softdirty.h"
 #include "source.h"
 
 enum dryrun_kind {
 	DRYRUN_PEBS,
 	DRYRUN_IBS,
 	DRYRUN_SPE,
+	DRYRUN_DAMON,
 	DRYRUN_FAULTS,
 };
 
@@ -33,6 +35,7 @@ static const struct {
 	{ DRYRUN_PEBS, "pebs" },
 	{ DRYRUN_IBS, "ibs" },
 	{ DRYRUN_SPE, "spe" },
+	{ DRYRUN_DAMON, "damon" },
 	{ DRYRUN_FAULTS, "faults" },
 };
 
@@ -88,6 +91,15 @@ dryrun_build(enum dryrun_kind kind, struct source *src, char *why,
 		return source_ibs_init(src, why, whylen);
 	case DRYRUN_SPE:
 		return source_spe_status(why, whylen);
+	case DRYRUN_DAMON:
+		ret = source_damon_init(src, text, sizeof(text));
+		snprintf(why, whylen, "%s%s%s", ret == -EBUSY ? "busy (" :
+			 ret == -EACCES ? "permission denied (" :
+			 ret == -EOPNOTSUPP && !strstr(text, "not supported") ?
+			 "not supported by this CPU/kernel (" : "", text,
+			 ret == -EOPNOTSUPP && strstr(text, "not supported") ?
+			 "" : ")");
+		return ret;
 	case DRYRUN_FAULTS:
 		break;
 	}
@@ -98,6 +110,22 @@ dryrun_build(enum dryrun_kind kind, struct source *src, char *why,
 			 "permission denied" :
 			 "not supported by this CPU/kernel", text);
 	return ret;
+}
+
+/* The faults source's --rearm: whether the kernel keeps soft-dirty bits. */
+static void
+dryrun_softdirty(FILE *out)
+{
+	char why[300];
+
+	if (softdirty_probe(why, sizeof(why)) < 0)
+		fprintf(out, "soft-dirty (faults --rearm) not supported by "
+			"this kernel (%s)\n", why);
+	else
+		fprintf(out, "soft-dirty (faults --rearm) works: each page's "
+			"first write per interval is a fault (loads not seen; "
+			"needs write access to /proc/PID/clear_refs: the "
+			"target's user or CAP_SYS_PTRACE)\n");
 }
 
 int
@@ -124,6 +152,8 @@ dryrun_list_events(FILE *out)
 				e ? ", " : "", src.events[e].pmu,
 				src.events[e].name, src.events[e].attr.type);
 		fprintf(out, "; %s\n", src.note);
+		if (kind == DRYRUN_FAULTS)
+			dryrun_softdirty(out);
 	}
 	return any ? 0 : 1;
 }

@@ -158,6 +158,16 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 	case SOURCE_IBS:
 		ret = source_ibs_init(src, status, sizeof(status));
 		break;
+	case SOURCE_DAMON:
+		if (opt->system || opt->record) {
+			snprintf(status, sizeof(status), "not supported yet "
+				 "with %s", opt->system ? "-a or -G (a paddr "
+				 "context)" : "--record (no perf events)");
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		ret = source_damon_init(src, status, sizeof(status));
+		break;
 	case SOURCE_FAULTS:
 	case SOURCE_AUTO:
 	default:
@@ -165,12 +175,13 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 	}
 	if (ret < 0)
 		snprintf(why, whylen, "%s: %s",
-			 choice == SOURCE_PEBS ? "pebs" : "ibs", status);
+			 choice == SOURCE_PEBS ? "pebs" :
+			 choice == SOURCE_IBS ? "ibs" : "damon", status);
 	return ret;
 }
 
 /*
- * -e auto: pebs, then ibs, then faults, the first that opens.  The note
+ * -e auto: pebs, ibs, damon, then faults, the first that opens.  The note
  * ends with why the better ones were not taken, for the header.
  */
 static int
@@ -178,34 +189,38 @@ source_select_auto(const struct source_opts *opt, struct source *src,
 		   char *why, size_t whylen)
 {
 	static const enum source_choice order[] = {
-		SOURCE_PEBS, SOURCE_IBS, SOURCE_FAULTS,
+		SOURCE_PEBS, SOURCE_IBS, SOURCE_DAMON, SOURCE_FAULTS,
 	};
-	char reasons[3][512], spe[200];
+	char reasons[ARRAY_SIZE(order)][512], spe[200];
 	size_t used = 0;
 	int ret = -ENODEV;
 
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		ret = source_init_one(order[i], opt, src, reasons[i],
 				      sizeof(reasons[i]));
-		if (ret == 0) {
-			if (i == 0)
-				return 0;
-			if (source_spe_status(spe, sizeof(spe)) ==
-			    -EOPNOTSUPP)
-				snprintf(reasons[i], sizeof(reasons[i]),
-					 "; spe: %s", spe);
-			else
-				reasons[i][0] = '\0';
+		if (ret != 0)
+			continue;
+		if (i == 0)
+			return 0;
+		used = strlen(src->note);
+		snprintf(src->note + used, sizeof(src->note) - used,
+			 " [auto chose %s", src->name);
+		for (size_t j = 0; j < i; j++) {
 			used = strlen(src->note);
 			snprintf(src->note + used, sizeof(src->note) - used,
-				 " [auto chose %s; %s%s%s%s]", src->name,
-				 reasons[0], i > 1 ? "; " : "",
-				 i > 1 ? reasons[1] : "", reasons[i]);
-			return 0;
+				 "; %s", reasons[j]);
 		}
+		used = strlen(src->note);
+		if (source_spe_status(spe, sizeof(spe)) == -EOPNOTSUPP)
+			snprintf(src->note + used, sizeof(src->note) - used,
+				 "; spe: %s]", spe);
+		else
+			snprintf(src->note + used, sizeof(src->note) - used,
+				 "]");
+		return 0;
 	}
-	snprintf(why, whylen, "no source opens: %s; %s; %s", reasons[0],
-		 reasons[1], reasons[2]);
+	snprintf(why, whylen, "no source opens: %s; %s; %s; %s", reasons[0],
+		 reasons[1], reasons[2], reasons[3]);
 	return ret;
 }
 

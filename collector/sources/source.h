@@ -50,11 +50,14 @@ struct source {
 	/* Samples carry PERIOD (hardware sources); otherwise each sample
 	 * stands for the configured period. */
 	bool period_in_sample;
-	char note[512];		/* what a sample means, why this source */
+	char note[1024];	/* what a sample means, why this source */
 	/* Periods the PMU accepts: multiples of period_step (0 = any), at
 	 * least period_min (IBS: 16 and 0x90).  See source_period(). */
 	uint64_t period_step;
 	uint64_t period_min;
+	/* damon: no events; the live collector reads DAMON regions
+	 * (collector/live/damonfeed.c). */
+	bool damon;
 };
 
 /*
@@ -71,6 +74,10 @@ struct source_opts {
 	enum source_choice choice;
 	uint64_t period;	/* -c; 0 = the source's default */
 	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
+	/* -a/-G and --record: damon cannot serve them (no paddr context
+	 * yet, no perf events to record); auto passes it over. */
+	bool system;
+	bool record;
 };
 
 /*
@@ -88,6 +95,9 @@ int source_select_opts(const struct source_opts *opt, struct source *src,
 uint64_t source_period(const struct source *src, uint64_t want);
 
 int source_faults_init(struct source *src, char *why, size_t whylen);
+/* DAMON (collector/sources/damon.h): -EBUSY when another user's kdamond
+ * is set up (why names it), -EOPNOTSUPP, -EACCES; reads only. */
+int source_damon_init(struct source *src, char *why, size_t whylen);
 /*
  * Hardware sources, built from sysfs (collector/sources/pmu.h).  With the real
  * sysfs they are opened once to prove they work; under MEMTOP_SYSFS_ROOT

@@ -49,6 +49,7 @@ enum {
 	CLI_OPT_METRICS_FILE,
 	CLI_OPT_METRICS_TOP,
 	CLI_OPT_QUIET,
+	CLI_OPT_REARM,
 };
 
 /*
@@ -79,6 +80,7 @@ static const struct option cli_long_opts[] = {
 	{ "granularity", required_argument, NULL, CLI_OPT_GRANULARITY },
 	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
+	{ "rearm", optional_argument, NULL, CLI_OPT_REARM },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "cgroup", required_argument, NULL, 'G' },
@@ -301,6 +303,8 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		if (rc == 0)
 			opt->ldlat = (unsigned)v;
 		return rc;
+	case CLI_OPT_REARM:
+		return cli_parse_rearm(arg, opt, err, errlen);
 	case 'a':
 		mode_seen[MODE_SYSTEM] = true;
 		opt->all_cpus = true;
@@ -408,6 +412,8 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 	if (opt->migrate_hot && opt->mode == MODE_REPLAY)
 		return cli_error(err, errlen, "--migrate-hot cannot move the "
 				 "pages of a recording (-i)");
+	if (cli_check_rearm(opt, err, errlen))
+		return 2;
 	return cli_check_metrics(opt, err, errlen);
 }
 
@@ -531,7 +537,12 @@ cli_usage(FILE *out)
 	      "  -C, --cpu CPUS          with -a or -G: only these CPUs "
 	      "(0-3,8)\n"
 	      "      --max-processes N   process rows kept (default 16384)\n"
-	      "  -e, --source SRC        auto (default), pebs, ibs, faults\n"
+	      "  -e, --source SRC        auto (default), pebs, ibs, damon, "
+	      "faults\n"
+	      "      --rearm[=SECS]      faults: re-arm soft-dirty every "
+	      "frame (or SECS): each\n"
+	      "                          page's first write per interval "
+	      "is a sample\n"
 	      "  -c, --period N          sampling period in events per "
 	      "sample\n"
 	      "                          (decimal or 0x hex, 1..2^62)\n"

@@ -47,6 +47,9 @@ struct options {
 	unsigned page_shift;		/* --granularity: 12, 21, 30; 0 = 12 */
 	size_t migrate_hot;		/* pages moved after each frame; 0 = off */
 	unsigned ldlat;			/* pebs load latency, cycles; 0 = 30 */
+	/* --rearm[=SECS], soft-dirty re-arm (faults): 0 = off, < 0 = at
+	 * every frame, else every SECS. */
+	double rearm_s;
 	const char *record_path;
 	bool force;			/* --record may replace a file */
 	const char *output_path;

@@ -25,12 +25,16 @@ int cli_parse_ranged(const char *opt_name, const char *what, const char *arg,
 /* -p: a comma-separated list of distinct positive pids into opt->pids. */
 int cli_parse_pids(const char *list, struct options *opt, char *err,
 		   size_t errlen);
-/* -e: auto, pebs, ibs or faults. */
+/* -e: auto, pebs, ibs, damon or faults. */
 int cli_parse_source(const char *arg, struct options *opt, char *err,
 		     size_t errlen);
 /* -d: seconds, within the delay limits. */
 int cli_parse_delay(const char *arg, struct options *opt, char *err,
 		    size_t errlen);
+/* --rearm[=SECS]: opt->rearm_s, -1 (every frame) or SECS. */
+int cli_parse_rearm(const char *arg, struct options *opt, char *err,
+		    size_t errlen);
+int cli_check_rearm(struct options *opt, char *err, size_t errlen);
 /* -s: a sort key's name. */
 int cli_parse_sort(const char *arg, struct options *opt, char *err,
 		   size_t errlen);

@@ -26,6 +26,7 @@ static const char *const cli_source_names[] = {
 	[SOURCE_PEBS] = "pebs",
 	[SOURCE_IBS] = "ibs",
 	[SOURCE_FAULTS] = "faults",
+	[SOURCE_DAMON] = "damon",
 };
 
 /*
@@ -204,30 +205,70 @@ cli_parse_source(const char *arg, struct options *opt, char *err,
 		}
 	}
 	return cli_error(err, errlen,
-			 "-e: unknown source '%s' (auto, pebs, ibs, faults)",
+			 "-e: unknown source '%s' (auto, pebs, ibs, damon, "
+			 "faults)",
 			 arg);
+}
+
+/* Seconds within the delay limits, for -d and --rearm=SECS. */
+static int
+cli_parse_secs(const char *name, const char *arg, double *out, char *err,
+	       size_t errlen)
+{
+	char *end;
+	double v;
+
+	if (arg[0] == '\0' || isspace((unsigned char)arg[0]))
+		return cli_error(err, errlen, "%s: invalid delay '%s'", name,
+				 arg);
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end != '\0' || !isfinite(v))
+		return cli_error(err, errlen, "%s: invalid delay '%s'", name,
+				 arg);
+	if (v < CLI_MIN_DELAY)
+		return cli_error(err, errlen,
+				 "%s: delay must be at least 0.01 s", name);
+	if (v > CLI_MAX_DELAY)
+		return cli_error(err, errlen,
+				 "%s: delay must be at most 3600 s", name);
+	*out = v;
+	return 0;
 }
 
 int
 cli_parse_delay(const char *arg, struct options *opt, char *err,
 		size_t errlen)
 {
-	char *end;
-	double v;
+	return cli_parse_secs("-d", arg, &opt->delay, err, errlen);
+}
 
-	if (arg[0] == '\0' || isspace((unsigned char)arg[0]))
-		return cli_error(err, errlen, "-d: invalid delay '%s'", arg);
-	errno = 0;
-	v = strtod(arg, &end);
-	if (*end != '\0' || !isfinite(v))
-		return cli_error(err, errlen, "-d: invalid delay '%s'", arg);
-	if (v < CLI_MIN_DELAY)
-		return cli_error(err, errlen,
-				 "-d: delay must be at least 0.01 s");
-	if (v > CLI_MAX_DELAY)
-		return cli_error(err, errlen,
-				 "-d: delay must be at most 3600 s");
-	opt->delay = v;
+int
+cli_parse_rearm(const char *arg, struct options *opt, char *err,
+		size_t errlen)
+{
+	opt->rearm_s = -1;
+	return arg ? cli_parse_secs("--rearm", arg, &opt->rearm_s, err,
+				    errlen) : 0;
+}
+
+/* --rearm: which sources and modes it goes with; it re-arms the faults
+ * source's write faults, so -e auto means faults then. */
+int
+cli_check_rearm(struct options *opt, char *err, size_t errlen)
+{
+	if (opt->rearm_s == 0)
+		return 0;
+	if (opt->source == SOURCE_AUTO)
+		opt->source = SOURCE_FAULTS;
+	if (opt->source != SOURCE_FAULTS && opt->source != SOURCE_AUTO)
+		return cli_error(err, errlen, "--rearm needs -e faults (it "
+				 "re-arms the write faults that source "
+				 "samples)");
+	if (opt->mode != MODE_PIDS && opt->mode != MODE_COMMAND &&
+	    opt->mode != MODE_DEMO && opt->mode != MODE_DRY_RUN)
+		return cli_error(err, errlen, "--rearm needs -p PID or -- "
+				 "COMMAND (it re-arms each target's pages)");
 	return 0;
 }
 

@@ -8,6 +8,7 @@ enum source_choice {
 	SOURCE_PEBS,
 	SOURCE_IBS,
 	SOURCE_FAULTS,
+	SOURCE_DAMON,
 };
 
 #endif

@@ -30,13 +30,53 @@ GUEST_WHY=
 GUEST_KERNEL_PKG=linux-image-6.1.0-50-amd64
 GUEST_KERNEL_VERSION=6.1.176-1
 GUEST_BUSYBOX_VERSION=1:1.35.0-4+deb12u1+b1
+# Set by guest_use_trixie: the suite the kernel comes from when it is not
+# one of the host's own apt sources (empty: the host's apt as it is).
+GUEST_SUITE=
+
+# guest_use_trixie: Debian 13's kernel (6.12: soft-dirty and DAMON's
+# vaddr, paddr and sysfs interfaces built in) instead of Debian 12's, for
+# tests/numa/access-qemu.sh.  Trixie need not be among the host's apt
+# sources: guest_download then reads the archive with an apt
+# configuration of its own under CACHE/apt (its own sources list, lists
+# and cache; Debian's archive keyring), never the host's.  Pinned: move
+# the pin to what `apt-cache madison linux-image-amd64` shows for trixie
+# under that configuration when a point release replaces it.
+guest_use_trixie() {
+	GUEST_KERNEL_PKG=linux-image-6.12.117+deb13-amd64
+	GUEST_KERNEL_VERSION=6.12.117-1
+	GUEST_SUITE=trixie
+}
+
+# guest_apt_private DIR: apt options for GUEST_SUITE's archive with
+# lists and cache under DIR/apt (created; `apt-get update` run once).
+guest_apt_private() {
+	local dir=$1/apt key=/usr/share/keyrings/debian-archive-keyring.gpg
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" || return 1
+	[ -r "$key" ] || { GUEST_WHY="$key missing (package debian-archive-keyring)"; return 1; }
+	printf 'deb [signed-by=%s] http://deb.debian.org/debian %s main\n' \
+		"$key" "$GUEST_SUITE" >"$dir/sources.list"
+	GUEST_APT_OPTS="-o Dir::Etc::SourceList=$dir/sources.list
+		-o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$dir/lists
+		-o Dir::Cache=$dir/cache -o Dir::Etc::Preferences=/dev/null
+		-o Dir::Etc::PreferencesParts=/dev/null"
+	[ "$(id -u)" -eq 0 ] && GUEST_APT_OPTS="$GUEST_APT_OPTS -o APT::Sandbox::User=root"
+	apt-cache $GUEST_APT_OPTS show "$GUEST_KERNEL_PKG=$GUEST_KERNEL_VERSION" \
+		>/dev/null 2>&1 && return 0
+	echo "guest: fetching the $GUEST_SUITE lists into $dir"
+	apt-get $GUEST_APT_OPTS update -qq >"$dir/update.log" 2>&1 ||
+		{ GUEST_WHY="apt-get update ($GUEST_SUITE, private lists) failed: $(grep -m1 '^E:' "$dir/update.log")"; return 1; }
+}
 
 # guest_download DIR PKG VERSION: the .deb of PKG=VERSION in DIR, as
 # DIR/PKG.deb.  Runs `apt-get update` once (as root) when apt's lists do
 # not know that version.
 guest_download() {
 	local dir=$1 pkg=$2 version=$3
-	if ! apt-cache show "$pkg=$version" >/dev/null 2>&1 &&
+	GUEST_APT_OPTS=
+	if [ -n "$GUEST_SUITE" ]; then
+		guest_apt_private "$(dirname "$dir")" || return 1
+	elif ! apt-cache show "$pkg=$version" >/dev/null 2>&1 &&
 	   [ "$(id -u)" -eq 0 ] && [ -z "${guest_updated:-}" ]; then
 		guest_updated=1
 		echo "guest: apt lists lack $pkg=$version; running apt-get update"
@@ -44,7 +84,7 @@ guest_download() {
 	fi
 	rm -f "$dir/${pkg}_"*.deb "$dir/$pkg.deb"
 	# apt's sandbox user cannot write into a root-owned test directory.
-	(cd "$dir" && apt-get download -q "$pkg=$version" >"$dir/apt-$pkg.log" 2>&1) ||
+	(cd "$dir" && apt-get $GUEST_APT_OPTS download -q "$pkg=$version" >"$dir/apt-$pkg.log" 2>&1) ||
 		{ GUEST_WHY="apt-get download $pkg=$version failed: $(grep -m1 '^E:' \
 			"$dir/apt-$pkg.log")"; return 1; }
 	mv "$(ls "$dir/${pkg}_"*.deb | head -n1)" "$dir/$pkg.deb"
@@ -89,7 +129,7 @@ guest_kernel() {
 		return 0
 	fi
 	why=${GUEST_WHY:-apt-get not found}
-	if host=$(guest_host_kernel); then
+	if [ -z "$GUEST_SUITE" ] && host=$(guest_host_kernel); then
 		set -- $host
 		ln -sf "$1" "$cache/vmlinuz"
 		echo "host $2=$3" >"$cache/kernel.id"
@@ -112,7 +152,7 @@ guest_busybox() {
 	done
 	command -v apt-get >/dev/null ||
 		{ GUEST_WHY="no static busybox here, and apt-get not found"; return 1; }
-	guest_download "$cache/debs" busybox-static "$GUEST_BUSYBOX_VERSION" || return 1
+	GUEST_SUITE= guest_download "$cache/debs" busybox-static "$GUEST_BUSYBOX_VERSION" || return 1
 	deb=$cache/debs/busybox-static.deb
 	rm -rf "$cache/busybox"
 	dpkg-deb -x "$deb" "$cache/busybox" ||

@@ -218,8 +218,11 @@ tui_draw_source_note(const struct tui *t, int y)
 	const struct frame *f = t->cur;
 	int x = 0;
 
-	/* The collector's own note already says it: show that one, bold. */
-	if (f->source_note && strstr(f->source_note, "not access frequency")) {
+	/* The collector's own note already says it (or, with --rearm, what
+	 * the faults mean then): show that one, bold. */
+	if (f->source_note &&
+	    (strstr(f->source_note, "not access frequency") ||
+	     strstr(f->source_note, "first write per page"))) {
 		tui_draw_text(y, 0, A_BOLD, "%.*s", COLS > 0 ? COLS : 0,
 			      f->source_note);
 		return;

@@ -35,6 +35,7 @@ struct cli_case {
 	enum sort_key sort;
 	size_t max_pages;
 	size_t migrate_hot;
+	double rearm_s;
 	unsigned ldlat;
 	const char *record, *output, *log, *input;
 	bool force;
@@ -128,7 +129,24 @@ static const struct cli_case cli_cases[] = {
 	  .source = SOURCE_IBS, .pids = { 1 } },
 	{ { "-e", "faults", "-p", "1" }, 0, .mode = MODE_PIDS,
 	  .source = SOURCE_FAULTS, .pids = { 1 } },
+	{ { "-e", "damon", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_DAMON, .pids = { 1 } },
 	{ { "-e", "spe", "-p", "1" }, 2, "-e: unknown source 'spe'" },
+
+	/* --rearm: faults only (auto becomes faults), targets only */
+	{ { "--rearm", "-p", "1" }, 0, .mode = MODE_PIDS,
+	  .source = SOURCE_FAULTS, .rearm_s = -1, .pids = { 1 } },
+	{ { "--rearm=2.5", "-e", "faults", "--", "ls" }, 0,
+	  .mode = MODE_COMMAND, .source = SOURCE_FAULTS, .rearm_s = 2.5,
+	  .command = { "ls" } },
+	{ { "--rearm", "-e", "pebs", "-p", "1" }, 2, "--rearm needs -e f" },
+	{ { "--rearm", "-e", "damon", "-p", "1" }, 2, "--rearm needs -e f" },
+	{ { "--rearm", "-a" }, 2, "--rearm needs -p PID or -- COMMAND" },
+	{ { "--rearm", "-i", "x.data" }, 2, "--rearm needs -p PID or" },
+	{ { "--rearm=0", "-p", "1" }, 2,
+	  "--rearm: delay must be at least 0.01 s" },
+	{ { "--rearm=x", "-p", "1" }, 2, "--rearm: invalid delay 'x'" },
+	{ { "--rearm", "2", "-p", "1" }, 2, "unexpected argument '2'" },
 	{ { "-e", "" , "-p", "1" }, 2, "-e: unknown source ''" },
 
 	/* -c */
@@ -347,6 +365,7 @@ check_fields(const struct cli_case *c, const struct options *o)
 	check_eq_u64(o->sort, c->sort);
 	check_eq_u64(o->max_pages, c->max_pages);
 	check_eq_u64(o->migrate_hot, c->migrate_hot);
+	check(o->rearm_s == c->rearm_s);
 	check_eq_u64(o->ldlat, c->ldlat);
 	check_eq_str(o->record_path, c->record);
 	check_eq_u64(o->force, c->force);

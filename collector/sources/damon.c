@@ -1,0 +1,334 @@
+/*
+ * DAMON sysfs control.  See damon.h; the file layout is the kernel's
+ * Documentation/admin-guide/mm/damon/usage.rst ("sysfs Interface").
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "damon.h"
+#include "sysfs.h"
+
+#define DAMON_ADMIN "kernel/mm/damon/admin"
+#define DAMON_CTX "kdamonds/0/contexts/0"
+#define DAMON_SCHEME DAMON_CTX "/schemes/0"
+#define DAMON_MAX_U32 "4294967295"
+
+struct damon {
+	char root[512];		/* .../damon/admin */
+	bool on;
+};
+
+static int
+damon_admin(char *buf, size_t len)
+{
+	return sysfs_path(buf, len, DAMON_ADMIN);
+}
+
+static int
+damon_read_at(const char *root, const char *rel, char *buf, size_t len)
+{
+	char path[768];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return sysfs_read(path, buf, len);
+}
+
+static int
+damon_write(const struct damon *d, const char *rel, const char *val,
+	    char *why, size_t whylen)
+{
+	char path[768];
+	size_t n = strlen(val);
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", d->root, rel);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, n) != (ssize_t)n)
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (ret < 0 && why)
+		snprintf(why, whylen, "damon: writing '%s' to %s: %s", val,
+			 rel, strerror(-ret));
+	return ret;
+}
+
+static int
+damon_write_u64(const struct damon *d, const char *rel, uint64_t v,
+		char *why, size_t whylen)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%" PRIu64, v);
+	return damon_write(d, rel, val, why, whylen);
+}
+
+int
+damon_check(char *why, size_t whylen)
+{
+	char root[512], path[600], buf[64], rel[96], state[32], pid[32];
+	long n;
+
+	if (damon_admin(root, sizeof(root)) < 0 ||
+	    damon_read_at(root, "kdamonds/nr_kdamonds", buf, sizeof(buf)) < 0) {
+		snprintf(why, whylen, "kernel without DAMON's sysfs interface "
+			 "(fix: a kernel with CONFIG_DAMON_SYSFS, "
+			 "CONFIG_DAMON_VADDR and CONFIG_DAMON_PADDR, as "
+			 "Debian 13's)");
+		return -EOPNOTSUPP;
+	}
+	n = strtol(buf, NULL, 10);
+	if (n > 0) {
+		snprintf(rel, sizeof(rel), "kdamonds/0/state");
+		if (damon_read_at(root, rel, state, sizeof(state)) < 0)
+			snprintf(state, sizeof(state), "unknown");
+		if (damon_read_at(root, "kdamonds/0/pid", pid, sizeof(pid)) < 0)
+			snprintf(pid, sizeof(pid), "?");
+		snprintf(why, whylen, "another DAMON user's kdamond is set up "
+			 "(%ld kdamond(s); kdamond 0: state %s, pid %s): "
+			 "memtop leaves it alone (fix: -e faults --rearm, or "
+			 "stop that DAMON user)", n, state, pid);
+		return -EBUSY;
+	}
+	snprintf(path, sizeof(path), "%s/kdamonds/nr_kdamonds", root);
+	if (access(path, W_OK) != 0) {
+		snprintf(why, whylen, "%s: %s (fix: run memtop as root)", path,
+			 strerror(errno));
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* The monitoring context: operations, intervals, region counts. */
+static int
+damon_setup_ctx(struct damon *d, const struct damon_opts *o, char *why,
+		size_t whylen)
+{
+	int ret;
+
+	ret = damon_write(d, "kdamonds/0/contexts/nr_contexts", "1", why,
+			  whylen);
+	if (ret == 0)
+		ret = damon_write(d, DAMON_CTX "/operations",
+				  o->paddr ? "paddr" : "vaddr", why, whylen);
+	if (ret == 0)
+		ret = damon_set_intervals(d, o->sample_us, o->aggr_us);
+	if (ret == 0)
+		ret = damon_write_u64(d, DAMON_CTX "/monitoring_attrs/intervals/"
+				      "update_us", o->update_us, why, whylen);
+	if (ret == 0)
+		ret = damon_write(d, DAMON_CTX "/monitoring_attrs/nr_regions/"
+				  "min", "10", why, whylen);
+	if (ret == 0)
+		ret = damon_write(d, DAMON_CTX "/monitoring_attrs/nr_regions/"
+				  "max", "1000", why, whylen);
+	return ret;
+}
+
+/* The targets: one per pid (vaddr), or one with the ranges (paddr). */
+static int
+damon_setup_targets(struct damon *d, const struct damon_opts *o, char *why,
+		    size_t whylen)
+{
+	char rel[160];
+	size_t n = o->paddr ? 1 : o->n_pids;
+	int ret;
+
+	ret = damon_write_u64(d, DAMON_CTX "/targets/nr_targets", n, why,
+			      whylen);
+	for (size_t i = 0; ret == 0 && !o->paddr && i < n; i++) {
+		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/%zu/pid_target",
+			 i);
+		ret = damon_write_u64(d, rel, (uint64_t)o->pids[i], why,
+				      whylen);
+	}
+	if (ret || !o->paddr)
+		return ret;
+	ret = damon_write_u64(d, DAMON_CTX "/targets/0/regions/nr_regions",
+			      o->n_ranges, why, whylen);
+	for (size_t i = 0; ret == 0 && i < o->n_ranges; i++) {
+		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/0/regions/%zu/"
+			 "start", i);
+		ret = damon_write_u64(d, rel, o->ranges[i][0], why, whylen);
+		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/0/regions/%zu/"
+			 "end", i);
+		if (ret == 0)
+			ret = damon_write_u64(d, rel, o->ranges[i][1], why,
+					      whylen);
+	}
+	return ret;
+}
+
+/*
+ * One `stat` scheme matching every region: the access pattern's maxima
+ * default to 0, which would match only idle regions of size 0.
+ */
+static int
+damon_setup_scheme(struct damon *d, char *why, size_t whylen)
+{
+	static const char *const maxima[] = {
+		DAMON_SCHEME "/access_pattern/sz/max",
+		DAMON_SCHEME "/access_pattern/nr_accesses/max",
+		DAMON_SCHEME "/access_pattern/age/max",
+	};
+	int ret;
+
+	ret = damon_write(d, DAMON_CTX "/schemes/nr_schemes", "1", why,
+			  whylen);
+	if (ret == 0)
+		ret = damon_write(d, DAMON_SCHEME "/action", "stat", why,
+				  whylen);
+	for (size_t i = 0; ret == 0 && i < sizeof(maxima) / sizeof(*maxima);
+	     i++)
+		ret = damon_write(d, maxima[i], i == 0 ? "18446744073709551615"
+				  : DAMON_MAX_U32, why, whylen);
+	return ret;
+}
+
+int
+damon_start(struct damon **out, const struct damon_opts *o, char *why,
+	    size_t whylen)
+{
+	struct damon *d;
+	int ret = damon_check(why, whylen);
+
+	if (ret < 0)
+		return ret;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	damon_admin(d->root, sizeof(d->root));
+	ret = damon_write(d, "kdamonds/nr_kdamonds", "1", why, whylen);
+	if (ret == 0)
+		ret = damon_setup_ctx(d, o, why, whylen);
+	if (ret == 0)
+		ret = damon_setup_targets(d, o, why, whylen);
+	if (ret == 0)
+		ret = damon_setup_scheme(d, why, whylen);
+	if (ret == 0)
+		ret = damon_write(d, "kdamonds/0/state", "on", why, whylen);
+	if (ret < 0) {
+		damon_write(d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+		free(d);
+		return ret;
+	}
+	d->on = true;
+	*out = d;
+	return 0;
+}
+
+int
+damon_set_intervals(struct damon *d, uint64_t sample_us, uint64_t aggr_us)
+{
+	int ret;
+
+	ret = damon_write_u64(d, DAMON_CTX "/monitoring_attrs/intervals/"
+			      "sample_us", sample_us, NULL, 0);
+	if (ret == 0)
+		ret = damon_write_u64(d, DAMON_CTX "/monitoring_attrs/"
+				      "intervals/aggr_us", aggr_us, NULL, 0);
+	if (ret == 0 && d->on)
+		ret = damon_write(d, "kdamonds/0/state", "commit", NULL, 0);
+	return ret;
+}
+
+static int
+damon_region_u64(const struct damon *d, size_t i, const char *field,
+		 uint64_t *out)
+{
+	char rel[160], buf[32];
+	int ret;
+
+	snprintf(rel, sizeof(rel), DAMON_SCHEME "/tried_regions/%zu/%s", i,
+		 field);
+	ret = damon_read_at(d->root, rel, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	*out = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+/* One update of the tried regions and their reading. */
+static int
+damon_snapshot_once(struct damon *d, struct damon_region **regs,
+		    size_t *cap, char *why, size_t whylen)
+{
+	size_t n = 0;
+	int ret;
+
+	ret = damon_write(d, "kdamonds/0/state", "update_schemes_tried_regions",
+			  why, whylen);
+	if (ret < 0)
+		return ret;
+	for (;; n++) {
+		struct damon_region r;
+		uint64_t v[4];
+
+		if (damon_region_u64(d, n, "start", &v[0]) < 0)
+			break;
+		if (damon_region_u64(d, n, "end", &v[1]) < 0 ||
+		    damon_region_u64(d, n, "nr_accesses", &v[2]) < 0 ||
+		    damon_region_u64(d, n, "age", &v[3]) < 0)
+			break;
+		r = (struct damon_region){ v[0], v[1], (uint32_t)v[2],
+					   (uint32_t)v[3] };
+		if (n == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			struct damon_region *p = realloc(*regs,
+							 nc * sizeof(*p));
+
+			if (!p) {
+				snprintf(why, whylen, "out of memory");
+				return -ENOMEM;
+			}
+			*regs = p;
+			*cap = nc;
+		}
+		(*regs)[n] = r;
+	}
+	return (int)n;
+}
+
+/*
+ * The kernel may answer an update before the scheme was applied again,
+ * with no tried region at all (seen on 6.12): then once more.
+ */
+int
+damon_snapshot(struct damon *d, struct damon_region **regs, size_t *cap,
+	       char *why, size_t whylen)
+{
+	int n = damon_snapshot_once(d, regs, cap, why, whylen);
+
+	if (n == 0)
+		n = damon_snapshot_once(d, regs, cap, why, whylen);
+	return n;
+}
+
+pid_t
+damon_kdamond_pid(const struct damon *d)
+{
+	char buf[32];
+
+	if (damon_read_at(d->root, "kdamonds/0/pid", buf, sizeof(buf)) < 0)
+		return -1;
+	return (pid_t)strtol(buf, NULL, 10);
+}
+
+void
+damon_stop(struct damon *d)
+{
+	if (!d)
+		return;
+	damon_write(d, "kdamonds/0/state", "off", NULL, 0);
+	damon_write(d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+	free(d);
+}

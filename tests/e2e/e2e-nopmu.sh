@@ -1,0 +1,78 @@
+#!/bin/bash
+# The no-PMU access modes (issue 19) on this machine, touching nothing
+# shared: DAMON's sysfs is only read, and memtop's -e damon only reads it
+# when a kdamond exists.  The real soft-dirty and DAMON runs are in the
+# guest (tests/numa/access-qemu.sh).
+#   --rearm: the note says what the samples mean (soft-dirty kernel, found
+#     here from pagemap's bit 55 on a page this test wrote) or why --rearm
+#     is off; MEMTOP_SOFTDIRTY=0 forces the latter; the source runs.
+#   -e damon with another user's kdamond (nr_kdamonds > 0 here): exit 1,
+#     one line naming kdamond 0's state and pid as sysfs shows them, and
+#     nr_kdamonds, state and pid unchanged after; -e auto passes it over
+#     and says why.
+. "$(dirname "$0")/../lib/lib.sh"
+need_python
+
+softdirty=$(python3 - <<'PY'
+import mmap, struct
+m = mmap.mmap(-1, 4096)
+m[0:1] = b"x"
+import ctypes
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+with open("/proc/self/pagemap", "rb") as f:
+    f.seek(addr // 4096 * 8)
+    print((struct.unpack("<Q", f.read(8))[0] >> 55) & 1)
+PY
+)
+echo "pagemap soft-dirty bit after a write: $softdirty"
+
+note() {	# note ENV... : the first frame's source_note of a --rearm run
+	env "$@" "$MEMTOP" -b --json -e faults --rearm -d 0.3 -n 2 -- \
+		"$MEMTOP_ACCESS_CLUSTERS" --secs 1 >"$TMP/rearm.json" 2>"$TMP/err" ||
+		{ fail "--rearm run: $(cat "$TMP/err")"; return; }
+	python3 -c 'import json,sys; f=[json.loads(l) for l in open(sys.argv[1])]
+print(f[0]["source_note"]); print("SAMPLES", sum(x["totals"]["samples"] for x in f))' \
+		"$TMP/rearm.json"
+}
+out=$(note MEMTOP_SOFTDIRTY=1)
+if [ "$softdirty" = 1 ]; then
+	echo "$out" | grep -q "first write per page per interval" &&
+		echo "$out" | grep -q "loads are not seen" &&
+		ok "--rearm: the note says first writes, loads not seen" ||
+		fail "--rearm note: $out"
+else
+	echo "$out" | grep -q "^--rearm not available: kernel without soft-dirty" &&
+		ok "--rearm on a kernel without soft-dirty: the note says why" ||
+		fail "--rearm note: $out"
+fi
+out=$(note MEMTOP_SOFTDIRTY=0)
+echo "$out" | grep -q "^--rearm not available" &&
+	ok "MEMTOP_SOFTDIRTY=0: --rearm off, said" || fail "forced off: $out"
+[ "$(echo "$out" | sed -n 's/^SAMPLES //p')" -gt 0 ] 2>/dev/null &&
+	ok "the faults source runs without --rearm" || fail "no samples: $out"
+
+D=/sys/kernel/mm/damon/admin/kdamonds
+if [ ! -r "$D/nr_kdamonds" ]; then
+	"$MEMTOP" -b -e damon -n 1 -- true 2>"$TMP/err"
+	[ $? -eq 1 ] && grep -q "CONFIG_DAMON_SYSFS" "$TMP/err" &&
+		ok "no DAMON sysfs: -e damon says so" || fail "$(cat "$TMP/err")"
+elif [ "$(cat "$D/nr_kdamonds")" -eq 0 ]; then
+	skip_part "-e damon refusal: no kdamond here (memtop would set one up; real DAMON runs are in the guest only)"
+else
+	before="$(cat "$D/nr_kdamonds") $(cat "$D/0/state") $(cat "$D/0/pid")"
+	"$MEMTOP" -b -e damon -n 1 -- true >/dev/null 2>"$TMP/err"
+	rc=$?
+	after="$(cat "$D/nr_kdamonds") $(cat "$D/0/state") $(cat "$D/0/pid")"
+	set -- $before
+	[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "kdamond 0: state $2, pid $3" "$TMP/err" &&
+		ok "-e damon refuses another user's kdamond: $(cat "$TMP/err")" ||
+		fail "-e damon: exit $rc: $(cat "$TMP/err")"
+	[ "$before" = "$after" ] && ok "kdamonds unchanged ($after)" ||
+		fail "kdamonds changed: $before -> $after"
+	"$MEMTOP" -b --json -e auto -n 1 -- true >"$TMP/auto.json" 2>"$TMP/err"
+	grep -q "damon: another DAMON user" "$TMP/auto.json" &&
+		ok "-e auto says why it passed damon over" ||
+		fail "-e auto note: $(head -c 600 "$TMP/auto.json")"
+fi
+finish
