@@ -508,21 +508,11 @@ collector_run(struct producer *p)
 	next_nodes = now + COLLECTOR_NODES_MS / 1000.0;
 	for (;;) {
 		bool final, cmds_ready, frame_due;
-		double wake = next_frame < c->next_rescan ? next_frame :
-							    c->next_rescan;
 		int n, timeout;
 
-		wake = fmin(wake, collector_rearm_due(c));
-
-		/* Without channels, only a rescan tells the target's exit
-		 * (or a new thread): poll as often as the sweep. */
-		if ((chanset_n_untasked(c->cs) ||
-		     (chanset_count(c->cs) == 0 && !c->damon)) &&
-		    next_sweep < wake)
-			wake = next_sweep;
-		if (c->nodemap && next_nodes < wake)
-			wake = next_nodes;
-		timeout = collector_ms_until(now, wake);
+		timeout = collector_ms_until(now, collector_wake(c, next_frame,
+								 next_sweep,
+								 next_nodes));
 		n = chanset_wait(c->cs, evs, COLLECTOR_MAX_EVENTS, timeout);
 		if (n < 0) {
 			snprintf(c->error, sizeof(c->error), "epoll_wait: %s",

@@ -198,6 +198,9 @@ void collector_on_mmap(struct collector *c,
 /* drain_due.c: rings without a task ring, each poll period; rings
  * holding samples (COLLECTOR_NODES_MS); channels of exited threads. */
 void collector_sweep(struct collector *c);
+/* When the loop must wake next (absolute seconds). */
+double collector_wake(const struct collector *c, double next_frame,
+		      double next_sweep, double next_nodes);
 void collector_drain_pending(struct collector *c);
 void collector_close_exited(struct collector *c);
 void collector_on_fork(struct collector *c, const struct record_task *t);

@@ -1,9 +1,12 @@
 /*
  * The collector's drains between frames: rings whose task records wake
  * nobody, rings holding samples whose nodes are due, and channels of
- * exited threads.  Collector thread only.  See collector_int.h.
+ * exited threads; and when the loop wakes for them.  Collector thread
+ * only.  See collector_int.h.
  */
 #include "config.h"
+
+#include <math.h>
 
 #include "aggr.h"
 #include "chanset.h"
@@ -49,4 +52,23 @@ collector_close_exited(struct collector *c)
 			chanset_remove(c->cs, ch);
 		}
 	}
+}
+
+/* When the loop must wake next: a frame, a rescan, a re-arm, a sweep
+ * of rings without a task ring, a drain for pending page nodes. */
+double
+collector_wake(const struct collector *c, double next_frame,
+	       double next_sweep, double next_nodes)
+{
+	double wake = fmin(next_frame, c->next_rescan);
+
+	wake = fmin(wake, collector_rearm_due(c));
+	/* Without channels, only a rescan tells the target's exit (or a
+	 * new thread): poll as often as the sweep. */
+	if ((chanset_n_untasked(c->cs) ||
+	     (chanset_count(c->cs) == 0 && !c->damon)) && next_sweep < wake)
+		wake = next_sweep;
+	if (c->nodemap && next_nodes < wake)
+		wake = next_nodes;
+	return wake;
 }
