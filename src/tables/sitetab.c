@@ -42,6 +42,13 @@ sitetab_alloc(struct sitetab *t)
 	return 0;
 }
 
+static size_t
+sitetab_first_sets(const struct sitetab *t)
+{
+	return t->max_sets < SITETAB_FIRST_SETS ? t->max_sets :
+						  SITETAB_FIRST_SETS;
+}
+
 struct sitetab *
 sitetab_new(size_t max_pages)
 {
@@ -52,7 +59,8 @@ sitetab_new(size_t max_pages)
 		return NULL;
 	while (sets * SITETAB_WAYS < max_pages)
 		sets <<= 1;
-	t->n_sets = sets;
+	t->max_sets = sets;
+	t->n_sets = sitetab_first_sets(t);
 	if (sitetab_alloc(t) < 0) {
 		free(t);
 		return NULL;
@@ -100,6 +108,56 @@ sitetab_weight(const struct sitetab_rec *r)
 	return w;
 }
 
+/* The way of set (its first record) where key goes: its home way when
+ * free, else the first free one (there is one). */
+static struct sitetab_rec *
+sitetab_free_way(struct sitetab *t, uint64_t key)
+{
+	size_t home = sitetab_home(t, key);
+
+	for (size_t w = 0; w < SITETAB_WAYS; w++) {
+		struct sitetab_rec *r = &t->rec[home ^ w];
+
+		if (r->key == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * Doubles the table: set i's pages go to sets 2i and 2i + 1 (the set is
+ * the hash's top bits), so no set overflows.  false when the table is at
+ * its capacity or the allocation fails (then it stays as it is).
+ */
+static bool
+sitetab_grow(struct sitetab *t)
+{
+	struct sitetab_rec *old = t->rec;
+	void *old_mem = t->rec_mem;
+	size_t old_n = t->n_sets * SITETAB_WAYS;
+	void *rm;
+	struct sitetab_rec *r;
+
+	if (t->n_sets >= t->max_sets || t->grow_failed)
+		return false;
+	r = sitetab_calloc(old_n * 2, sizeof(*r), &rm);
+	if (!r) {
+		t->grow_failed = true;
+		return false;
+	}
+	t->rec = r;
+	t->rec_mem = rm;
+	t->n_sets *= 2;
+	t->grown++;
+	for (size_t i = 0; i < old_n; i++) {
+		if (old[i].key == 0)
+			continue;
+		*sitetab_free_way(t, old[i].key) = old[i];
+	}
+	free(old_mem);
+	return true;
+}
+
 /* The record of key, whose home way holds another page (or none): the
  * way beside it (on the same 128-byte pair of lines, which the prefetch
  * of the home way often brings along) or another way of the set that
@@ -128,8 +186,23 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 		*r = tmp;
 		return h;
 	}
-	/* Weights are summed only to pick a victim; a free way weighs 0
-	 * and is taken first. */
+	/* A free way, in the same order, while the table is under half
+	 * used; else a larger table, if it may grow. */
+	if (t->n_used * 2 < t->n_sets * SITETAB_WAYS) {
+		for (size_t w = 0; w < SITETAB_WAYS; w++) {
+			struct sitetab_rec *r = &t->rec[order[w]];
+
+			if (r->key == 0) {
+				r->key = key;
+				t->n_used++;
+				return r;
+			}
+		}
+	}
+	if (sitetab_grow(t))
+		return sitetab_claim(t, key, sitetab_home(t, key));
+	/* At full size.  Weights are summed only to pick a victim; a free
+	 * way weighs 0 and is taken first. */
 	for (size_t w = 0; w < SITETAB_WAYS; w++) {
 		const struct sitetab_rec *r = &t->rec[order[w]];
 		uint64_t ew = r->key ? sitetab_weight(r) : 0;
@@ -143,6 +216,8 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 	}
 	if (t->rec[victim].key)
 		t->evicted++;
+	else
+		t->n_used++;
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
 	t->rec[victim].key = key;
 	return &t->rec[victim];
@@ -298,18 +373,39 @@ sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 void
 sitetab_reset(struct sitetab *t)
 {
-	/* A fresh zeroed block instead of memset, which would make every
-	 * page of the table resident. */
-	if (sitetab_alloc(t) < 0)
+	size_t sets = t->n_sets;
+
+	/* A fresh zeroed block at the first size instead of memset, which
+	 * would make every page of the table resident; the old size when
+	 * that allocation fails. */
+	t->n_sets = sitetab_first_sets(t);
+	if (sitetab_alloc(t) < 0) {
+		t->n_sets = sets;
 		memset(t->rec, 0,
 		       t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
+	}
+	t->n_used = 0;
 	t->evicted = 0;
+	t->grown = 0;
+	t->grow_failed = false;
 }
 
 size_t
 sitetab_capacity(const struct sitetab *t)
 {
+	return t->max_sets * SITETAB_WAYS;
+}
+
+size_t
+sitetab_slots(const struct sitetab *t)
+{
 	return t->n_sets * SITETAB_WAYS;
+}
+
+size_t
+sitetab_used(const struct sitetab *t)
+{
+	return t->n_used;
 }
 
 uint64_t

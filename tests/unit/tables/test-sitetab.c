@@ -105,6 +105,61 @@ stest_sites_evict(void)
 	sitetab_free(t);
 }
 
+/*
+ * The table is sized to its pages (issue 15): it starts at
+ * SITETAB_FIRST_SETS sets, doubles as pages come, keeps every page's
+ * sites and counts through each doubling, evicts nothing before its
+ * capacity, stays at most half used and within four times its pages,
+ * and starts small again when reset.
+ */
+static void
+stest_sites_grow(void)
+{
+	const size_t cap = 1u << 16, n = cap / 4;
+	struct sitetab *t = sitetab_new(cap);
+	struct sitetab_site s[SITETAB_SITES];
+	size_t bad = 0;
+
+	if (!check(t != NULL))
+		return;
+	check_eq_u64(sitetab_capacity(t), cap);
+	check_eq_u64(sitetab_slots(t), SITETAB_FIRST_SETS * SITETAB_WAYS);
+	/* Page i of pid 40 + i % 3: (i % 5) + 1 samples at ip 0x1000 + i,
+	 * one at 0x7000 for odd pages. */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k <= i % 5; k++)
+			sitetab_add(t, (int32_t)(40 + i % 3), i, 0x1000 + i);
+		if (i & 1)
+			sitetab_add(t, (int32_t)(40 + i % 3), i, 0x7000);
+	}
+	check_eq_u64(sitetab_evicted(t), 0);
+	check_eq_u64(sitetab_used(t), n);
+	check(sitetab_slots(t) >= 2 * n && sitetab_slots(t) <= 8 * n);
+	for (size_t i = 0; i < n; i++) {
+		size_t got = sitetab_get(t, (int32_t)(40 + i % 3), i, s);
+		size_t want = (i & 1) ? 2 : 1;
+
+		if (got != want || s[0].ip != 0x1000 + i ||
+		    s[0].count != i % 5 + 1 ||
+		    (want == 2 && (s[1].ip != 0x7000 || s[1].count != 1)))
+			bad++;
+	}
+	if (!check(bad == 0))
+		fprintf(stderr, "sitetab grow: %zu of %zu pages wrong\n",
+			bad, n);
+	sitetab_reset(t);
+	check_eq_u64(sitetab_slots(t), SITETAB_FIRST_SETS * SITETAB_WAYS);
+	check_eq_u64(sitetab_used(t), 0);
+	check_eq_u64(sitetab_get(t, 40, 0, s), 0);
+	/* Past its capacity it evicts, and counts it. */
+	for (size_t i = 0; i < 2 * cap; i++)
+		sitetab_add(t, 41, i, 0x1000);
+	check_eq_u64(sitetab_slots(t), cap);
+	check(sitetab_evicted(t) >= cap);
+	check(sitetab_used(t) <= cap);
+	sitetab_free(t);
+}
+
 /* Keys the page table cannot hold are not recorded; its extreme keys
  * are, and survive a fold (which decodes them). */
 static void
@@ -321,6 +376,7 @@ main(void)
 {
 	stest_sites();
 	stest_sites_evict();
+	stest_sites_grow();
 	stest_sites_keys();
 	stest_sites_model();
 	stest_sites_home();
