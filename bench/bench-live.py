@@ -60,6 +60,26 @@ def machine():
             f"kernel {u.release}")
 
 
+def build_of(exe):
+    """The meson build type of the build directory exe lies in."""
+    d = os.path.dirname(os.path.abspath(exe))
+    while d != "/":
+        info = os.path.join(d, "meson-info", "intro-buildoptions.json")
+        if os.path.exists(info):
+            try:
+                with open(info) as f:
+                    opts = {o["name"]: o["value"] for o in json.load(f)}
+            except (OSError, ValueError, KeyError):
+                break
+            san = opts.get("b_sanitize", "none")
+            return (f"build: {opts.get('buildtype', '?')} "
+                    f"(-O{opts.get('optimization', '?')}"
+                    f"{'' if san == 'none' else ', sanitize=' + san}), "
+                    f"{d}")
+        d = os.path.dirname(d)
+    return "build: unknown (not in a meson build directory)"
+
+
 def load_frames(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -310,6 +330,7 @@ def main():
     print("memtop live benchmark" + (" (--quick: short runs; targets apply "
                                      "to the full run)" if a.quick else ""))
     print(machine())
+    print(build_of(a.memtop))
     print(f"workload: memtop-workload --mode refault --interval-ms 0 "
           f"--hot {HOT} --pages {PAGES}")
     with tempfile.TemporaryDirectory(prefix="memtop-bench-live.") as tmp:
