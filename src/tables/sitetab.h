@@ -75,7 +75,8 @@ struct sitetab_rec {
 
 struct sitetab {
 	struct sitetab_rec *rec;	/* n_sets * SITETAB_WAYS, aligned */
-	void *rec_mem;			/* what calloc gave */
+	void *rec_mem;			/* what calloc or mmap gave */
+	size_t rec_len;			/* mmap's length; 0: calloc's */
 	size_t n_sets;			/* power of two */
 	size_t max_sets;		/* the capacity's sets */
 	size_t n_used;			/* records holding a page */
