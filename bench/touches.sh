@@ -73,7 +73,7 @@ echo "memtop touches: lines and 4 KiB pages a sample beyond the ring" \
 echo "build: $build (${btype:-?}); host CPU: ${model:-unknown}" \
 	"(the counts do not depend on it)"
 printf '  %-9s %8s  %9s %9s %9s %9s  %s\n' layout pages "lines" \
-	"pages" "L1 lines" "L1 pages" "ring B
+	"pages" "L1 lines" "L1 pages" "ring B"
 status=0
 for pages in $sizes; do
 	for layout in $layouts; do
