@@ -112,6 +112,7 @@ sitetab_free(struct sitetab *t)
 	if (!t)
 		return;
 	sitetab_mem_free(t->rec_mem, t->rec_len);
+	sitetab_mem_free(t->old_mem, t->old_len);
 	free(t);
 }
 
@@ -162,39 +163,75 @@ sitetab_free_way(struct sitetab *t, uint64_t key)
 	return NULL;
 }
 
+/* Moves the pages of old set i to sets 2i and 2i + 1 of the table (the
+ * set is the hash's top bits): at most SITETAB_WAYS pages, and nothing
+ * else is in those two sets yet (sitetab_claim moves a key's old set
+ * before it puts a page there), so none overflows. */
+static void
+sitetab_move_set(struct sitetab *t, size_t i)
+{
+	struct sitetab_rec *o = &t->old[i * SITETAB_WAYS];
+
+	for (size_t w = 0; w < SITETAB_WAYS; w++) {
+		if (o[w].key == 0)
+			continue;
+		*sitetab_free_way(t, o[w].key) = o[w];
+		o[w].key = 0;
+	}
+}
+
+/* Moves n more old sets in order (SIZE_MAX: all); frees the old table
+ * once it is empty. */
+static void
+sitetab_move(struct sitetab *t, size_t n)
+{
+	while (t->old && n--) {
+		sitetab_move_set(t, t->moved++);
+		if (t->moved == t->old_sets) {
+			sitetab_mem_free(t->old_mem, t->old_len);
+			t->old = NULL;
+			t->old_mem = NULL;
+			t->old_len = 0;
+		}
+	}
+}
+
 /*
- * Doubles the table: set i's pages go to sets 2i and 2i + 1 (the set is
- * the hash's top bits), so no set overflows.  false when the table is at
- * its capacity or the allocation fails (then it stays as it is).
+ * Doubles the table.  Pages move from the old table a few sets at a time
+ * (sitetab_claim: SITETAB_MOVE_SETS a claim, and a key's own set before
+ * it is claimed), so no sample pays for the whole table: at 256 Ki pages
+ * a doubling at once cost 20-50 ms.  false when the table is at its
+ * capacity or the allocation fails (then it stays as it is).
  */
 static bool
 sitetab_grow(struct sitetab *t)
 {
-	struct sitetab_rec *old = t->rec;
-	void *old_mem = t->rec_mem;
-	size_t old_len = t->rec_len, old_n = t->n_sets * SITETAB_WAYS;
 	void *rm;
 	size_t len;
 	struct sitetab_rec *r;
 
 	if (t->n_sets >= t->max_sets || t->grow_failed)
 		return false;
-	r = sitetab_calloc(old_n * 2, sizeof(*r), &rm, &len);
+	r = sitetab_calloc(t->n_sets * 2 * SITETAB_WAYS, sizeof(*r), &rm,
+			   &len);
 	if (!r) {
 		t->grow_failed = true;
 		return false;
 	}
+	/* A doubling still moving finishes first (rare: the table must be
+	 * half used again, SITETAB_MOVE_SETS sets a claim, before it grows
+	 * on load). */
+	sitetab_move(t, SIZE_MAX);
+	t->old = t->rec;
+	t->old_mem = t->rec_mem;
+	t->old_len = t->rec_len;
+	t->old_sets = t->n_sets;
+	t->moved = 0;
 	t->rec = r;
 	t->rec_mem = rm;
 	t->rec_len = len;
 	t->n_sets *= 2;
 	t->grown++;
-	for (size_t i = 0; i < old_n; i++) {
-		if (old[i].key == 0)
-			continue;
-		*sitetab_free_way(t, old[i].key) = old[i];
-	}
-	sitetab_mem_free(old_mem, old_len);
 	return true;
 }
 
@@ -214,6 +251,16 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 	struct sitetab_rec *h = &t->rec[home];
 	uint64_t vw = UINT64_MAX;
 
+	if (t->old) {
+		size_t i = home / SITETAB_WAYS / 2;
+
+		/* key's old set first (its page may be there), then more. */
+		if (i >= t->moved)
+			sitetab_move_set(t, i);
+		sitetab_move(t, SITETAB_MOVE_SETS);
+		if (h->key == key)
+			return h;
+	}
 	for (size_t w = 1; w < SITETAB_WAYS; w++) {
 		struct sitetab_rec *r = &t->rec[order[w]], tmp;
 
@@ -356,6 +403,11 @@ sitetab_find(const struct sitetab *t, int32_t pid, uint64_t page)
 	for (size_t w = 0; w < SITETAB_WAYS; w++)
 		if (t->rec[set + w].key == key)
 			return &t->rec[set + w];
+	/* Not moved yet from the table before the last doubling. */
+	set = set / 2 & ~(size_t)(SITETAB_WAYS - 1);
+	for (size_t w = 0; t->old && w < SITETAB_WAYS; w++)
+		if (t->old[set + w].key == key)
+			return &t->old[set + w];
 	return NULL;
 }
 
@@ -393,8 +445,13 @@ void
 sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 	     unsigned shift_delta)
 {
-	for (size_t i = 0; i < src->n_sets * SITETAB_WAYS; i++) {
-		const struct sitetab_rec *r = &src->rec[i];
+	size_t n = src->n_sets * SITETAB_WAYS;
+	size_t n_old = src->old ? src->old_sets * SITETAB_WAYS : 0;
+
+	/* Every page of both tables (a page is in one of them). */
+	for (size_t i = 0; i < n + n_old; i++) {
+		const struct sitetab_rec *r = i < n ? &src->rec[i] :
+						      &src->old[i - n];
 		uint64_t key = r->key;
 		int32_t pid = (int32_t)(key >> PAGETAB_PAGE_BITS) - 1;
 		uint64_t page = key & PAGETAB_PAGE_MASK;
@@ -424,6 +481,10 @@ sitetab_reset(struct sitetab *t)
 		memset(t->rec, 0,
 		       t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
 	}
+	sitetab_mem_free(t->old_mem, t->old_len);
+	t->old = NULL;
+	t->old_mem = NULL;
+	t->old_len = 0;
 	t->n_used = 0;
 	t->evicted = 0;
 	t->grown = 0;

@@ -22,7 +22,9 @@
  * set full or the table half used, so a few thousand pages sit in a few
  * hundred KiB instead of spread over the whole capacity (a TLB miss a
  * sample: issue 15).  A set's pages go to two sets of the doubled table
- * (the set is the hash's top bits), so growing never overflows a set.
+ * (the set is the hash's top bits), so growing never overflows a set;
+ * they move a few sets at a time (sitetab_claim), so no sample pays for
+ * the whole table.
  * Only a table at its capacity evicts: a page that finds its set full
  * takes the place of the set's page with the fewest samples, which loses
  * its sites (counted in sitetab_evicted).  A doubling that cannot
@@ -51,6 +53,8 @@
 #define SITETAB_WAYS	4	/* sitetab_home takes 2 bits */
 /* Sets of a new (or reset) table: 1024 pages, 64 KiB. */
 #define SITETAB_FIRST_SETS	256
+/* Sets moved from the table before a doubling at each claim. */
+#define SITETAB_MOVE_SETS	16
 
 struct sitetab_site {
 	uint64_t ip;
@@ -83,6 +87,12 @@ struct sitetab {
 	uint64_t evicted;
 	unsigned grown;			/* doublings since new or reset */
 	bool grow_failed;		/* ENOMEM once: stay at n_sets */
+	/* The table before the last doubling while its pages move (NULL
+	 * once they all have): old_sets sets, those below `moved` moved,
+	 * others moved (empty) or not. */
+	struct sitetab_rec *old;
+	void *old_mem;
+	size_t old_len, old_sets, moved;
 };
 
 /* Room for about max_pages pages (rounded up to a power of two, at least
