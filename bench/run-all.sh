@@ -27,6 +27,7 @@ run "$build/bench/bench-ingest"
 run "$build/bench/bench-ingest" --ips uniform --no-memory
 run "$build/bench/bench-frame"
 run "$build/bench/bench-drain"
+run "$build/bench/bench-sitetab"
 run "$src/bench/touches.sh" "$build"
 run "$src/bench/touches.sh" --no-sides "$build"
 run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
