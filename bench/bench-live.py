@@ -20,7 +20,10 @@
                  each, alternating; medians.
 
 --cpu-only stops after the collector CPU runs, for A/B runs of two
-binaries alternated.
+binaries alternated.  --hot 64,1024,16384,262144 runs only the collector
+CPU, tracepoint and software event, at each of those hot-page counts
+(the region twice as large, at least 4096 pages): issue 15's working
+sets.
 
 --quick (meson test --benchmark) runs each part once, small; targets are
 printed, not enforced.  A failed run or a loss count that does not add up
@@ -60,6 +63,26 @@ def machine():
             f"kernel {u.release}")
 
 
+def build_of(exe):
+    """The meson build type of the build directory exe lies in."""
+    d = os.path.dirname(os.path.abspath(exe))
+    while d != "/":
+        info = os.path.join(d, "meson-info", "intro-buildoptions.json")
+        if os.path.exists(info):
+            try:
+                with open(info) as f:
+                    opts = {o["name"]: o["value"] for o in json.load(f)}
+            except (OSError, ValueError, KeyError):
+                break
+            san = opts.get("b_sanitize", "none")
+            return (f"build: {opts.get('buildtype', '?')} "
+                    f"(-O{opts.get('optimization', '?')}"
+                    f"{'' if san == 'none' else ', sanitize=' + san}), "
+                    f"{d}")
+        d = os.path.dirname(d)
+    return "build: unknown (not in a meson build directory)"
+
+
 def load_frames(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -67,8 +90,10 @@ def load_frames(path):
 
 def workload_args(wl, report, rounds=0, duration=0, extra=(), hot=HOT,
                   interval_ms=0):
+    # Hot page j is region page j * (pages / hot): at least 2 apart.
+    pages = max(PAGES, 2 * hot)
     args = [wl, "--mode", "refault", "--interval-ms", str(interval_ms),
-            "--hot", str(hot), "--pages", str(PAGES), "--rounds", str(rounds),
+            "--hot", str(hot), "--pages", str(pages), "--rounds", str(rounds),
             "--duration", str(duration), "--report", report, "--quiet"]
     return args + list(extra)
 
@@ -296,6 +321,11 @@ def main():
     ap.add_argument("--workload", required=True)
     ap.add_argument("--cpu-only", action="store_true",
                     help="only the collector CPU runs (for A/B runs)")
+    ap.add_argument("--hot", default="",
+                    help="comma list of hot-page counts: the collector CPU "
+                         "runs (tracepoint and software event) at each, "
+                         "instead of the default 64 (issue 15: 64,1024,"
+                         "16384,262144)")
     a = ap.parse_args()
     paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
     if os.geteuid() != 0 and paranoid > 2:
@@ -310,11 +340,18 @@ def main():
     print("memtop live benchmark" + (" (--quick: short runs; targets apply "
                                      "to the full run)" if a.quick else ""))
     print(machine())
+    print(build_of(a.memtop))
     print(f"workload: memtop-workload --mode refault --interval-ms 0 "
-          f"--hot {HOT} --pages {PAGES}")
+          f"--hot {a.hot or HOT} --pages {PAGES} (or twice the hot pages)")
     with tempfile.TemporaryDirectory(prefix="memtop-bench-live.") as tmp:
         print(f"\n== collector CPU and latency (-e faults -c 1 -d "
               f"{a.delay}) ==")
+        if a.hot:
+            for h in (int(x) for x in a.hot.split(",")):
+                collector_cpu(a, tmp, f"tp-{h}", {}, hot=h)
+                collector_cpu(a, tmp, f"sw-{h}",
+                              {"MEMTOP_FAULTS_NO_TRACEPOINT": "1"}, hot=h)
+            sys.exit(0)
         collector_cpu(a, tmp, "tracepoint", {})
         collector_cpu(a, tmp, "software", {"MEMTOP_FAULTS_NO_TRACEPOINT": "1"})
         # About 100 K faults/s: 192 pages a round, 1 ms apart.

@@ -1,9 +1,22 @@
 #include "config.h"
 
 /*
- * Replay throughput: writes a synthetic `perf mem record`-like capture
- * (tests/lib/perfdata-synth.h: DATA_SRC, WEIGHT, PHYS_ADDR, 4 nodes) of
- * BENCH_SAMPLES samples, then times on that same file, in one run:
+ * Replay throughput on three capture shapes (issue 15), each timed in
+ * the same run as perf report on the same file:
+ *
+ *   page faults   a real `perf record -e page-faults -c 1 -d` capture of
+ *                 memtop-workload refaulting 4096 hot pages
+ *                 (BENCH_FAULT_ROUNDS rounds: about 2.4 M samples; needs
+ *                 --workload PATH and perf, else it says why it is left
+ *                 out)
+ *   perf mem      a synthetic `perf mem record`-like capture
+ *                 (tests/lib/perfdata-synth.h: two events, DATA_SRC and
+ *                 WEIGHT, 4 processes of 64 Ki pages), BENCH_SAMPLES
+ *   system-wide   the same with PHYS_ADDR and MEM_TOPOLOGY, 64 processes
+ *                 over 64 CPUs on 4 nodes (as `perf mem record -a
+ *                 --phys-data`), BENCH_SAMPLES
+ *
+ * and on each:
  *
  *   reader      perfdata_reader_next + record_parse_sample only
  *   replay      the replay thread in batch mode: reader, decoding, page
@@ -42,6 +55,8 @@
 #include "topo.h"
 
 #define BENCH_SAMPLES	3000000ull
+#define BENCH_FAULT_HOT	4096
+#define BENCH_FAULT_ROUNDS	600	/* --quick: 8 */
 
 static double
 bench_clock(clockid_t id)
@@ -191,16 +206,30 @@ bench_line(const char *what, unsigned long long n, struct bench_time bt)
 		       bt.wall, (double)n / bt.cpu / 1e6, bt.cpu);
 }
 
+/* The command line: --quick, --memtop PATH, --workload PATH, --samples N
+ * (the synthetic shapes'). */
+struct bench_opts {
+	unsigned long long samples;
+	unsigned fault_rounds;
+	const char *memtop, *workload;
+};
+
 static void
-bench_args(int argc, char **argv, struct synth_opts *o, const char **memtop)
+bench_args(int argc, char **argv, struct bench_opts *o)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0)
+		if (strcmp(argv[i], "--quick") == 0) {
 			o->samples = BENCH_SAMPLES / 100;
-		else if (strcmp(argv[i], "--memtop") == 0 && i + 1 < argc)
-			*memtop = argv[++i];
-		else if (strcmp(argv[i], "--samples") == 0 && i + 1 < argc)
+			o->fault_rounds = 8;
+		} else if (strcmp(argv[i], "--memtop") == 0 && i + 1 < argc) {
+			o->memtop = argv[++i];
+		} else if (strcmp(argv[i], "--workload") == 0 &&
+			   i + 1 < argc) {
+			o->workload = argv[++i];
+		} else if (strcmp(argv[i], "--samples") == 0 &&
+			   i + 1 < argc) {
 			o->samples = strtoull(argv[++i], NULL, 0);
+		}
 	}
 }
 
@@ -223,56 +252,37 @@ bench_temp_file(char *path, size_t len)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Times the reader, the replay thread, memtop -i and perf report on path
+ * and prints memtop's ratio to perf report.  want: the file's samples (0:
+ * whatever the reader finds).  0, or -1 when a count is wrong.
+ */
+static int
+bench_shape(const char *path, long long want, const struct bench_opts *o)
 {
-	struct synth_opts o;
-	const char *memtop = getenv("MEMTOP");
-	char path[512], err[256];
 	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
-	double t0;
-	long long n;
+	long long n = bench_reader(path, &bt);
 	int ret = 0;
 
-	synth_defaults(&o);
-	o.samples = BENCH_SAMPLES;
-	o.pages = 65536;
-	o.pids = 4;
-	o.seconds = 30;
-	bench_args(argc, argv, &o, &memtop);
-	if (bench_temp_file(path, sizeof(path)) < 0)
-		return 1;
-	benchlib_print_machine();
-	t0 = benchlib_now();
-	if (synth_write(path, &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bench-replay: %s\n", err);
-		unlink(path);
-		return 1;
-	}
-	printf("file: %llu samples (2 events, DATA_SRC + WEIGHT + PHYS_ADDR, "
-	       "%d nodes, %llu pages x %d processes), written in %.2f s\n",
-	       (unsigned long long)o.samples, o.nodes,
-	       (unsigned long long)o.pages, o.pids, benchlib_now() - t0);
-
-	n = bench_reader(path, &bt);
-	if (n != (long long)o.samples) {
+	if (n <= 0 || (want && n != want)) {
 		fprintf(stderr, "bench-replay: reader saw %lld samples\n", n);
-		ret = 1;
+		return -1;
 	}
-	bench_line("reader + sample decoding", o.samples, bt);
-	n = bench_replay(path, &bt);
-	if (n != (long long)o.samples) {
-		fprintf(stderr, "bench-replay: replay counted %lld samples\n",
-			n);
-		ret = 1;
+	bench_line("reader + sample decoding", (unsigned long long)n, bt);
+	if (bench_replay(path, &bt) != n) {
+		fprintf(stderr, "bench-replay: replay counted other than "
+			"%lld samples\n", n);
+		ret = -1;
 	}
-	bench_line("replay thread (memtop -i -b, no output)", o.samples, bt);
-	if (memtop) {
-		const char *args[] = { memtop, "-i", path, "-b", "--json",
+	bench_line("replay thread (memtop -i -b, no output)",
+		   (unsigned long long)n, bt);
+	if (o->memtop) {
+		const char *args[] = { o->memtop, "-i", path, "-b", "--json",
 				       "-d", "1", NULL };
 
 		mt = bench_command(args);
-		bench_line("memtop -i FILE -b --json -d 1", o.samples, mt);
+		bench_line("memtop -i FILE -b --json -d 1",
+			   (unsigned long long)n, mt);
 	}
 	{
 		const char *args[] = { "perf", "report", "--mem-mode",
@@ -281,13 +291,101 @@ main(int argc, char **argv)
 
 		pr = bench_command(args);
 		bench_line("perf report --mem-mode --sort=symbol_daddr",
-			   o.samples, pr);
+			   (unsigned long long)n, pr);
 	}
 	/* The issue's target: memtop -i at >= 20 x perf report's rate. */
 	if (mt.wall > 0 && mt.cpu > 0 && pr.wall > 0 && pr.cpu > 0)
 		printf("  memtop -i / perf report: %.1f x by wall clock, %.1f x "
 		       "by CPU time (target 20 x)\n", pr.wall / mt.wall,
 		       pr.cpu / mt.cpu);
+	return ret;
+}
+
+/* A synthetic shape: writes it to path, then bench_shape. */
+static int
+bench_synth(const char *path, const struct synth_opts *so,
+	    const struct bench_opts *o, const char *label)
+{
+	char err[256];
+	double t0 = benchlib_now();
+
+	if (synth_write(path, so, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench-replay: %s\n", err);
+		return -1;
+	}
+	printf("\n%s: %llu samples (2 events, DATA_SRC + WEIGHT%s, %d nodes, "
+	       "%d CPUs, %llu pages x %d processes), written in %.2f s\n",
+	       label, (unsigned long long)so->samples,
+	       so->phys ? " + PHYS_ADDR" : "", so->nodes, so->cpus,
+	       (unsigned long long)so->pages, so->pids, benchlib_now() - t0);
+	return bench_shape(path, (long long)so->samples, o);
+}
+
+/* The page-fault shape: perf record of the workload into path.  1 when
+ * it cannot be made here (said why), else as bench_shape. */
+static int
+bench_faults(const char *path, const struct bench_opts *o)
+{
+	char hot[16], rounds[16];
+	const char *args[] = { "perf", "record", "-q", "-e", "page-faults",
+			       "-c", "1", "-d", "-o", path, "--",
+			       o->workload, "--mode", "refault",
+			       "--interval-ms", "0", "--hot", hot,
+			       "--pages", "8192", "--rounds", rounds,
+			       "--duration", "0", "--quiet", NULL };
+	struct bench_time bt;
+	double t0 = benchlib_now();
+
+	if (!o->workload) {
+		printf("\npage faults: left out (no --workload PATH)\n");
+		return 1;
+	}
+	snprintf(hot, sizeof(hot), "%d", BENCH_FAULT_HOT);
+	snprintf(rounds, sizeof(rounds), "%u", o->fault_rounds);
+	bt = bench_command(args);
+	if (bt.wall <= 0) {
+		printf("\npage faults: left out (perf record -e page-faults "
+		       "failed: no perf, or no permission to sample)\n");
+		return 1;
+	}
+	printf("\npage faults: perf record -e page-faults -c 1 -d of "
+	       "memtop-workload refaulting %d pages x %u rounds, recorded "
+	       "in %.2f s\n", BENCH_FAULT_HOT, o->fault_rounds,
+	       benchlib_now() - t0);
+	return bench_shape(path, 0, o);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct bench_opts o = { BENCH_SAMPLES, BENCH_FAULT_ROUNDS,
+				getenv("MEMTOP"), NULL };
+	struct synth_opts so;
+	char path[512];
+	int ret = 0;
+
+	bench_args(argc, argv, &o);
+	if (bench_temp_file(path, sizeof(path)) < 0)
+		return 1;
+	printf("memtop replay benchmark: memtop -i beside perf report "
+	       "--mem-mode on three capture shapes\n");
+	benchlib_print_machine();
+	if (bench_faults(path, &o) < 0)
+		ret = 1;
+	synth_defaults(&so);
+	so.samples = o.samples;
+	so.pages = 65536;
+	so.pids = 4;
+	so.seconds = 30;
+	so.phys = false;
+	if (bench_synth(path, &so, &o, "perf mem") < 0)
+		ret = 1;
+	so.phys = true;
+	so.pids = 64;
+	so.cpus = 64;
+	so.pages = 4096;
+	if (bench_synth(path, &so, &o, "system-wide PHYS_ADDR") < 0)
+		ret = 1;
 	unlink(path);
 	return ret;
 }

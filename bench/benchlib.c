@@ -174,6 +174,7 @@ benchlib_print_machine(void)
 		fclose(f);
 	printf("machine: %s, %s, %ld CPUs online, kernel %s\n", u.machine,
 	       model, sysconf(_SC_NPROCESSORS_ONLN), u.release);
+	printf("build: %s\n", MEMTOP_BUILD);
 }
 
 int

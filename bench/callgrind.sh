@@ -27,13 +27,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-src=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$src/build}
-bench=$build/bench/bench-ingest
-command -v valgrind >/dev/null || { echo "SKIP: valgrind not installed"; exit 77; }
-[ -x "$bench" ] || { echo "callgrind.sh: $bench not built" >&2; exit 1; }
-out=$(mktemp -d "${TMPDIR:-/tmp}/memtop-callgrind.XXXXXX")
-trap 'rm -rf "$out"' EXIT
+. "$(dirname "$0")/vg-setup.sh"
+vg_setup callgrind.sh "${1:-}"
 
 if [ $quick -eq 1 ]; then
 	samples=100000 sizes="65536"

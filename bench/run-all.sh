@@ -7,7 +7,9 @@
 # decode + aggregate, memory per page and growth stalls (bench-ingest;
 # then again with every sample's ip independent of its page, the side
 # tables' worst case),
-# frame build (bench-frame), live collector CPU, latency, losses and
+# frame build (bench-frame), one collector over 2..512 per-CPU rings
+# (bench-drain), lines and pages touched a sample (touches.sh, with and
+# without the side tables), live collector CPU, latency, losses and
 # overhead (bench-live.py), instructions per sample (callgrind.sh) and
 # replay beside perf report (bench-replay).  Each prints the machine it
 # ran on.  Takes 10-20 minutes and about 3 GB of memory at 10 Mi pages;
@@ -24,9 +26,16 @@ run() {
 run "$build/bench/bench-ingest"
 run "$build/bench/bench-ingest" --ips uniform --no-memory
 run "$build/bench/bench-frame"
+run "$build/bench/bench-drain"
+run "$build/bench/bench-sitetab"
+run "$src/bench/touches.sh" "$build"
+run "$src/bench/touches.sh" --no-sides "$build"
 run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
 	--workload "$build/tools/memtop-workload"
+run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
+	--workload "$build/tools/memtop-workload" --hot 64,1024,16384,262144
 run "$src/bench/callgrind.sh" "$build"
 run "$src/bench/callgrind.sh" --ips uniform "$build"
-run "$build/bench/bench-replay" --memtop "$build/ui/memtop"
+run "$build/bench/bench-replay" --memtop "$build/ui/memtop" \
+	--workload "$build/tools/memtop-workload"
 exit $status

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "pagetab.h"
 #include "sitetab.h"
@@ -12,34 +13,78 @@ _Static_assert(sizeof(struct sitetab_rec) == 64,
 	       "a page's sites are one cache line");
 _Static_assert(SITETAB_WAYS == 4, "sitetab_home picks a way from 2 bits");
 
+/* From this size on a table is mapped on its own, 2 MiB-aligned, and
+ * asked for transparent huge pages (where the system grants them on
+ * madvise): at 256 Ki pages the table is 16 MiB, and in 4 KiB pages
+ * every sample's record would be a TLB miss of its own (issue 15). */
+#define SITETAB_HUGE_BYTES	(4u << 20)
+#define SITETAB_HUGE_ALIGN	(2u << 20)
+
 /* calloc, aligned to a pair of cache lines by hand (a way and the one
  * beside it share the pair the hardware fetches together): calloc of a
  * large block maps zero pages lazily, so sets never used cost no memory
- * (aligned_alloc plus memset would make every page resident). */
+ * (aligned_alloc plus memset would make every page resident).  Large
+ * tables: a zeroed mapping of their own (*len its length; 0 for calloc). */
 static void *
-sitetab_calloc(size_t n, size_t size, void **mem)
+sitetab_calloc(size_t n, size_t size, void **mem, size_t *len)
 {
-	unsigned char *p = calloc(n * size + 128, 1);
+	size_t bytes = n * size;
+	unsigned char *p;
 
+	*len = 0;
+	if (bytes >= SITETAB_HUGE_BYTES) {
+		p = mmap(NULL, bytes + SITETAB_HUGE_ALIGN,
+			 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		*mem = p == MAP_FAILED ? NULL : p;
+		if (!*mem)
+			return NULL;
+		*len = bytes + SITETAB_HUGE_ALIGN;
+		p += (SITETAB_HUGE_ALIGN -
+		      ((uintptr_t)p & (SITETAB_HUGE_ALIGN - 1))) &
+		     (SITETAB_HUGE_ALIGN - 1);
+		/* Best effort: without huge pages it works as before. */
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+		return p;
+	}
+	p = calloc(bytes + 128, 1);
 	*mem = p;
 	if (!p)
 		return NULL;
 	return p + ((128 - ((uintptr_t)p & 127)) & 127);
 }
 
+static void
+sitetab_mem_free(void *mem, size_t len)
+{
+	if (len)
+		munmap(mem, len);
+	else
+		free(mem);
+}
+
 static int
 sitetab_alloc(struct sitetab *t)
 {
 	void *rm;
+	size_t len;
 	struct sitetab_rec *r = sitetab_calloc(t->n_sets * SITETAB_WAYS,
-					       sizeof(*r), &rm);
+					       sizeof(*r), &rm, &len);
 
 	if (!r)
 		return -1;
-	free(t->rec_mem);
+	sitetab_mem_free(t->rec_mem, t->rec_len);
 	t->rec = r;
 	t->rec_mem = rm;
+	t->rec_len = len;
 	return 0;
+}
+
+static size_t
+sitetab_first_sets(const struct sitetab *t)
+{
+	return t->max_sets < SITETAB_FIRST_SETS ? t->max_sets :
+						  SITETAB_FIRST_SETS;
 }
 
 struct sitetab *
@@ -52,7 +97,8 @@ sitetab_new(size_t max_pages)
 		return NULL;
 	while (sets * SITETAB_WAYS < max_pages)
 		sets <<= 1;
-	t->n_sets = sets;
+	t->max_sets = sets;
+	t->n_sets = sitetab_first_sets(t);
 	if (sitetab_alloc(t) < 0) {
 		free(t);
 		return NULL;
@@ -65,7 +111,8 @@ sitetab_free(struct sitetab *t)
 {
 	if (!t)
 		return;
-	free(t->rec_mem);
+	sitetab_mem_free(t->rec_mem, t->rec_len);
+	sitetab_mem_free(t->old_mem, t->old_len);
 	free(t);
 }
 
@@ -100,6 +147,94 @@ sitetab_weight(const struct sitetab_rec *r)
 	return w;
 }
 
+/* The way of set (its first record) where key goes: its home way when
+ * free, else the first free one (there is one). */
+static struct sitetab_rec *
+sitetab_free_way(struct sitetab *t, uint64_t key)
+{
+	size_t home = sitetab_home(t, key);
+
+	for (size_t w = 0; w < SITETAB_WAYS; w++) {
+		struct sitetab_rec *r = &t->rec[home ^ w];
+
+		if (r->key == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Moves the pages of old set i to sets 2i and 2i + 1 of the table (the
+ * set is the hash's top bits): at most SITETAB_WAYS pages, and nothing
+ * else is in those two sets yet (sitetab_claim moves a key's old set
+ * before it puts a page there), so none overflows. */
+static void
+sitetab_move_set(struct sitetab *t, size_t i)
+{
+	struct sitetab_rec *o = &t->old[i * SITETAB_WAYS];
+
+	for (size_t w = 0; w < SITETAB_WAYS; w++) {
+		if (o[w].key == 0)
+			continue;
+		*sitetab_free_way(t, o[w].key) = o[w];
+		o[w].key = 0;
+	}
+}
+
+/* Moves n more old sets in order (SIZE_MAX: all); frees the old table
+ * once it is empty. */
+static void
+sitetab_move(struct sitetab *t, size_t n)
+{
+	while (t->old && n--) {
+		sitetab_move_set(t, t->moved++);
+		if (t->moved == t->old_sets) {
+			sitetab_mem_free(t->old_mem, t->old_len);
+			t->old = NULL;
+			t->old_mem = NULL;
+			t->old_len = 0;
+		}
+	}
+}
+
+/*
+ * Doubles the table.  Pages move from the old table a few sets at a time
+ * (sitetab_claim: SITETAB_MOVE_SETS a claim, and a key's own set before
+ * it is claimed), so no sample pays for the whole table: at 256 Ki pages
+ * a doubling at once cost 20-50 ms.  false when the table is at its
+ * capacity or the allocation fails (then it stays as it is).
+ */
+static bool
+sitetab_grow(struct sitetab *t)
+{
+	void *rm;
+	size_t len;
+	struct sitetab_rec *r;
+
+	if (t->n_sets >= t->max_sets || t->grow_failed)
+		return false;
+	r = sitetab_calloc(t->n_sets * 2 * SITETAB_WAYS, sizeof(*r), &rm,
+			   &len);
+	if (!r) {
+		t->grow_failed = true;
+		return false;
+	}
+	/* A doubling still moving finishes first (rare: the table must be
+	 * half used again, SITETAB_MOVE_SETS sets a claim, before it grows
+	 * on load). */
+	sitetab_move(t, SIZE_MAX);
+	t->old = t->rec;
+	t->old_mem = t->rec_mem;
+	t->old_len = t->rec_len;
+	t->old_sets = t->n_sets;
+	t->moved = 0;
+	t->rec = r;
+	t->rec_mem = rm;
+	t->rec_len = len;
+	t->n_sets *= 2;
+	t->grown++;
+	return true;
+}
+
 /* The record of key, whose home way holds another page (or none): the
  * way beside it (on the same 128-byte pair of lines, which the prefetch
  * of the home way often brings along) or another way of the set that
@@ -116,6 +251,16 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 	struct sitetab_rec *h = &t->rec[home];
 	uint64_t vw = UINT64_MAX;
 
+	if (t->old) {
+		size_t i = home / SITETAB_WAYS / 2;
+
+		/* key's old set first (its page may be there), then more. */
+		if (i >= t->moved)
+			sitetab_move_set(t, i);
+		sitetab_move(t, SITETAB_MOVE_SETS);
+		if (h->key == key)
+			return h;
+	}
 	for (size_t w = 1; w < SITETAB_WAYS; w++) {
 		struct sitetab_rec *r = &t->rec[order[w]], tmp;
 
@@ -128,8 +273,23 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 		*r = tmp;
 		return h;
 	}
-	/* Weights are summed only to pick a victim; a free way weighs 0
-	 * and is taken first. */
+	/* A free way, in the same order, while the table is under half
+	 * used; else a larger table, if it may grow. */
+	if (t->n_used * 2 < t->n_sets * SITETAB_WAYS) {
+		for (size_t w = 0; w < SITETAB_WAYS; w++) {
+			struct sitetab_rec *r = &t->rec[order[w]];
+
+			if (r->key == 0) {
+				r->key = key;
+				t->n_used++;
+				return r;
+			}
+		}
+	}
+	if (sitetab_grow(t))
+		return sitetab_claim(t, key, sitetab_home(t, key));
+	/* At full size.  Weights are summed only to pick a victim; a free
+	 * way weighs 0 and is taken first. */
 	for (size_t w = 0; w < SITETAB_WAYS; w++) {
 		const struct sitetab_rec *r = &t->rec[order[w]];
 		uint64_t ew = r->key ? sitetab_weight(r) : 0;
@@ -143,6 +303,8 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 	}
 	if (t->rec[victim].key)
 		t->evicted++;
+	else
+		t->n_used++;
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
 	t->rec[victim].key = key;
 	return &t->rec[victim];
@@ -241,6 +403,11 @@ sitetab_find(const struct sitetab *t, int32_t pid, uint64_t page)
 	for (size_t w = 0; w < SITETAB_WAYS; w++)
 		if (t->rec[set + w].key == key)
 			return &t->rec[set + w];
+	/* Not moved yet from the table before the last doubling. */
+	set = set / 2 & ~(size_t)(SITETAB_WAYS - 1);
+	for (size_t w = 0; t->old && w < SITETAB_WAYS; w++)
+		if (t->old[set + w].key == key)
+			return &t->old[set + w];
 	return NULL;
 }
 
@@ -278,8 +445,13 @@ void
 sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 	     unsigned shift_delta)
 {
-	for (size_t i = 0; i < src->n_sets * SITETAB_WAYS; i++) {
-		const struct sitetab_rec *r = &src->rec[i];
+	size_t n = src->n_sets * SITETAB_WAYS;
+	size_t n_old = src->old ? src->old_sets * SITETAB_WAYS : 0;
+
+	/* Every page of both tables (a page is in one of them). */
+	for (size_t i = 0; i < n + n_old; i++) {
+		const struct sitetab_rec *r = i < n ? &src->rec[i] :
+						      &src->old[i - n];
 		uint64_t key = r->key;
 		int32_t pid = (int32_t)(key >> PAGETAB_PAGE_BITS) - 1;
 		uint64_t page = key & PAGETAB_PAGE_MASK;
@@ -298,18 +470,43 @@ sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 void
 sitetab_reset(struct sitetab *t)
 {
-	/* A fresh zeroed block instead of memset, which would make every
-	 * page of the table resident. */
-	if (sitetab_alloc(t) < 0)
+	size_t sets = t->n_sets;
+
+	/* A fresh zeroed block at the first size instead of memset, which
+	 * would make every page of the table resident; the old size when
+	 * that allocation fails. */
+	t->n_sets = sitetab_first_sets(t);
+	if (sitetab_alloc(t) < 0) {
+		t->n_sets = sets;
 		memset(t->rec, 0,
 		       t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
+	}
+	sitetab_mem_free(t->old_mem, t->old_len);
+	t->old = NULL;
+	t->old_mem = NULL;
+	t->old_len = 0;
+	t->n_used = 0;
 	t->evicted = 0;
+	t->grown = 0;
+	t->grow_failed = false;
 }
 
 size_t
 sitetab_capacity(const struct sitetab *t)
 {
+	return t->max_sets * SITETAB_WAYS;
+}
+
+size_t
+sitetab_slots(const struct sitetab *t)
+{
 	return t->n_sets * SITETAB_WAYS;
+}
+
+size_t
+sitetab_used(const struct sitetab *t)
+{
+	return t->n_used;
 }
 
 uint64_t

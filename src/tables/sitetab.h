@@ -16,10 +16,19 @@
  * address with 4-level page tables, user and kernel; the record has
  * room for no more); a sample at another ip counts in sites_other.
  *
- * The table has a fixed capacity (set-associative, SITETAB_WAYS pages per
- * set, allocated once): a page that finds its set full takes the place of
- * the set's page with the fewest samples, which loses its sites (counted
- * in sitetab_evicted).  No allocation after sitetab_new.
+ * The table is set-associative, SITETAB_WAYS pages per set, and sized to
+ * the pages it holds: it starts at SITETAB_FIRST_SETS sets and doubles
+ * (up to the capacity sitetab_new was given) when a new page finds its
+ * set full or the table half used, so a few thousand pages sit in a few
+ * hundred KiB instead of spread over the whole capacity (a TLB miss a
+ * sample: issue 15).  A set's pages go to two sets of the doubled table
+ * (the set is the hash's top bits), so growing never overflows a set;
+ * they move a few sets at a time (sitetab_claim), so no sample pays for
+ * the whole table.
+ * Only a table at its capacity evicts: a page that finds its set full
+ * takes the place of the set's page with the fewest samples, which loses
+ * its sites (counted in sitetab_evicted).  A doubling that cannot
+ * allocate leaves the table as it is (it evicts from then on).
  *
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
  * 2^PAGETAB_PAGE_BITS (pagetab.h); the page table never hands out others,
@@ -42,6 +51,10 @@
 
 #define SITETAB_SITES	4
 #define SITETAB_WAYS	4	/* sitetab_home takes 2 bits */
+/* Sets of a new (or reset) table: 1024 pages, 64 KiB. */
+#define SITETAB_FIRST_SETS	256
+/* Sets moved from the table before a doubling at each claim. */
+#define SITETAB_MOVE_SETS	16
 
 struct sitetab_site {
 	uint64_t ip;
@@ -66,13 +79,25 @@ struct sitetab_rec {
 
 struct sitetab {
 	struct sitetab_rec *rec;	/* n_sets * SITETAB_WAYS, aligned */
-	void *rec_mem;			/* what calloc gave */
+	void *rec_mem;			/* what calloc or mmap gave */
+	size_t rec_len;			/* mmap's length; 0: calloc's */
 	size_t n_sets;			/* power of two */
+	size_t max_sets;		/* the capacity's sets */
+	size_t n_used;			/* records holding a page */
 	uint64_t evicted;
+	unsigned grown;			/* doublings since new or reset */
+	bool grow_failed;		/* ENOMEM once: stay at n_sets */
+	/* The table before the last doubling while its pages move (NULL
+	 * once they all have): old_sets sets, those below `moved` moved,
+	 * others moved (empty) or not. */
+	struct sitetab_rec *old;
+	void *old_mem;
+	size_t old_len, old_sets, moved;
 };
 
 /* Room for about max_pages pages (rounded up to a power of two, at least
- * SITETAB_WAYS).  NULL on ENOMEM. */
+ * SITETAB_WAYS), at first for SITETAB_FIRST_SETS sets of them (fewer
+ * when max_pages is smaller).  NULL on ENOMEM. */
 struct sitetab *sitetab_new(size_t max_pages);
 void sitetab_free(struct sitetab *t);	/* NULL-safe */
 
@@ -135,7 +160,8 @@ sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
 }
 
 /* The record of key when it is not in its home way: another way of the
- * set, or one claimed (evicting when the set is full).  Out of line. */
+ * set, or one claimed (growing the table, or evicting when the set is
+ * full at full size).  Out of line. */
 struct sitetab_rec *sitetab_claim(struct sitetab *t, uint64_t key,
 				  size_t home);
 /* Space-Saving for one sample at an ip that holds no slot of r. */
@@ -188,7 +214,11 @@ void sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 		  unsigned shift_delta);
 
 void sitetab_reset(struct sitetab *t);
+/* Pages the table may grow to hold (sitetab_new's max_pages, rounded). */
 size_t sitetab_capacity(const struct sitetab *t);
+/* Pages the table has room for now, and holds. */
+size_t sitetab_slots(const struct sitetab *t);
+size_t sitetab_used(const struct sitetab *t);
 /* Pages that lost their sites to make room (since reset). */
 uint64_t sitetab_evicted(const struct sitetab *t);
 

@@ -105,6 +105,114 @@ stest_sites_evict(void)
 	sitetab_free(t);
 }
 
+/*
+ * The table is sized to its pages (issue 15): it starts at
+ * SITETAB_FIRST_SETS sets, doubles as pages come, keeps every page's
+ * sites and counts through each doubling, evicts nothing before its
+ * capacity, stays at most half used and within four times its pages,
+ * and starts small again when reset.
+ */
+static void
+stest_sites_grow(void)
+{
+	const size_t cap = 1u << 16, n = cap / 4;
+	struct sitetab *t = sitetab_new(cap);
+	struct sitetab_site s[SITETAB_SITES];
+	size_t bad = 0;
+
+	if (!check(t != NULL))
+		return;
+	check_eq_u64(sitetab_capacity(t), cap);
+	check_eq_u64(sitetab_slots(t), SITETAB_FIRST_SETS * SITETAB_WAYS);
+	/* Page i of pid 40 + i % 3: (i % 5) + 1 samples at ip 0x1000 + i,
+	 * one at 0x7000 for odd pages. */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k <= i % 5; k++)
+			sitetab_add(t, (int32_t)(40 + i % 3), i, 0x1000 + i);
+		if (i & 1)
+			sitetab_add(t, (int32_t)(40 + i % 3), i, 0x7000);
+	}
+	check_eq_u64(sitetab_evicted(t), 0);
+	check_eq_u64(sitetab_used(t), n);
+	check(sitetab_slots(t) >= 2 * n && sitetab_slots(t) <= 8 * n);
+	for (size_t i = 0; i < n; i++) {
+		size_t got = sitetab_get(t, (int32_t)(40 + i % 3), i, s);
+		size_t want = (i & 1) ? 2 : 1;
+
+		if (got != want || s[0].ip != 0x1000 + i ||
+		    s[0].count != i % 5 + 1 ||
+		    (want == 2 && (s[1].ip != 0x7000 || s[1].count != 1)))
+			bad++;
+	}
+	if (!check(bad == 0))
+		fprintf(stderr, "sitetab grow: %zu of %zu pages wrong\n",
+			bad, n);
+	sitetab_reset(t);
+	check_eq_u64(sitetab_slots(t), SITETAB_FIRST_SETS * SITETAB_WAYS);
+	check_eq_u64(sitetab_used(t), 0);
+	check_eq_u64(sitetab_get(t, 40, 0, s), 0);
+	/* Past its capacity it evicts, and counts it. */
+	for (size_t i = 0; i < 2 * cap; i++)
+		sitetab_add(t, 41, i, 0x1000);
+	check_eq_u64(sitetab_slots(t), cap);
+	check(sitetab_evicted(t) >= cap);
+	check(sitetab_used(t) <= cap);
+	sitetab_free(t);
+}
+
+/*
+ * Right after a doubling most pages are still in the old table: each is
+ * found there, a sample of it moves its set first (one record, exact
+ * counts, not a second one in the new table), and a fold reads both.
+ */
+static void
+stest_sites_moving(void)
+{
+	struct sitetab *t = sitetab_new(1u << 16), *big = sitetab_new(1u << 16);
+	struct sitetab_site s[SITETAB_SITES];
+	size_t n = 0, bad = 0, slots;
+
+	if (!check(t != NULL && big != NULL))
+		goto out;
+	slots = sitetab_slots(t);
+	while (sitetab_slots(t) == slots && n < (1u << 16))
+		sitetab_add(t, 50, 2 * n++, 0x2000);
+	check(t->old != NULL);		/* the pages have not all moved */
+	for (size_t i = 0; i < n; i++)
+		if (sitetab_get(t, 50, 2 * i, s) != 1 || s[0].count != 1)
+			bad++;
+	/* A second sample of each, in reverse (old sets before the mover
+	 * reaches them), and a second ip for even pages. */
+	for (size_t i = n; i-- > 0;) {
+		sitetab_add(t, 50, 2 * i, 0x2000);
+		if (i % 2 == 0)
+			sitetab_add(t, 50, 2 * i, 0x3000);
+	}
+	check_eq_u64(sitetab_used(t), n);
+	check_eq_u64(sitetab_evicted(t), 0);
+	for (size_t i = 0; i < n; i++)
+		if (sitetab_get(t, 50, 2 * i, s) != (i % 2 ? 1u : 2u) ||
+		    s[0].ip != 0x2000 || s[0].count != 2)
+			bad++;
+	if (!check(bad == 0))
+		fprintf(stderr, "sitetab moving: %zu wrong of %zu\n", bad, n);
+	/* A fold of a table still moving: pages 2i, 2i + 1 -> page i. */
+	sitetab_reset(t);
+	slots = sitetab_slots(t);
+	for (n = 0; sitetab_slots(t) == slots && n < (1u << 16); n++)
+		sitetab_add(t, 51, n, 0x2000);
+	check(t->old != NULL);
+	sitetab_fold(big, t, 1);
+	bad = 0;
+	for (size_t i = 0; i < n / 2; i++)
+		if (sitetab_get(big, 51, i, s) != 1 || s[0].count != 2)
+			bad++;
+	check_eq_u64(bad, 0);
+out:
+	sitetab_free(t);
+	sitetab_free(big);
+}
+
 /* Keys the page table cannot hold are not recorded; its extreme keys
  * are, and survive a fold (which decodes them). */
 static void
@@ -321,6 +429,8 @@ main(void)
 {
 	stest_sites();
 	stest_sites_evict();
+	stest_sites_grow();
+	stest_sites_moving();
 	stest_sites_keys();
 	stest_sites_model();
 	stest_sites_home();
