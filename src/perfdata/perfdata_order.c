@@ -3,9 +3,14 @@
 /*
  * Time order for perf.data records.  See perfdata_order.h.
  *
- * Held records are copies in a binary min-heap keyed by (time, the order
- * they were read), so equal times keep file order.  The record handed out
- * last stays alive in `out` until the next call.
+ * Held records are ordered by (time, the order they were read), so equal
+ * times keep file order.  Most captures are nearly sorted, so a record no
+ * older than the last one queued goes to a FIFO (entries in a ring, bytes
+ * in a ring: no allocation, no comparisons); any other goes to a binary
+ * min-heap of malloc'd copies.  The next record out is the older of the
+ * FIFO's head and the heap's top.  The record handed out last stays alive
+ * until the next call (`out` for a heap copy, its place in the byte ring
+ * for a FIFO one: nothing is written there before the next call).
  */
 
 #include <errno.h>
@@ -26,9 +31,22 @@ struct order_ent {
 	struct perf_event_header *hdr;	/* malloc'd copy */
 };
 
+/* The FIFO: entries (hdr unused: `at` says where the bytes are) in a ring
+ * of ent_cap, record bytes in a ring of byte_cap. */
+struct order_fifo {
+	struct order_ent *ent;
+	uint64_t *at;		/* byte offset of each entry's record */
+	size_t ent_cap, first, n;
+	unsigned char *bytes;
+	size_t byte_cap;
+	size_t tail;		/* where the next record's bytes go */
+	uint64_t last_time;	/* of the newest entry */
+};
+
 struct perfdata_order {
 	struct order_ent *heap;
 	size_t n, cap;
+	struct order_fifo fifo;
 	uint64_t bytes, max_bytes;
 	uint64_t seq;
 	uint64_t seen_max;	/* newest time read */
@@ -63,6 +81,9 @@ perfdata_order_free(struct perfdata_order *o)
 	for (size_t i = 0; i < o->n; i++)
 		free(o->heap[i].hdr);
 	free(o->heap);
+	free(o->fifo.ent);
+	free(o->fifo.at);
+	free(o->fifo.bytes);
 	free(o->out);
 	free(o);
 }
@@ -88,9 +109,10 @@ order_swap(struct order_ent *a, struct order_ent *b)
 	*b = t;
 }
 
+/* A copy of rec into the heap. */
 static int
-order_push(struct perfdata_order *o, const struct perfdata_record *rec,
-	   uint64_t time)
+heap_push(struct perfdata_order *o, const struct order_ent *in,
+	  const struct perf_event_header *hdr)
 {
 	struct order_ent *e;
 	size_t i;
@@ -105,27 +127,20 @@ order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 		o->cap = cap;
 	}
 	e = &o->heap[o->n];
-	e->hdr = malloc(rec->hdr->size);
+	*e = *in;
+	e->hdr = malloc(hdr->size);
 	if (!e->hdr)
 		return -ENOMEM;
-	memcpy(e->hdr, rec->hdr, rec->hdr->size);
-	e->time = time;
-	e->seq = o->seq++;
-	e->offset = rec->offset;
-	e->event_idx = rec->event_idx;
-	o->bytes += rec->hdr->size;
+	memcpy(e->hdr, hdr, hdr->size);
 	for (i = o->n++; i > 0 && order_less(&o->heap[i],
 					     &o->heap[(i - 1) / 2]);
 	     i = (i - 1) / 2)
 		order_swap(&o->heap[i], &o->heap[(i - 1) / 2]);
-	if (o->n > o->stats.held_max)
-		o->stats.held_max = o->n;
 	return 0;
 }
 
-/* The oldest record out of the heap into rec (o->out owns it). */
-static void
-order_pop(struct perfdata_order *o, struct perfdata_record *rec)
+static struct order_ent
+heap_pop(struct perfdata_order *o)
 {
 	struct order_ent top = o->heap[0];
 	size_t i = 0;
@@ -143,13 +158,172 @@ order_pop(struct perfdata_order *o, struct perfdata_record *rec)
 		order_swap(&o->heap[i], &o->heap[m]);
 		i = m;
 	}
+	return top;
+}
+
+#define ORDER_ALIGN(n)	(((size_t)(n) + 7) & ~(size_t)7)
+
+/* Where n bytes fit in the byte ring, SIZE_MAX when they do not.  The
+ * bytes in use run from the first entry's to tail, maybe wrapping; tail
+ * never reaches the first entry's bytes again (strictly below them). */
+static size_t
+fifo_place(const struct order_fifo *f, size_t n)
+{
+	size_t head;
+
+	if (f->n == 0)
+		return n <= f->byte_cap ? 0 : SIZE_MAX;
+	head = f->at[f->first];
+	if (f->tail > head) {
+		if (f->tail + n <= f->byte_cap)
+			return f->tail;
+		return n < head ? 0 : SIZE_MAX;
+	}
+	return f->tail + n < head ? f->tail : SIZE_MAX;
+}
+
+/* Room for one more entry of n bytes: both rings grown, the entries
+ * copied in order to the start.  0 or -ENOMEM. */
+static int
+fifo_grow(struct order_fifo *f, size_t n)
+{
+	size_t ent_cap = f->n == f->ent_cap ? 2 * f->ent_cap + 1024 :
+			 f->ent_cap;
+	size_t byte_cap = 2 * f->byte_cap + 2 * n + (UINT64_C(1) << 20);
+	struct order_ent *ent = malloc(ent_cap * sizeof(*ent));
+	uint64_t *at = malloc(ent_cap * sizeof(*at));
+	unsigned char *bytes = malloc(byte_cap);
+	size_t pos = 0;
+
+	if (!ent || !at || !bytes) {
+		free(ent);
+		free(at);
+		free(bytes);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		size_t k = (f->first + i) % f->ent_cap;
+		const struct perf_event_header *h =
+			(const void *)(f->bytes + f->at[k]);
+		size_t len = ORDER_ALIGN(h->size);
+
+		ent[i] = f->ent[k];
+		memcpy(bytes + pos, h, len);
+		at[i] = pos;
+		pos += len;
+	}
+	free(f->ent);
+	free(f->at);
+	free(f->bytes);
+	f->ent = ent;
+	f->at = at;
+	f->bytes = bytes;
+	f->ent_cap = ent_cap;
+	f->byte_cap = byte_cap;
+	f->first = 0;
+	f->tail = pos;
+	return 0;
+}
+
+static int
+fifo_push(struct order_fifo *f, const struct order_ent *in,
+	  const struct perf_event_header *hdr)
+{
+	size_t n = ORDER_ALIGN(hdr->size), k, at;
+
+	at = f->n < f->ent_cap ? fifo_place(f, n) : SIZE_MAX;
+	if (at == SIZE_MAX) {
+		if (fifo_grow(f, n) < 0)
+			return -ENOMEM;
+		at = fifo_place(f, n);
+	}
+	memcpy(f->bytes + at, hdr, hdr->size);
+	k = (f->first + f->n++) % f->ent_cap;
+	f->ent[k] = *in;
+	f->at[k] = at;
+	f->tail = at + n;
+	f->last_time = in->time;
+	return 0;
+}
+
+static struct order_ent
+fifo_pop(struct order_fifo *f)
+{
+	struct order_ent e = f->ent[f->first];
+
+	e.hdr = (void *)(f->bytes + f->at[f->first]);
+	f->first = (f->first + 1) % f->ent_cap;
+	if (--f->n == 0)
+		f->tail = 0;
+	return e;
+}
+
+static size_t
+order_held(const struct perfdata_order *o)
+{
+	return o->n + o->fifo.n;
+}
+
+/* Whether the oldest record held is the heap's top (else the FIFO's
+ * head, when there is one). */
+static bool
+order_heap_first(const struct perfdata_order *o)
+{
+	return o->n > 0 && (o->fifo.n == 0 ||
+			    order_less(&o->heap[0],
+				       &o->fifo.ent[o->fifo.first]));
+}
+
+/* The oldest record held, NULL when none is. */
+static const struct order_ent *
+order_oldest(const struct perfdata_order *o)
+{
+	if (order_heap_first(o))
+		return &o->heap[0];
+	return o->fifo.n ? &o->fifo.ent[o->fifo.first] : NULL;
+}
+
+/* Holds a copy of rec: in the FIFO when it is no older than the FIFO's
+ * newest, else in the heap. */
+static int
+order_push(struct perfdata_order *o, const struct perfdata_record *rec,
+	   uint64_t time)
+{
+	struct order_ent e = {
+		.time = time, .seq = o->seq++, .offset = rec->offset,
+		.event_idx = rec->event_idx,
+	};
+	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
+		  fifo_push(&o->fifo, &e, rec->hdr) :
+		  heap_push(o, &e, rec->hdr);
+
+	if (ret < 0)
+		return ret;
+	o->bytes += rec->hdr->size;
+	if (order_held(o) > o->stats.held_max)
+		o->stats.held_max = order_held(o);
+	return 0;
+}
+
+/* The oldest record out into rec, valid until the next call. */
+static void
+order_pop(struct perfdata_order *o, struct perfdata_record *rec)
+{
+	struct order_ent top;
+
+	free(o->out);
+	o->out = NULL;
+	if (order_heap_first(o)) {
+		top = heap_pop(o);
+		o->out = top.hdr;
+	} else {
+		top = fifo_pop(&o->fifo);
+	}
 	o->bytes -= top.hdr->size;
 	if (top.time < o->out_time)
 		o->stats.unordered++;
 	else
 		o->out_time = top.time;
-	free(o->out);
-	o->out = top.hdr;
 	rec->hdr = top.hdr;
 	rec->event_idx = top.event_idx;
 	rec->offset = top.offset;
@@ -181,7 +355,7 @@ order_take(struct perfdata_order *o, struct perfdata_record *rec,
 		return ret;
 	if (time > o->seen_max)
 		o->seen_max = time;
-	if (o->bytes <= o->max_bytes || o->n < 2)
+	if (o->bytes <= o->max_bytes || order_held(o) < 2)
 		return 0;
 	o->stats.forced++;
 	order_pop(o, rec);
@@ -196,8 +370,10 @@ perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
 	int got;
 
 	for (;;) {
-		if (o->n > 0 && (o->ended || (o->flushing &&
-					       o->heap[0].time <= o->flush_to))) {
+		const struct order_ent *old = order_oldest(o);
+
+		if (old && (o->ended || (o->flushing &&
+					 old->time <= o->flush_to))) {
 			order_pop(o, rec);
 			return 1;
 		}
