@@ -31,17 +31,28 @@ struct order_ent {
 	struct perf_event_header *hdr;	/* malloc'd copy */
 };
 
-/* The FIFO: entries (hdr unused: `at` says where the bytes are) in a ring
- * of ent_cap, record bytes in a ring of byte_cap. */
+/*
+ * The FIFO: entries in a ring of ent_cap; the bytes of the records that
+ * are not stable (perfdata_record.stable: in the file image, which
+ * outlives the order) in a ring of byte_cap, in entry order.  A stable
+ * record is not copied: its entry keeps the pointer.
+ */
 struct order_fifo {
 	struct order_ent *ent;
-	uint64_t *at;		/* byte offset of each entry's record */
+	uint64_t *at;		/* byte offset of each entry's record, or
+				 * ORDER_STABLE: ent.hdr is the record */
 	size_t ent_cap, first, n;
 	unsigned char *bytes;
 	size_t byte_cap;
+	size_t byte_n;		/* entries with bytes in the ring */
+	size_t byte_head;	/* the oldest such entry's bytes, or before */
 	size_t tail;		/* where the next record's bytes go */
 	uint64_t last_time;	/* of the newest entry */
 };
+
+#define ORDER_STABLE	UINT64_MAX
+/* Entries ahead of the one handed out whose record is prefetched. */
+#define ORDER_AHEAD	8
 
 struct perfdata_order {
 	struct order_ent *heap;
@@ -169,11 +180,10 @@ heap_pop(struct perfdata_order *o)
 static size_t
 fifo_place(const struct order_fifo *f, size_t n)
 {
-	size_t head;
+	size_t head = f->byte_head;
 
-	if (f->n == 0)
+	if (f->byte_n == 0)
 		return n <= f->byte_cap ? 0 : SIZE_MAX;
-	head = f->at[f->first];
 	if (f->tail > head) {
 		if (f->tail + n <= f->byte_cap)
 			return f->tail;
@@ -203,11 +213,15 @@ fifo_grow(struct order_fifo *f, size_t n)
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		size_t k = (f->first + i) % f->ent_cap;
-		const struct perf_event_header *h =
-			(const void *)(f->bytes + f->at[k]);
-		size_t len = ORDER_ALIGN(h->size);
+		const struct perf_event_header *h;
+		size_t len;
 
 		ent[i] = f->ent[k];
+		at[i] = f->at[k];
+		if (at[i] == ORDER_STABLE)
+			continue;
+		h = (const void *)(f->bytes + f->at[k]);
+		len = ORDER_ALIGN(h->size);
 		memcpy(bytes + pos, h, len);
 		at[i] = pos;
 		pos += len;
@@ -221,27 +235,36 @@ fifo_grow(struct order_fifo *f, size_t n)
 	f->ent_cap = ent_cap;
 	f->byte_cap = byte_cap;
 	f->first = 0;
+	f->byte_head = 0;
 	f->tail = pos;
 	return 0;
 }
 
 static int
 fifo_push(struct order_fifo *f, const struct order_ent *in,
-	  const struct perf_event_header *hdr)
+	  const struct perfdata_record *rec)
 {
-	size_t n = ORDER_ALIGN(hdr->size), k, at;
+	size_t n = ORDER_ALIGN(rec->hdr->size), k, at = ORDER_STABLE;
 
-	at = f->n < f->ent_cap ? fifo_place(f, n) : SIZE_MAX;
-	if (at == SIZE_MAX) {
-		if (fifo_grow(f, n) < 0)
-			return -ENOMEM;
+	if (f->n == f->ent_cap && fifo_grow(f, 0) < 0)
+		return -ENOMEM;
+	if (!rec->stable) {
 		at = fifo_place(f, n);
+		if (at == SIZE_MAX) {
+			if (fifo_grow(f, n) < 0)
+				return -ENOMEM;
+			at = fifo_place(f, n);
+		}
+		memcpy(f->bytes + at, rec->hdr, rec->hdr->size);
+		f->tail = at + n;
+		if (f->byte_n++ == 0)
+			f->byte_head = at;
 	}
-	memcpy(f->bytes + at, hdr, hdr->size);
 	k = (f->first + f->n++) % f->ent_cap;
 	f->ent[k] = *in;
+	/* A stable record's pointer: its place in the file image. */
+	f->ent[k].hdr = (struct perf_event_header *)(uintptr_t)rec->hdr;
 	f->at[k] = at;
-	f->tail = at + n;
 	f->last_time = in->time;
 	return 0;
 }
@@ -250,11 +273,25 @@ static struct order_ent
 fifo_pop(struct order_fifo *f)
 {
 	struct order_ent e = f->ent[f->first];
+	uint64_t at = f->at[f->first];
 
-	e.hdr = (void *)(f->bytes + f->at[f->first]);
 	f->first = (f->first + 1) % f->ent_cap;
-	if (--f->n == 0)
-		f->tail = 0;
+	f->n--;
+	/* A record read a window ago is cold: fetch one a few ahead. */
+	if (f->n > ORDER_AHEAD) {
+		size_t k = (f->first + ORDER_AHEAD) % f->ent_cap;
+
+		__builtin_prefetch(f->at[k] == ORDER_STABLE ? f->ent[k].hdr :
+				   (void *)(f->bytes + f->at[k]));
+	}
+	if (at == ORDER_STABLE)
+		return e;
+	e.hdr = (void *)(f->bytes + at);
+	/* The ring's bytes in use now start past this record's (or, when
+	 * the next one wrapped to 0, at a gap that frees with it). */
+	f->byte_head = at + ORDER_ALIGN(e.hdr->size);
+	if (--f->byte_n == 0)
+		f->tail = f->byte_head = 0;
 	return e;
 }
 
@@ -294,7 +331,7 @@ order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 		.event_idx = rec->event_idx,
 	};
 	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
-		  fifo_push(&o->fifo, &e, rec->hdr) :
+		  fifo_push(&o->fifo, &e, rec) :
 		  heap_push(o, &e, rec->hdr);
 
 	if (ret < 0)
