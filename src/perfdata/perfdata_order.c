@@ -192,49 +192,58 @@ fifo_place(const struct order_fifo *f, size_t n)
 	return f->tail + n < head ? f->tail : SIZE_MAX;
 }
 
-/* Room for one more entry of n bytes: both rings grown, the entries
- * copied in order to the start.  0 or -ENOMEM. */
+/* Twice the entries, copied in order to the start.  0 or -ENOMEM. */
 static int
-fifo_grow(struct order_fifo *f, size_t n)
+fifo_grow_entries(struct order_fifo *f)
 {
-	size_t ent_cap = f->n == f->ent_cap ? 2 * f->ent_cap + 1024 :
-			 f->ent_cap;
-	size_t byte_cap = 2 * f->byte_cap + 2 * n + (UINT64_C(1) << 20);
-	struct order_ent *ent = malloc(ent_cap * sizeof(*ent));
-	uint64_t *at = malloc(ent_cap * sizeof(*at));
-	unsigned char *bytes = malloc(byte_cap);
-	size_t pos = 0;
+	size_t cap = 2 * f->ent_cap + 1024;
+	struct order_ent *ent = malloc(cap * sizeof(*ent));
+	uint64_t *at = malloc(cap * sizeof(*at));
 
-	if (!ent || !at || !bytes) {
+	if (!ent || !at) {
 		free(ent);
 		free(at);
-		free(bytes);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < f->n; i++) {
 		size_t k = (f->first + i) % f->ent_cap;
-		const struct perf_event_header *h;
-		size_t len;
 
 		ent[i] = f->ent[k];
 		at[i] = f->at[k];
-		if (at[i] == ORDER_STABLE)
-			continue;
-		h = (const void *)(f->bytes + f->at[k]);
-		len = ORDER_ALIGN(h->size);
-		memcpy(bytes + pos, h, len);
-		at[i] = pos;
-		pos += len;
 	}
 	free(f->ent);
 	free(f->at);
-	free(f->bytes);
 	f->ent = ent;
 	f->at = at;
-	f->bytes = bytes;
-	f->ent_cap = ent_cap;
-	f->byte_cap = byte_cap;
+	f->ent_cap = cap;
 	f->first = 0;
+	return 0;
+}
+
+/* A byte ring with room for n more bytes, the records held copied in
+ * order to its start.  0 or -ENOMEM. */
+static int
+fifo_grow_bytes(struct order_fifo *f, size_t n)
+{
+	size_t cap = 2 * f->byte_cap + 2 * n + ((size_t)1 << 20), pos = 0;
+	unsigned char *bytes = malloc(cap);
+
+	if (!bytes)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++) {
+		size_t k = (f->first + i) % f->ent_cap, len;
+
+		if (f->at[k] == ORDER_STABLE)
+			continue;
+		len = ORDER_ALIGN(((const struct perf_event_header *)(void *)
+				   (f->bytes + f->at[k]))->size);
+		memcpy(bytes + pos, f->bytes + f->at[k], len);
+		f->at[k] = pos;
+		pos += len;
+	}
+	free(f->bytes);
+	f->bytes = bytes;
+	f->byte_cap = cap;
 	f->byte_head = 0;
 	f->tail = pos;
 	return 0;
@@ -246,12 +255,12 @@ fifo_push(struct order_fifo *f, const struct order_ent *in,
 {
 	size_t n = ORDER_ALIGN(rec->hdr->size), k, at = ORDER_STABLE;
 
-	if (f->n == f->ent_cap && fifo_grow(f, 0) < 0)
+	if (f->n == f->ent_cap && fifo_grow_entries(f) < 0)
 		return -ENOMEM;
 	if (!rec->stable) {
 		at = fifo_place(f, n);
 		if (at == SIZE_MAX) {
-			if (fifo_grow(f, n) < 0)
+			if (fifo_grow_bytes(f, n) < 0)
 				return -ENOMEM;
 			at = fifo_place(f, n);
 		}

@@ -254,6 +254,9 @@ main(void)
 	test_big(1 << 20, 0);
 	test_big(8192, 4);
 	test_big(1 << 20, 4);
+	/* A window past the first byte ring: it fills, wraps onto held
+	 * records unless it grows. */
+	test_big(3 << 19, 4);
 	test_rounds();
 	test_window();
 	test_error_after_records();
