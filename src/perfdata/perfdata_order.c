@@ -3,9 +3,14 @@
 /*
  * Time order for perf.data records.  See perfdata_order.h.
  *
- * Held records are copies in a binary min-heap keyed by (time, the order
- * they were read), so equal times keep file order.  The record handed out
- * last stays alive in `out` until the next call.
+ * Held records are ordered by (time, the order they were read), so equal
+ * times keep file order.  Most captures are nearly sorted, so a record no
+ * older than the last one queued goes to a FIFO (entries in a ring, bytes
+ * in a ring: no allocation, no comparisons); any other goes to a binary
+ * min-heap of malloc'd copies.  The next record out is the older of the
+ * FIFO's head and the heap's top.  The record handed out last stays alive
+ * until the next call (`out` for a heap copy, its place in the byte ring
+ * for a FIFO one: nothing is written there before the next call).
  */
 
 #include <errno.h>
@@ -26,9 +31,33 @@ struct order_ent {
 	struct perf_event_header *hdr;	/* malloc'd copy */
 };
 
+/*
+ * The FIFO: entries in a ring of ent_cap; the bytes of the records that
+ * are not stable (perfdata_record.stable: in the file image, which
+ * outlives the order) in a ring of byte_cap, in entry order.  A stable
+ * record is not copied: its entry keeps the pointer.
+ */
+struct order_fifo {
+	struct order_ent *ent;
+	uint64_t *at;		/* byte offset of each entry's record, or
+				 * ORDER_STABLE: ent.hdr is the record */
+	size_t ent_cap, first, n;
+	unsigned char *bytes;
+	size_t byte_cap;
+	size_t byte_n;		/* entries with bytes in the ring */
+	size_t byte_head;	/* the oldest such entry's bytes, or before */
+	size_t tail;		/* where the next record's bytes go */
+	uint64_t last_time;	/* of the newest entry */
+};
+
+#define ORDER_STABLE	UINT64_MAX
+/* Entries ahead of the one handed out whose record is prefetched. */
+#define ORDER_AHEAD	8
+
 struct perfdata_order {
 	struct order_ent *heap;
 	size_t n, cap;
+	struct order_fifo fifo;
 	uint64_t bytes, max_bytes;
 	uint64_t seq;
 	uint64_t seen_max;	/* newest time read */
@@ -63,6 +92,9 @@ perfdata_order_free(struct perfdata_order *o)
 	for (size_t i = 0; i < o->n; i++)
 		free(o->heap[i].hdr);
 	free(o->heap);
+	free(o->fifo.ent);
+	free(o->fifo.at);
+	free(o->fifo.bytes);
 	free(o->out);
 	free(o);
 }
@@ -88,9 +120,10 @@ order_swap(struct order_ent *a, struct order_ent *b)
 	*b = t;
 }
 
+/* A copy of rec into the heap. */
 static int
-order_push(struct perfdata_order *o, const struct perfdata_record *rec,
-	   uint64_t time)
+heap_push(struct perfdata_order *o, const struct order_ent *in,
+	  const struct perf_event_header *hdr)
 {
 	struct order_ent *e;
 	size_t i;
@@ -105,27 +138,20 @@ order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 		o->cap = cap;
 	}
 	e = &o->heap[o->n];
-	e->hdr = malloc(rec->hdr->size);
+	*e = *in;
+	e->hdr = malloc(hdr->size);
 	if (!e->hdr)
 		return -ENOMEM;
-	memcpy(e->hdr, rec->hdr, rec->hdr->size);
-	e->time = time;
-	e->seq = o->seq++;
-	e->offset = rec->offset;
-	e->event_idx = rec->event_idx;
-	o->bytes += rec->hdr->size;
+	memcpy(e->hdr, hdr, hdr->size);
 	for (i = o->n++; i > 0 && order_less(&o->heap[i],
 					     &o->heap[(i - 1) / 2]);
 	     i = (i - 1) / 2)
 		order_swap(&o->heap[i], &o->heap[(i - 1) / 2]);
-	if (o->n > o->stats.held_max)
-		o->stats.held_max = o->n;
 	return 0;
 }
 
-/* The oldest record out of the heap into rec (o->out owns it). */
-static void
-order_pop(struct perfdata_order *o, struct perfdata_record *rec)
+static struct order_ent
+heap_pop(struct perfdata_order *o)
 {
 	struct order_ent top = o->heap[0];
 	size_t i = 0;
@@ -143,13 +169,207 @@ order_pop(struct perfdata_order *o, struct perfdata_record *rec)
 		order_swap(&o->heap[i], &o->heap[m]);
 		i = m;
 	}
+	return top;
+}
+
+#define ORDER_ALIGN(n)	(((size_t)(n) + 7) & ~(size_t)7)
+
+/* Where n bytes fit in the byte ring, SIZE_MAX when they do not.  The
+ * bytes in use run from the first entry's to tail, maybe wrapping; tail
+ * never reaches the first entry's bytes again (strictly below them). */
+static size_t
+fifo_place(const struct order_fifo *f, size_t n)
+{
+	size_t head = f->byte_head;
+
+	if (f->byte_n == 0)
+		return n <= f->byte_cap ? 0 : SIZE_MAX;
+	if (f->tail > head) {
+		if (f->tail + n <= f->byte_cap)
+			return f->tail;
+		return n < head ? 0 : SIZE_MAX;
+	}
+	return f->tail + n < head ? f->tail : SIZE_MAX;
+}
+
+/* Twice the entries, copied in order to the start.  0 or -ENOMEM. */
+static int
+fifo_grow_entries(struct order_fifo *f)
+{
+	size_t cap = 2 * f->ent_cap + 1024;
+	struct order_ent *ent = malloc(cap * sizeof(*ent));
+	uint64_t *at = malloc(cap * sizeof(*at));
+
+	if (!ent || !at) {
+		free(ent);
+		free(at);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		size_t k = (f->first + i) % f->ent_cap;
+
+		ent[i] = f->ent[k];
+		at[i] = f->at[k];
+	}
+	free(f->ent);
+	free(f->at);
+	f->ent = ent;
+	f->at = at;
+	f->ent_cap = cap;
+	f->first = 0;
+	return 0;
+}
+
+/* A byte ring with room for n more bytes, the records held copied in
+ * order to its start.  0 or -ENOMEM. */
+static int
+fifo_grow_bytes(struct order_fifo *f, size_t n)
+{
+	size_t cap = 2 * f->byte_cap + 2 * n + ((size_t)1 << 20), pos = 0;
+	unsigned char *bytes = malloc(cap);
+
+	if (!bytes)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++) {
+		size_t k = (f->first + i) % f->ent_cap, len;
+
+		if (f->at[k] == ORDER_STABLE)
+			continue;
+		len = ORDER_ALIGN(((const struct perf_event_header *)(void *)
+				   (f->bytes + f->at[k]))->size);
+		memcpy(bytes + pos, f->bytes + f->at[k], len);
+		f->at[k] = pos;
+		pos += len;
+	}
+	free(f->bytes);
+	f->bytes = bytes;
+	f->byte_cap = cap;
+	f->byte_head = 0;
+	f->tail = pos;
+	return 0;
+}
+
+static int
+fifo_push(struct order_fifo *f, const struct order_ent *in,
+	  const struct perfdata_record *rec)
+{
+	size_t n = ORDER_ALIGN(rec->hdr->size), k, at = ORDER_STABLE;
+
+	if (f->n == f->ent_cap && fifo_grow_entries(f) < 0)
+		return -ENOMEM;
+	if (!rec->stable) {
+		at = fifo_place(f, n);
+		if (at == SIZE_MAX) {
+			if (fifo_grow_bytes(f, n) < 0)
+				return -ENOMEM;
+			at = fifo_place(f, n);
+		}
+		memcpy(f->bytes + at, rec->hdr, rec->hdr->size);
+		f->tail = at + n;
+		if (f->byte_n++ == 0)
+			f->byte_head = at;
+	}
+	k = (f->first + f->n++) % f->ent_cap;
+	f->ent[k] = *in;
+	/* A stable record's pointer: its place in the file image. */
+	f->ent[k].hdr = (struct perf_event_header *)(uintptr_t)rec->hdr;
+	f->at[k] = at;
+	f->last_time = in->time;
+	return 0;
+}
+
+static struct order_ent
+fifo_pop(struct order_fifo *f)
+{
+	struct order_ent e = f->ent[f->first];
+	uint64_t at = f->at[f->first];
+
+	f->first = (f->first + 1) % f->ent_cap;
+	f->n--;
+	/* A record read a window ago is cold: fetch one a few ahead. */
+	if (f->n > ORDER_AHEAD) {
+		size_t k = (f->first + ORDER_AHEAD) % f->ent_cap;
+
+		__builtin_prefetch(f->at[k] == ORDER_STABLE ? f->ent[k].hdr :
+				   (void *)(f->bytes + f->at[k]));
+	}
+	if (at == ORDER_STABLE)
+		return e;
+	e.hdr = (void *)(f->bytes + at);
+	/* The ring's bytes in use now start past this record's (or, when
+	 * the next one wrapped to 0, at a gap that frees with it). */
+	f->byte_head = at + ORDER_ALIGN(e.hdr->size);
+	if (--f->byte_n == 0)
+		f->tail = f->byte_head = 0;
+	return e;
+}
+
+static size_t
+order_held(const struct perfdata_order *o)
+{
+	return o->n + o->fifo.n;
+}
+
+/* Whether the oldest record held is the heap's top (else the FIFO's
+ * head, when there is one). */
+static bool
+order_heap_first(const struct perfdata_order *o)
+{
+	return o->n > 0 && (o->fifo.n == 0 ||
+			    order_less(&o->heap[0],
+				       &o->fifo.ent[o->fifo.first]));
+}
+
+/* The oldest record held, NULL when none is. */
+static const struct order_ent *
+order_oldest(const struct perfdata_order *o)
+{
+	if (order_heap_first(o))
+		return &o->heap[0];
+	return o->fifo.n ? &o->fifo.ent[o->fifo.first] : NULL;
+}
+
+/* Holds a copy of rec: in the FIFO when it is no older than the FIFO's
+ * newest, else in the heap. */
+static int
+order_push(struct perfdata_order *o, const struct perfdata_record *rec,
+	   uint64_t time)
+{
+	struct order_ent e = {
+		.time = time, .seq = o->seq++, .offset = rec->offset,
+		.event_idx = rec->event_idx,
+	};
+	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
+		  fifo_push(&o->fifo, &e, rec) :
+		  heap_push(o, &e, rec->hdr);
+
+	if (ret < 0)
+		return ret;
+	o->bytes += rec->hdr->size;
+	if (order_held(o) > o->stats.held_max)
+		o->stats.held_max = order_held(o);
+	return 0;
+}
+
+/* The oldest record out into rec, valid until the next call. */
+static void
+order_pop(struct perfdata_order *o, struct perfdata_record *rec)
+{
+	struct order_ent top;
+
+	free(o->out);
+	o->out = NULL;
+	if (order_heap_first(o)) {
+		top = heap_pop(o);
+		o->out = top.hdr;
+	} else {
+		top = fifo_pop(&o->fifo);
+	}
 	o->bytes -= top.hdr->size;
 	if (top.time < o->out_time)
 		o->stats.unordered++;
 	else
 		o->out_time = top.time;
-	free(o->out);
-	o->out = top.hdr;
 	rec->hdr = top.hdr;
 	rec->event_idx = top.event_idx;
 	rec->offset = top.offset;
@@ -181,7 +401,7 @@ order_take(struct perfdata_order *o, struct perfdata_record *rec,
 		return ret;
 	if (time > o->seen_max)
 		o->seen_max = time;
-	if (o->bytes <= o->max_bytes || o->n < 2)
+	if (o->bytes <= o->max_bytes || order_held(o) < 2)
 		return 0;
 	o->stats.forced++;
 	order_pop(o, rec);
@@ -196,8 +416,10 @@ perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
 	int got;
 
 	for (;;) {
-		if (o->n > 0 && (o->ended || (o->flushing &&
-					       o->heap[0].time <= o->flush_to))) {
+		const struct order_ent *old = order_oldest(o);
+
+		if (old && (o->ended || (o->flushing &&
+					 old->time <= o->flush_to))) {
 			order_pop(o, rec);
 			return 1;
 		}

@@ -43,6 +43,10 @@ struct perfdata_record {
 	uint32_t event_idx;		/* PERFDATA_NO_EVENT when unknown */
 	uint64_t offset;		/* in the file (of the COMPRESSED
 					 * record for decompressed ones) */
+	/* hdr lies in the file image itself (host order, aligned, not
+	 * compressed): valid until the reader is freed, not just until the
+	 * next call. */
+	bool stable;
 };
 
 struct perfdata_stats {

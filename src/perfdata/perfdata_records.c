@@ -284,6 +284,8 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 			continue;
 		rec->hdr = hdr;
 		rec->offset = offset;
+		rec->stable = (const unsigned char *)hdr >= r->img &&
+			      (const unsigned char *)hdr < r->img + r->size;
 		r->stats.records++;
 		return 1;
 	}

@@ -149,6 +149,15 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 			p->region = harness_xstrdup("libsynth.so");
 		if (i % 3 == 0)
 			p->symbol = harness_xstrdup("hot_loop");
+		if (i == 1) {	/* the detail view's page: a site and its caller */
+			p->n_sites = 1;
+			p->sites = harness_xcalloc(1, sizeof(*p->sites));
+			p->sites[0].ip = 0x401136;
+			p->sites[0].symbol = harness_xstrdup("fill+0x6");
+			p->sites[0].samples = p->total;
+			p->sites[0].caller = 0x401a20;
+			p->sites[0].caller_symbol = harness_xstrdup("main+0x30");
+		}
 		f->totals.samples += p->samples;
 		f->totals.loads += p->loads;
 		f->totals.stores += p->stores;

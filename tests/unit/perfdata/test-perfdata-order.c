@@ -65,7 +65,7 @@ image(const uint64_t *times, size_t n)
 /* Replays b through an order of max_bytes; the times handed out go to
  * got.  Returns the last perfdata_order_next result. */
 static int
-drain(const struct buf *b, size_t len, uint64_t max_bytes, uint64_t *got,
+drain(const void *img, size_t len, uint64_t max_bytes, uint64_t *got,
       size_t *n_got, struct perfdata_order_stats *st, char *err,
       size_t errlen)
 {
@@ -75,7 +75,7 @@ drain(const struct buf *b, size_t len, uint64_t max_bytes, uint64_t *got,
 	int ret;
 
 	*n_got = 0;
-	check_eq_i64(perfdata_reader_open_mem(&r, b->p, len, err, errlen), 0);
+	check_eq_i64(perfdata_reader_open_mem(&r, img, len, err, errlen), 0);
 	check_eq_i64(perfdata_order_new(&o, max_bytes), 0);
 	while ((ret = perfdata_order_next(o, r, &rec, err, errlen)) == 1) {
 		uint64_t t;
@@ -126,7 +126,7 @@ test_rounds(void)
 	size_t n;
 	char err[256];
 
-	check_eq_i64(drain(b, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
 			   err, sizeof(err)), 0);
 	check_order(got, n, want, ARRAY_SIZE(want));
 	check_eq_u64(st.rounds, 2);
@@ -150,19 +150,19 @@ test_window(void)
 	size_t n;
 	char err[256];
 
-	check_eq_i64(drain(b, b->len, 3 * 88, got, &n, &st, err, sizeof(err)),
+	check_eq_i64(drain(b->p, b->len, 3 * 88, got, &n, &st, err, sizeof(err)),
 		     0);
 	check_order(got, n, want, ARRAY_SIZE(want));
 	check_eq_u64(st.forced, 3);
 	check_eq_u64(st.unordered, 1);
 	check_eq_u64(st.held_max, 4);
 	/* A window that holds them all sorts them all. */
-	check_eq_i64(drain(b, b->len, 6 * 88, got, &n, &st, err, sizeof(err)),
+	check_eq_i64(drain(b->p, b->len, 6 * 88, got, &n, &st, err, sizeof(err)),
 		     0);
 	check_order(got, n, sorted, ARRAY_SIZE(sorted));
 	check_eq_u64(st.forced + st.unordered, 0);
 	/* A bound below one record still holds one. */
-	check_eq_i64(drain(b, b->len, 1, got, &n, &st, err, sizeof(err)), 0);
+	check_eq_i64(drain(b->p, b->len, 1, got, &n, &st, err, sizeof(err)), 0);
 	check_order(got, n, one, ARRAY_SIZE(one));
 	free(b);
 }
@@ -181,16 +181,82 @@ test_error_after_records(void)
 	/* A record that runs past the end of the data. */
 	buf_hdr(b, PERF_RECORD_SAMPLE, 4096);
 	buf_u64(b, 101);
-	check_eq_i64(drain(b, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
 			   err, sizeof(err)), -EPROTO);
 	check_order(got, n, want, ARRAY_SIZE(want));
 	check(strstr(err, "past the end") != NULL);
 	free(b);
 }
 
+/*
+ * 40000 samples (3.4 MiB, more than the FIFO's first byte ring, so it
+ * wraps and grows) through windows of 8 KiB and 1 MiB: mostly in order,
+ * every 7th 25 ns older than its neighbour (those go to the heap).  A
+ * model of the rule (hold while under the bound, the oldest out when
+ * over, the rest sorted at the end) gives the order.  Misaligned, the
+ * image's records are copies the order must keep (its byte ring), else
+ * it queues pointers into the image.
+ */
+static void
+test_big(uint64_t window, size_t misalign)
+{
+	enum { N = 40000, REC = 88 };
+	struct buf *head = image(NULL, 0);
+	size_t len = head->len + (size_t)N * REC, held = 0, n_got = 0;
+	unsigned char *mem = malloc(len + misalign), *img = mem + misalign;
+	uint64_t *times = malloc(N * sizeof(*times));
+	uint64_t *want = malloc(N * sizeof(*want));
+	uint64_t *model = malloc(N * sizeof(*model));
+	uint64_t *got = malloc(N * sizeof(*got));
+	struct perfdata_order_stats st;
+	char err[256];
+	struct rb s;
+
+	memcpy(img, head->p, head->len);
+	for (size_t i = 0; i < N; i++) {
+		const struct perf_event_header *h;
+
+		times[i] = 1000 + 10 * i - (i % 7 == 3 ? 25 : 0);
+		h = mk_sample(&s, 101, 7, times[i], 0x1000, 0);
+		memcpy(img + head->len + i * REC, h, REC);
+		/* The model: held[] sorted by time (then by arrival). */
+		size_t k = held;
+		while (k > 0 && model[k - 1] > times[i]) {
+			model[k] = model[k - 1];
+			k--;
+		}
+		model[k] = times[i];
+		held++;
+		if (held * REC > window && held > 1) {
+			want[n_got++] = model[0];
+			memmove(model, model + 1, --held * sizeof(*model));
+		}
+	}
+	memcpy(want + n_got, model, held * sizeof(*model));
+	check_eq_i64(n_got + held, N);
+	check_eq_i64(drain(img, len, window, got, &n_got, &st, err,
+			   sizeof(err)), 0);
+	check_order(got, n_got, want, N);
+	check_eq_u64(st.forced, N - held);
+	check_eq_u64(st.unordered, 0);
+	free(head);
+	free(mem);
+	free(times);
+	free(want);
+	free(model);
+	free(got);
+}
+
 int
 main(void)
 {
+	test_big(8192, 0);
+	test_big(1 << 20, 0);
+	test_big(8192, 4);
+	test_big(1 << 20, 4);
+	/* A window past the first byte ring: it fills, wraps onto held
+	 * records unless it grows. */
+	test_big(3 << 19, 4);
 	test_rounds();
 	test_window();
 	test_error_after_records();
