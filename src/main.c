@@ -295,7 +295,8 @@ main_start(struct main_state *st, char *err, size_t errlen)
 		return main_start_replay(st, err, errlen);
 	ret = source_select_opts(&(struct source_opts){
 		.choice = st->opt.source, .period = st->opt.period,
-		.ldlat = st->opt.ldlat }, &st->src, err, errlen);
+		.ldlat = st->opt.ldlat, .objects = st->opt.mode != MODE_SYSTEM },
+		&st->src, err, errlen);
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();

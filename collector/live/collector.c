@@ -93,6 +93,12 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
 	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
 		goto out_oom;
+	if (cfg->src->n_alloc) {
+		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
+		if (ret < 0)
+			goto out_oom;
+		c->aggr.objects = c->allocs.objs;
+	}
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -148,6 +154,7 @@ collector_destroy(struct producer *p)
 
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
+	allocs_fini(&c->allocs);
 	nodemap_free(c->nodemap);
 	physnode_free(c->physnode);
 	migrate_free(c->migrate);
@@ -234,9 +241,11 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			break;
 		if ((pid_t)task.tid == channel_tid(d->ch))
 			channel_mark_exited(d->ch);
-		if (task.pid == task.tid)
+		if (task.pid == task.tid) {
 			aggr_proc_exit(&c->aggr, (int32_t)task.pid,
 				       task.time);
+			allocs_exit(&c->allocs, (int32_t)task.pid);
+		}
 		break;
 	case PERF_RECORD_COMM:
 		collector_on_comm(c, d->ch, hdr);
@@ -256,6 +265,8 @@ collector_drain(struct collector *c, struct channel *ch)
 	struct ring *tasks = channel_task_ring(ch);
 	struct ring_stats st = { 0 };
 
+	/* Allocations before the samples of their pages. */
+	allocs_drain(&c->allocs, ch);
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
 	if (tasks) {

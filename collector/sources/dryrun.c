@@ -125,6 +125,15 @@ dryrun_list_events(FILE *out)
 				src.events[e].name, src.events[e].attr.type);
 		fprintf(out, "; %s\n", src.note);
 	}
+	/* Beside every source: the allocation events (issue 18). */
+	{
+		struct source src;
+
+		memset(&src, 0, sizeof(src));
+		source_alloc_init(&src);
+		fprintf(out, "%-7s %s\n", "objects", src.alloc_note +
+			(strncmp(src.alloc_note, "objects: ", 9) ? 0 : 9));
+	}
 	return any ? 0 : 1;
 }
 

@@ -29,6 +29,19 @@ enum event_role {
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
 };
 
+/* What an allocation event (source_alloc_init) reports. */
+enum alloc_call {
+	ALLOC_NONE,
+	ALLOC_MMAP,
+	ALLOC_MUNMAP,
+	ALLOC_MREMAP,
+	ALLOC_BRK,
+};
+
+/* Bytes of user stack each allocation event copies for unwinding. */
+#define SOURCE_ALLOC_STACK 4096
+#define SOURCE_ALLOC_EVENTS 4
+
 struct event_spec {
 	char name[64];		/* as perf names it: "page-faults" */
 	char pmu[32];		/* "software", "tracepoint", "cpu", "ibs_op" */
@@ -39,6 +52,8 @@ struct event_spec {
 	int tp_addr_off;
 	int tp_ip_off;
 	int tp_error_off;
+	/* Allocation events: which syscall; tp_addr_off is its `ret`. */
+	enum alloc_call alloc;
 };
 
 struct source {
@@ -55,6 +70,12 @@ struct source {
 	 * least period_min (IBS: 16 and 0x90).  See source_period(). */
 	uint64_t period_step;
 	uint64_t period_min;
+	/* The allocation events every channel opens beside the source's,
+	 * into a ring of their own (issue 18); n_alloc 0 = none, and
+	 * alloc_note says why. */
+	struct event_spec alloc[SOURCE_ALLOC_EVENTS];
+	size_t n_alloc;
+	char alloc_note[256];
 };
 
 /*
@@ -71,6 +92,10 @@ struct source_opts {
 	enum source_choice choice;
 	uint64_t period;	/* -c; 0 = the source's default */
 	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
+	/* The allocation events too (source_alloc_init); not for
+	 * whole-machine views, where every process's mappings would be
+	 * unwound. */
+	bool objects;
 };
 
 /*
@@ -88,6 +113,14 @@ int source_select_opts(const struct source_opts *opt, struct source *src,
 uint64_t source_period(const struct source *src, uint64_t want);
 
 int source_faults_init(struct source *src, char *why, size_t whylen);
+/*
+ * Adds the allocation events (collector/sources/source_alloc.c) to a
+ * selected source: 0, or -errno with n_alloc 0; alloc_note says what
+ * they are or what is missing and the fix.
+ */
+int source_alloc_init(struct source *src);
+/* The offset of `field` in a tracefs format file's text, or -1. */
+int source_tp_offset(const char *format, const char *field);
 /*
  * Hardware sources, built from sysfs (collector/sources/pmu.h).  With the real
  * sysfs they are opened once to prove they work; under MEMTOP_SYSFS_ROOT
