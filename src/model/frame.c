@@ -38,7 +38,15 @@ frame_free(struct frame *f)
 			free(f->pages[i].sites[k].symbol);
 		free(f->pages[i].sites);
 		free(f->pages[i].lines);
+		frame_object_free(f->pages[i].object);
 	}
+	for (size_t i = 0; i < f->n_objects; i++) {
+		free(f->objects[i].site);
+		for (size_t k = 0; k < FRAME_OBJ_CALLERS; k++)
+			free(f->objects[i].callers[k]);
+		free(f->objects[i].nodes);
+	}
+	free(f->objects);
 	for (size_t i = 0; i < f->n_code_sites; i++) {
 		free(f->code_sites[i].function);
 		free(f->code_sites[i].module);
@@ -117,6 +125,37 @@ frame_check_processes(const struct frame *f, char *buf, size_t buflen)
 	return 0;
 }
 
+void
+frame_object_free(struct frame_object *o)
+{
+	if (!o)
+		return;
+	free(o->site);
+	for (size_t k = 0; k < FRAME_OBJ_CALLERS; k++)
+		free(o->callers[k]);
+	free(o);
+}
+
+/* Samples with an object + without == attributed; the sites' add up. */
+static int
+frame_check_objects(const struct frame *f, char *buf, size_t buflen)
+{
+	uint64_t sum = f->objects_more;
+
+	if (!f->objects_on)
+		return 0;
+	if (f->objects_samples + f->objects_none != f->totals.samples)
+		return check_fail(buf, buflen, "objects_samples+objects_none",
+				  f->objects_samples + f->objects_none,
+				  f->totals.samples);
+	for (size_t i = 0; i < f->n_objects; i++)
+		sum += f->objects[i].samples;
+	if (sum != f->objects_samples)
+		return check_fail(buf, buflen, "sum(objects)+objects_more",
+				  sum, f->objects_samples);
+	return 0;
+}
+
 int
 frame_check(const struct frame *f, char *buf, size_t buflen)
 {
@@ -162,5 +201,7 @@ frame_check(const struct frame *f, char *buf, size_t buflen)
 	if (sum != t->samples)
 		return check_fail(buf, buflen, "sum(nodes.mem)+mem_unknown",
 				  sum, t->samples);
+	if (frame_check_objects(f, buf, buflen) < 0)
+		return -EINVAL;
 	return frame_check_processes(f, buf, buflen);
 }
