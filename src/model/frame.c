@@ -136,6 +136,24 @@ frame_object_free(struct frame_object *o)
 	free(o);
 }
 
+size_t
+frame_object_label(const struct frame_object *o, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)o->size;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		return (size_t)snprintf(buf, len, "%s (%.0f %s)",
+					o->site ? o->site : "?", v, unit[u]);
+	return (size_t)snprintf(buf, len, "%s (%.1f %s)",
+				o->site ? o->site : "?", v, unit[u]);
+}
+
 /* Samples with an object + without == attributed; the sites' add up. */
 static int
 frame_check_objects(const struct frame *f, char *buf, size_t buflen)

@@ -318,6 +318,10 @@ void frame_free(struct frame *f);
  * when every invariant above holds, else -EINVAL and a description in
  * buf. */
 int frame_check(const struct frame *f, char *buf, size_t buflen);
+/* "make_table+0x1c (4 MiB)": what the REGION/SYMBOL column shows of a
+ * page's object (snprintf's return). */
+size_t frame_object_label(const struct frame_object *o, char *buf,
+			  size_t len);
 /* Frees a page's object; NULL-safe. */
 void frame_object_free(struct frame_object *o);
 

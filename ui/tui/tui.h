@@ -44,6 +44,7 @@ enum tui_view {
 	TUI_VIEW_DETAIL,	/* one page */
 	TUI_VIEW_CODE,		/* functions causing most samples */
 	TUI_VIEW_PROCS,		/* processes (the first view with -a, -G) */
+	TUI_VIEW_OBJECTS,	/* allocation sites (issue 18) */
 };
 
 enum tui_color {
@@ -203,6 +204,8 @@ void tui_procs_back(struct tui *t);
 /* tui_code.c */
 struct frame_page;
 void tui_code_view(const struct tui *t, struct tui_lines *l);
+/* tui_objects.c: the objects view. */
+void tui_objects_view(const struct tui *t, struct tui_lines *l);
 /* Code sites and cache-line heat of page p from row y, rows < end;
  * returns the next free row. */
 int tui_code_page(const struct tui *t, const struct frame_page *p, int y,
