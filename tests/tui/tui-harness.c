@@ -234,32 +234,6 @@ harness_threads(struct frame *f)
 	f->threads[2].samples = s - s / 2 - s / 3;
 }
 
-/* One allocation site holding half the samples, all on node 1. */
-static void
-harness_objects(struct frame *f)
-{
-	struct frame_objsite *o;
-
-	f->objects_on = true;
-	f->objects = harness_xcalloc(1, sizeof(*f->objects));
-	f->n_objects = 1;
-	o = &f->objects[0];
-	o->site = harness_xstrdup("make_table+0x1c");
-	o->callers[0] = harness_xstrdup("main+0x2a");
-	o->objects = 1;
-	o->bytes = 4u << 20;
-	o->samples = f->totals.samples / 2;
-	o->loads = o->samples;
-	o->remote = o->samples;
-	o->nodes = harness_xcalloc(HARNESS_NODES, sizeof(*o->nodes));
-	o->nodes[1] = o->samples;
-	o->tids[0] = HARNESS_PID;
-	o->n_tids = 1;
-	f->objects_samples = o->samples;
-	f->objects_none = f->totals.samples - o->samples;
-	f->objects_live = 1;
-}
-
 static struct frame *
 harness_frame(const struct harness *h, bool final)
 {
@@ -311,7 +285,7 @@ harness_frame(const struct harness *h, bool final)
 	}
 	if (!h->paused) {
 		harness_pages(h, f, frames);
-		harness_objects(f);
+		frame_one_objsite(f, HARNESS_PID, 1);
 		f->totals.lost = 1;
 		f->totals.throttled = 2;
 		f->totals.unattributed = 3;
