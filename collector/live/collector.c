@@ -355,6 +355,7 @@ collector_emit(struct collector *c, double now, bool final)
 {
 	const struct source *src = c->cfg.src;
 	const char *events[SOURCE_MAX_EVENTS];
+	char note[sizeof(src->note) + sizeof(src->alloc_note) + 2];
 	struct frame_target *ft;
 	struct frame_meta m = { 0 };
 	struct frame *f;
@@ -380,7 +381,11 @@ collector_emit(struct collector *c, double now, bool final)
 	m.source = src->name;
 	m.events = events;
 	m.n_events = src->n_events;
-	m.source_note = src->note;
+	/* Objects off: the header says why (source_alloc.c). */
+	snprintf(note, sizeof(note), "%s%s%s", src->note,
+		 src->n_alloc || !src->alloc_note[0] ? "" : "; ",
+		 src->n_alloc ? "" : src->alloc_note);
+	m.source_note = note;
 	m.has_kinds = src->has_kinds;
 	m.period = chanset_period(c->cs);
 	m.targets = ft;
@@ -397,6 +402,7 @@ collector_emit(struct collector *c, double now, bool final)
 	collector_prune_targets(c);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
+	f->objects_lost = c->allocs.st.lost + c->allocs.st.bad;
 	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;

@@ -48,9 +48,10 @@ alloc_event(struct event_spec *ev, const char *name, bool stack, char *why,
 	if (ret < 0 && tracefs_mount() == 0)
 		ret = tracefs_path(path, sizeof(path), rel);
 	if (ret < 0 || sysfs_read(path, buf, sizeof(buf)) <= 0) {
-		snprintf(why, whylen, "tracepoint syscalls:%s not found "
-			 "(needs CONFIG_FTRACE_SYSCALLS and a readable "
-			 "tracefs)", name);
+		snprintf(why, whylen, "tracepoint syscalls:%s not found or "
+			 "not readable (fix: run as root, or give CAP_PERFMON "
+			 "and make tracefs readable; needs "
+			 "CONFIG_FTRACE_SYSCALLS)", name);
 		return ret < 0 ? ret : -ENOENT;
 	}
 	memset(ev, 0, sizeof(*ev));

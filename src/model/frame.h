@@ -305,6 +305,9 @@ struct frame {
 	uint64_t objects_more;
 	uint64_t objects_live;		/* objects known */
 	uint64_t objects_untracked;	/* objects the full table dropped */
+	/* Allocation records lost (kernel LOST) or undecodable, since start:
+	 * objects whose pages may be misnamed. */
+	uint64_t objects_lost;
 };
 
 #define FRAME_OBJ_SITES		32

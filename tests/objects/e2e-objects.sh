@@ -73,4 +73,45 @@ assert {'make_table', 'make_grid', 'make_array'} <= sites, sites
 PY
 [ "$failures" -eq 0 ] &&
 ok "pages named by their allocating functions"
+
+# A target living under a second: its objects are named all the same.
+"$MEMTOP" -b --json -e faults -d 0.1 -s samples -k 2000 \
+	-o "$TMP/short.jsonl" -- "$MEMTOP_OBJECTS_TEST" --run-ms 300 \
+	--phase-ms 150 > "$TMP/short-oracle.txt" || fail "short: memtop failed"
+python3 - "$TMP/short.jsonl" <<'PY' || fail "short-lived target: sites"
+import json, sys
+sites = set()
+for l in open(sys.argv[1]):
+    f = json.loads(l)
+    for p in f['pages']:
+        if p['object']:
+            sites.add(p['object']['site'].split('+')[0])
+print('short-lived sites:', sorted(sites))
+assert {'make_table', 'make_grid', 'make_array', 'remake_table'} <= sites
+PY
+
+# Without permission for the tracepoints, --list-events and the header
+# say what is missing and the fix.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+	"${NOBODY[@]}" "$MEMTOP" --list-events > "$TMP/list-nobody.txt" 2>&1
+	grep -E '^objects +off: .*fix: run as root' "$TMP/list-nobody.txt" ||
+		fail "--list-events as nobody: $(grep '^objects' "$TMP/list-nobody.txt")"
+	# A directory nobody may write its frames into.
+	NB=$TMP/nobody
+	mkdir -m 0777 "$NB" && chmod o+x "$TMP"
+	(cd /tmp && "${NOBODY[@]}" env MEMTOP_FAULTS_NO_TRACEPOINT=1 \
+		"$MEMTOP" -b --json -e faults -d 0.1 -n 2 -o "$NB/frames.jsonl" \
+		-- "$MEMTOP_OBJECTS_TEST" --run-ms 300 --phase-ms 150 \
+		> /dev/null 2>"$NB/err") || fail "as nobody: $(cat "$NB/err")"
+	python3 - "$NB/frames.jsonl" <<'PY' || fail "header as nobody"
+import json, sys
+f = [json.loads(l) for l in open(sys.argv[1])][-1]
+assert not f['objects_on'], 'objects on without permission'
+assert 'objects: off' in f['source_note'] and 'fix:' in f['source_note'], \
+    f['source_note']
+PY
+else
+	skip_part "permission checks need root and setpriv"
+fi
 finish

@@ -107,4 +107,5 @@ report_json_objects(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "objects_more", f->objects_more, false);
 	report_json_u64(jw, "objects_live", f->objects_live, false);
 	report_json_u64(jw, "objects_untracked", f->objects_untracked, false);
+	report_json_u64(jw, "objects_lost", f->objects_lost, false);
 }

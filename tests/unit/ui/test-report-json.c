@@ -152,7 +152,7 @@ test_exact(void)
 		"\"processes_unknown\":0,\"objects_on\":false,"
 		"\"objects\":[],\"objects_samples\":0,\"objects_none\":0,"
 		"\"objects_more\":0,\"objects_live\":0,"
-		"\"objects_untracked\":0}\n");
+		"\"objects_untracked\":0,\"objects_lost\":0}\n");
 	free(s);
 	frame_free(f);
 }
@@ -172,7 +172,8 @@ test_key_order(void)
 		"scope", "processes", "processes_untracked",
 		"processes_unknown", "objects_on", "objects",
 		"objects_samples", "objects_none", "objects_more",
-		"objects_live", "objects_untracked", "exit_status", "error",
+		"objects_live", "objects_untracked", "objects_lost",
+		"exit_status", "error",
 	};
 	size_t n_want = ARRAY_SIZE(want);
 	struct frame *f = make_frame(2);
