@@ -246,7 +246,7 @@ allocs_record(struct allocs *a, const struct event_spec *ev,
 		return;
 	}
 	if (r.ret < 0 && r.ret > -4096)
-		return;			/* the call failed: nothing changed */
+		return;		/* the call failed: nothing changed */
 	switch (ev->alloc) {
 	case ALLOC_MMAP:
 		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS) {

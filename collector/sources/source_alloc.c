@@ -76,7 +76,7 @@ alloc_event(struct event_spec *ev, const char *name, bool stack, char *why,
 		ev->attr.sample_stack_user = SOURCE_ALLOC_STACK;
 		ev->attr.exclude_callchain_kernel = 1;
 	}
-	ev->attr.exclude_kernel = 0;	/* tracepoint regs are kernel mode */
+	ev->attr.exclude_kernel = 0;	/* a tracepoint's regs: kernel */
 	ev->attr.exclude_hv = 1;
 	ev->role = ROLE_AUX;
 	ev->leader = -1;

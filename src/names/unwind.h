@@ -20,7 +20,7 @@
 
 struct unwind_frame {
 	uint64_t pc;
-	char name[112];		/* "make_table+0x1c", "[libfoo.so]+0x10" */
+	char name[112];		/* "make_table+0x1c", "[libfoo.so]+0x1" */
 	/* In an allocator's module (libc, ld.so, libstdc++, jemalloc,
 	 * tcmalloc): not an allocation site. */
 	bool allocator;

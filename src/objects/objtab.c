@@ -126,7 +126,8 @@ objproc_cut(struct objtab *t, struct objproc *p, uint64_t base, uint64_t end)
 {
 	size_t i = objproc_first_above(p, base), j;
 
-	if (i < p->n && p->v[i].base < base && p->v[i].base + p->v[i].size > end) {
+	if (i < p->n && p->v[i].base < base &&
+	    p->v[i].base + p->v[i].size > end) {
 		/* Split: the left part stays at i, the right goes to i+1. */
 		struct obj right;
 

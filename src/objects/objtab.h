@@ -22,7 +22,7 @@ struct obj {
 	uint32_t site;		/* objtab_site() index */
 	int32_t tid;		/* the allocating thread */
 	uint64_t birth;		/* allocation time (perf clock, ns) */
-	uint64_t alloc_size;	/* size asked for when the object was made */
+	uint64_t alloc_size;	/* the size the allocating call asked */
 };
 
 /* An allocation site: its frame and the frames that called it. */
