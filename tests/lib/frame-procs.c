@@ -83,3 +83,18 @@ frame_one_objsite(struct frame *f, int32_t tid, size_t node)
 	f->objects_none = f->totals.samples - o->samples;
 	f->objects_live = 1;
 }
+
+void
+frame_page_object(struct frame_page *p, const char *site, uint64_t size)
+{
+	struct frame_object *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->site = strdup(site)) ||
+	    !(o->callers[0] = strdup("main+0x2a")))
+		abort();
+	o->size = size;
+	o->base = p->addr;
+	o->tid = p->pid;
+	o->age = 1.5;
+	p->object = o;
+}

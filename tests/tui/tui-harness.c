@@ -149,6 +149,8 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 			p->region = harness_xstrdup("libsynth.so");
 		if (i % 3 == 0)
 			p->symbol = harness_xstrdup("hot_loop");
+		if (i == 1)	/* shown in the detail view */
+			frame_page_object(p, "make_table+0x1c", 4u << 20);
 		f->totals.samples += p->samples;
 		f->totals.loads += p->loads;
 		f->totals.stores += p->stores;

@@ -109,3 +109,29 @@ tui_objects_view(const struct tui *t, struct tui_lines *l)
 			      f->objects_more, f->objects_live,
 			      f->objects_untracked, f->objects_lost);
 }
+
+int
+tui_objects_page(const struct frame_object *o, int y, int lab)
+{
+	char line[512];
+	size_t used;
+
+	frame_object_label(o, line, sizeof(line));
+	used = strlen(line);
+	snprintf(line + used, sizeof(line) - used, " at 0x%" PRIx64
+		 ", thread %" PRId32 ", %.1f s old", o->base, o->tid, o->age);
+	tui_draw_text(y, 0, 0, "%-*s", lab, "object");
+	tui_draw_safe(y++, lab, COLS - lab, line);
+	if (!o->callers[0])
+		return y;
+	used = 0;
+	line[0] = '\0';
+	for (size_t k = 0; k < FRAME_OBJ_CALLERS && o->callers[k] &&
+	     used < sizeof(line); k++)
+		used += (size_t)snprintf(line + used, sizeof(line) - used,
+					 "%s%s", k ? " < " : "",
+					 o->callers[k]);
+	tui_draw_text(y, 0, 0, "%-*s", lab, "called from");
+	tui_draw_safe(y++, lab, COLS - lab, line);
+	return y;
+}
