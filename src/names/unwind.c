@@ -10,6 +10,9 @@
 #include "unwind.h"
 
 #define UNWIND_PROCS 64		/* Dwfls kept; the oldest is dropped */
+/* Names kept per (pid, pc): libdwfl finds a symbol by walking the whole
+ * symbol table, tens of microseconds in libc, and sites repeat. */
+#define UNWIND_CACHE 1024
 
 /* The sample being unwound: what the thread callbacks read. */
 struct unwind_ctx {
@@ -28,8 +31,15 @@ struct unwind_proc {
 	struct unwind_ctx ctx;	/* the attach's argument: fixed address */
 };
 
+struct unwind_cached {
+	int pid;		/* 0 = empty */
+	uint64_t pc;
+	struct unwind_frame f;
+};
+
 struct unwinder {
 	struct unwind_proc procs[UNWIND_PROCS];
+	struct unwind_cached cache[UNWIND_CACHE];
 	uint64_t clock;
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
@@ -101,6 +111,9 @@ unwind_stale(struct unwinder *u, int pid)
 
 	if (p)
 		unwind_drop(p);
+	for (size_t i = 0; i < UNWIND_CACHE; i++)
+		if (u->cache[i].pid == pid)
+			u->cache[i].pid = 0;
 }
 
 void
@@ -220,6 +233,25 @@ unwind_name_in(Dwfl *dwfl, uint64_t pc, struct unwind_frame *out)
 			 (unsigned long long)pc);
 }
 
+/* unwind_name_in through the cache. */
+static void
+unwind_name_cached(struct unwinder *u, int pid, Dwfl *dwfl, uint64_t pc,
+		   struct unwind_frame *out)
+{
+	uint64_t h = (pc ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull) *
+		     0x9e3779b97f4a7c15ull;
+	struct unwind_cached *c = &u->cache[h >> 54 & (UNWIND_CACHE - 1)];
+
+	if (c->pid == pid && c->pc == pc) {
+		*out = c->f;
+		return;
+	}
+	unwind_name_in(dwfl, pc, out);
+	c->pid = pid;
+	c->pc = pc;
+	c->f = *out;
+}
+
 int
 unwind_name(struct unwinder *u, int pid, uint64_t pc,
 	    struct unwind_frame *out)
@@ -228,15 +260,28 @@ unwind_name(struct unwinder *u, int pid, uint64_t pc,
 
 	if (!p)
 		return -ESRCH;
-	unwind_name_in(p->dwfl, pc, out);
+	unwind_name_cached(u, pid, p->dwfl, pc, out);
 	return 0;
 }
 
 struct unwind_walk {
 	struct unwind_frame *out;
 	size_t max, n;
+	size_t site;		/* index of the first frame outside, or max */
 	Dwfl *dwfl;
 };
+
+/* Is pc in an allocator's module?  No symbol lookup: cheap. */
+static bool
+unwind_in_allocator(Dwfl *dwfl, uint64_t pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	const char *name = mod ? dwfl_module_info(mod, NULL, NULL, NULL,
+						  NULL, NULL, NULL, NULL) :
+				 NULL;
+
+	return name && unwind_is_allocator(name);
+}
 
 static int
 unwind_frame_cb(Dwfl_Frame *state, void *arg)
@@ -248,9 +293,16 @@ unwind_frame_cb(Dwfl_Frame *state, void *arg)
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	/* A return address points after the call: name the call. */
-	unwind_name_in(w->dwfl, activation ? pc : pc - 1, &w->out[w->n]);
-	w->out[w->n].pc = pc;
-	return ++w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+	w->out[w->n].pc = activation ? pc : pc - 1;
+	w->out[w->n].allocator = unwind_in_allocator(w->dwfl,
+						     w->out[w->n].pc);
+	w->out[w->n].name[0] = '\0';
+	if (w->site == w->max && !w->out[w->n].allocator)
+		w->site = w->n;
+	/* The site and its callers are all a caller reads. */
+	if (++w->n == w->max || w->n > w->site + UNWIND_CALLERS)
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
 }
 
 int
@@ -259,7 +311,7 @@ unwind_frames(struct unwinder *u, int pid, int tid,
 	      uint64_t size, struct unwind_frame *out, size_t max)
 {
 	struct unwind_proc *p = unwind_proc(u, pid);
-	struct unwind_walk w = { .out = out, .max = max };
+	struct unwind_walk w = { .out = out, .max = max, .site = max };
 
 	if (!p)
 		return -ESRCH;
@@ -283,5 +335,9 @@ unwind_frames(struct unwinder *u, int pid, int tid,
 		unwind_name_in(p->dwfl, regs[16], &out[0]);
 		return 1;
 	}
+	/* Names for the site and its callers, else for the outermost
+	 * frame (an allocator memtop does not know). */
+	for (size_t i = w.site < w.n ? w.site : w.n - 1; i < w.n; i++)
+		unwind_name_cached(u, pid, p->dwfl, out[i].pc, &out[i]);
 	return (int)w.n;
 }

@@ -17,6 +17,8 @@
 /* x86-64 DWARF registers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15
  * rip. */
 #define UNWIND_REGS 17
+/* Frames named after the first one outside the allocator. */
+#define UNWIND_CALLERS 3
 
 struct unwind_frame {
 	uint64_t pc;
@@ -38,9 +40,12 @@ void unwind_forget(struct unwinder *u, int pid);
 
 /*
  * Walks tid's stack: regs as above, stack the copy of `size` bytes that
- * began at regs' rsp.  Up to max frames into out, innermost first.
- * Returns the number of frames (>= 1 when the first pc could be named),
- * or -errno when pid's modules cannot be read (it exited).
+ * began at regs' rsp.  Up to max frames into out, innermost first, up to
+ * the first frame outside the allocator and UNWIND_CALLERS more; only
+ * those are named (the others have name ""), or, when every frame is an
+ * allocator's, the last.  Returns the number of frames (>= 1 when the
+ * first pc could be named), or -errno when pid's modules cannot be read
+ * (it exited).
  */
 int unwind_frames(struct unwinder *u, int pid, int tid,
 		  const uint64_t regs[UNWIND_REGS], const void *stack,
