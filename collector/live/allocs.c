@@ -226,6 +226,11 @@ allocs_on_brk(struct allocs *a, const struct alloc_rec *r)
 
 	if (!brk)
 		return;
+	/* brk(0) asks where the break is: a new image's first call. */
+	if (r->regs[ALLOCS_RDI] == 0) {
+		*brk = now;
+		return;
+	}
 	if (*brk && now > *brk)
 		allocs_new(a, r, *brk, now - *brk, now - *brk);
 	else if (*brk && now < *brk)
@@ -350,6 +355,15 @@ allocs_fini(struct allocs *a)
 	unwinder_free(a->unw);
 	a->objs = NULL;
 	a->unw = NULL;
+}
+
+void
+allocs_exec(struct allocs *a, int32_t pid, uint64_t time)
+{
+	if (!a->objs)
+		return;
+	objtab_drop_older(a->objs, pid, time);
+	unwind_stale(a->unw, pid);
 }
 
 void

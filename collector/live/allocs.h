@@ -50,6 +50,8 @@ void allocs_record(struct allocs *a, const struct event_spec *ev,
 		   const struct perf_event_header *hdr);
 /* Every record of ch's allocation ring. */
 void allocs_drain(struct allocs *a, struct channel *ch);
+/* pid called exec(2) at time: the objects of its old image end. */
+void allocs_exec(struct allocs *a, int32_t pid, uint64_t time);
 /* pid exited: its stacks are no longer unwound (objects stay, to name
  * the pages of its last frame). */
 void allocs_exit(struct allocs *a, int32_t pid);

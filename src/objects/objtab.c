@@ -246,6 +246,21 @@ objtab_drop_pid(struct objtab *t, int32_t pid)
 	t->n_procs--;
 }
 
+void
+objtab_drop_older(struct objtab *t, int32_t pid, uint64_t birth)
+{
+	struct objproc *p = objtab_proc(t, pid);
+	size_t n = 0;
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].birth >= birth)
+			p->v[n++] = p->v[i];
+	t->count -= p->n - n;
+	p->n = n;
+}
+
 size_t
 objtab_count(const struct objtab *t)
 {

@@ -67,6 +67,9 @@ size_t objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 		      uint64_t size, struct obj *out, size_t max);
 /* Forgets every object of pid (the process exited). */
 void objtab_drop_pid(struct objtab *t, int32_t pid);
+/* Forgets the objects of pid born before `birth` (exec(2) replaced its
+ * address space then; later ones belong to the new image). */
+void objtab_drop_older(struct objtab *t, int32_t pid, uint64_t birth);
 
 /* Objects kept, and objects not kept because the table was full. */
 size_t objtab_count(const struct objtab *t);

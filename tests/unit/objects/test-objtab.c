@@ -125,6 +125,11 @@ test_split_reuse(void)
 	check(x && x->site == 2);
 	b.size = 0;
 	check_eq_i64(objtab_map(t, 1, &b), -EINVAL);
+	/* exec at time 2: objects born before end, later ones stay. */
+	objtab_drop_older(t, 1, 2);
+	check_eq_u64(objtab_count(t), 1);
+	check(objtab_find(t, 1, 0x15000) == NULL);
+	check(objtab_find(t, 1, 0x10000) != NULL);
 	objtab_free(t);
 }
 
