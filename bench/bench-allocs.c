@@ -2,7 +2,7 @@
  * The cost of naming objects (issue 18), two sides:
  *
  *   target: CPU ns per mmap + munmap pair of 64 KiB, alone and with the
- *     four allocation events of collector/sources/source_alloc.c open on the
+ *     allocation event of collector/sources/source_alloc.c open on the
  *     calling thread (the kernel copies 4 KiB of stack, the registers and
  *     the call chain at each exit);
  *   collector: CPU us per record through allocs_record() (decode, DWARF walk
@@ -56,7 +56,7 @@ bench_pairs(size_t n)
 
 struct bench_grab {
 	unsigned char mmap_rec[SOURCE_ALLOC_STACK + 1024];
-	unsigned char munmap_rec[1024];
+	unsigned char munmap_rec[SOURCE_ALLOC_STACK + 1024];
 	uint64_t ids[SOURCE_ALLOC_EVENTS];
 	bool have_mmap, have_munmap;
 };
@@ -70,11 +70,12 @@ bench_on_record(const struct perf_event_header *h, void *arg)
 	if (h->type != PERF_RECORD_SAMPLE || h->size < 16)
 		return 0;
 	memcpy(&id, h + 1, sizeof(id));
+	/* bench_pairs(1): its mmap's record, then its munmap's. */
 	if (id == g->ids[0] && !g->have_mmap &&
 	    h->size <= sizeof(g->mmap_rec)) {
 		memcpy(g->mmap_rec, h, h->size);
 		g->have_mmap = true;
-	} else if (id == g->ids[1] && !g->have_munmap &&
+	} else if (id == g->ids[0] && !g->have_munmap &&
 		   h->size <= sizeof(g->munmap_rec)) {
 		memcpy(g->munmap_rec, h, h->size);
 		g->have_munmap = true;
@@ -104,6 +105,9 @@ bench_open(struct source *src, int *fds, void **map, struct ring *r,
 			if (*map == MAP_FAILED ||
 			    ring_init(r, *map, (1 + BENCH_PAGES) * page,
 				      page) < 0)
+				return -1;
+			if (ioctl(fds[0], PERF_EVENT_IOC_SET_FILTER,
+				  source_alloc_filter()) < 0)
 				return -1;
 		} else if (ioctl(fds[i], PERF_EVENT_IOC_SET_OUTPUT,
 				 fds[0]) < 0) {
@@ -138,7 +142,7 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 	       (unsigned long long)a.st.unknown);
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < 100 * n; i++)
-		allocs_record(&a, &src->alloc[1], mu);
+		allocs_record(&a, &src->alloc[0], mu);
 	t1 = benchlib_thread_cpu_ns();
 	printf("collector: %.2f CPU us per munmap record\n",
 	       (double)(t1 - t0) / 1e3 / (double)(100 * n));
@@ -149,7 +153,7 @@ int
 main(int argc, char **argv)
 {
 	size_t div = benchlib_quick_divisor(argc, argv), pairs;
-	int fds[SOURCE_ALLOC_EVENTS] = { -1, -1, -1, -1 };
+	int fds[SOURCE_ALLOC_EVENTS];
 	struct bench_grab *g = calloc(1, sizeof(*g));
 	struct ring_stats st = { 0 };
 	struct source src;
@@ -159,6 +163,8 @@ main(int argc, char **argv)
 
 	if (div == 0 || !g)
 		return 2;
+	for (size_t i = 0; i < SOURCE_ALLOC_EVENTS; i++)
+		fds[i] = -1;
 	pairs = 200000 / div;
 	benchlib_print_machine();
 	memset(&src, 0, sizeof(src));

@@ -14,11 +14,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "channel.h"
 #include "channel_int.h"
 #include "log.h"
+#include "rlimits.h"
 
 /* Data pages: room for several records of SOURCE_ALLOC_STACK bytes. */
 #define CHANNEL_ALLOC_PAGES 32
@@ -28,6 +30,24 @@ channel_alloc_init(struct channel *ch)
 {
 	for (size_t i = 0; i < SOURCE_ALLOC_EVENTS; i++)
 		ch->alloc_fds[i] = -1;
+}
+
+/*
+ * Objects are worth less than samples: their events take no descriptor
+ * from the upper half of RLIMIT_NOFILE (fd, the lowest free one, tells
+ * how many are open) and no locked memory when it is limited, so that
+ * every thread that would be sampled without them still is.
+ */
+static bool
+channel_alloc_affordable(int fd)
+{
+	struct rlimit rl;
+
+	if (rlimits_ring_budget() != 0)
+		return false;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return true;
+	return (rlim_t)fd + SOURCE_ALLOC_EVENTS < rl.rlim_cur / 2;
 }
 
 int
@@ -56,6 +76,16 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			goto fail;
 		}
 		ch->alloc_fds[i] = fd;
+		if (i == 0 && !channel_alloc_affordable(fd)) {
+			ret = -EMFILE;
+			goto fail;
+		}
+		/* Without the filter every syscall would copy a stack. */
+		if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
+			  source_alloc_filter()) < 0) {
+			ret = -errno;
+			goto fail;
+		}
 		if (ioctl(fd, PERF_EVENT_IOC_ID, &ch->alloc_ids[i]) < 0 ||
 		    (i > 0 && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT,
 				    ch->alloc_fds[0]) < 0)) {
@@ -87,7 +117,9 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 	return 0;
 fail:
 	log_msg("tid %d: allocation events not opened: %s; its objects stay "
-		"unnamed", (int)p->tid, strerror(-ret));
+		"unnamed", (int)p->tid, ret == -EMFILE ?
+		"descriptors or locked memory kept for sampling" :
+		strerror(-ret));
 	channel_close_alloc(ch);
 	return ret;
 }

@@ -29,6 +29,7 @@ struct alloc_rec {
 	uint64_t time;
 	const uint64_t *chain;	/* CALLCHAIN entries, nr of them */
 	uint64_t nr;
+	int64_t call;		/* the syscall number (RAW id) */
 	int64_t ret;
 	uint64_t regs[UNWIND_REGS];	/* DWARF order */
 	bool have_regs;
@@ -104,9 +105,11 @@ allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
 	raw = c.p + 4;
 	if (!allocs_skip(&c, 4 + raw_size))
 		return false;
-	if (ev->tp_addr_off < 0 || (uint64_t)ev->tp_addr_off + 8 > raw_size)
+	if (ev->tp_addr_off < 0 || (uint64_t)ev->tp_addr_off + 8 > raw_size ||
+	    ev->tp_ip_off < 0 || (uint64_t)ev->tp_ip_off + 8 > raw_size)
 		return false;
 	memcpy(&r->ret, raw + ev->tp_addr_off, 8);
+	memcpy(&r->call, raw + ev->tp_ip_off, 8);
 	if (!allocs_u64(&c, &v))		/* REGS_USER abi */
 		return false;
 	if (v != PERF_SAMPLE_REGS_ABI_NONE) {
@@ -252,7 +255,7 @@ allocs_record(struct allocs *a, const struct event_spec *ev,
 	}
 	if (r.ret < 0 && r.ret > -4096)
 		return;		/* the call failed: nothing changed */
-	switch (ev->alloc) {
+	switch (source_alloc_call(r.call)) {
 	case ALLOC_MMAP:
 		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS) {
 			allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RSI],

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "dryrun.h"
@@ -131,6 +132,8 @@ dryrun_list_events(FILE *out)
 
 		memset(&src, 0, sizeof(src));
 		source_alloc_init(&src);
+		if (src.alloc_hold_fd >= 0)
+			close(src.alloc_hold_fd);
 		fprintf(out, "%-7s %s\n", "objects", src.alloc_note +
 			(strncmp(src.alloc_note, "objects: ", 9) ? 0 : 9));
 	}

@@ -40,7 +40,7 @@ enum alloc_call {
 
 /* Bytes of user stack each allocation event copies for unwinding. */
 #define SOURCE_ALLOC_STACK 4096
-#define SOURCE_ALLOC_EVENTS 4
+#define SOURCE_ALLOC_EVENTS 1
 
 struct event_spec {
 	char name[64];		/* as perf names it: "page-faults" */
@@ -51,9 +51,8 @@ struct event_spec {
 	/* ROLE_FAULT_TP: byte offsets inside the RAW tracepoint record. */
 	int tp_addr_off;
 	int tp_ip_off;
-	int tp_error_off;
-	/* Allocation events: which syscall; tp_addr_off is its `ret`. */
-	enum alloc_call alloc;
+	int tp_error_off;	/* the allocation event: tp_addr_off is the
+				 * RAW `ret`, tp_ip_off the syscall `id` */
 };
 
 struct source {
@@ -76,6 +75,9 @@ struct source {
 	struct event_spec alloc[SOURCE_ALLOC_EVENTS];
 	size_t n_alloc;
 	char alloc_note[256];
+	/* The probe's event, kept open until exit (source_alloc.c); -1
+	 * none.  Valid only after source_alloc_init. */
+	int alloc_hold_fd;
 };
 
 /*
@@ -119,6 +121,10 @@ int source_faults_init(struct source *src, char *why, size_t whylen);
  * they are or what is missing and the fix.
  */
 int source_alloc_init(struct source *src);
+/* The tracepoint filter the allocation event is opened with, and what a
+ * syscall number means to it (ALLOC_NONE: not one of its calls). */
+const char *source_alloc_filter(void);
+enum alloc_call source_alloc_call(int64_t nr);
 /* The offset of `field` in a tracefs format file's text, or -1. */
 int source_tp_offset(const char *format, const char *field);
 /*

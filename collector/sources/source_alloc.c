@@ -1,13 +1,15 @@
 /*
- * The allocation events beside every source (issue 18): the exits of the
- * syscalls that make and end anonymous mappings, syscalls:sys_exit_mmap,
- * sys_exit_munmap, sys_exit_mremap and sys_exit_brk, each with the user
- * registers (the syscall's arguments are still in them at exit, the
- * return value is the RAW `ret`), and for those that make memory the
- * user stack and call chain, so the collector can unwind to the code
- * that allocated it (collector/live/allocs.c).  Exits only, so an event
- * is complete in one record and needs no pairing with its entry.
- * Built by the main thread before anything starts.
+ * The allocation event beside every source (issue 18): the exit of every
+ * syscall that makes or ends anonymous memory (mmap, munmap, mremap,
+ * brk), from the tracepoint raw_syscalls:sys_exit filtered in the kernel
+ * to those four.  Each record has the user registers (the syscall's
+ * arguments are still in them at exit), the RAW id and ret, the user
+ * stack and call chain, so the collector can unwind to the code that
+ * allocated (collector/live/allocs.c).  Exits only, so a call is complete
+ * in one record; one tracepoint rather than four syscalls:sys_exit_*,
+ * because closing each costs an RCU grace period (tens of ms) and each
+ * watched thread a descriptor.  x86-64 syscall numbers.  Built by the
+ * main thread before anything starts.
  */
 #include "config.h"
 
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "source.h"
@@ -24,31 +28,60 @@
  * of arch/x86/include/uapi/asm/perf_regs.h). */
 #define ALLOC_REGS_MASK (((UINT64_C(1) << 9) - 1) | (UINT64_C(0xff) << 16))
 
-static const struct {
-	const char *name;
-	enum alloc_call call;
-	bool stack;
-} alloc_events[] = {
-	{ "sys_exit_mmap", ALLOC_MMAP, true },
-	{ "sys_exit_munmap", ALLOC_MUNMAP, false },
-	{ "sys_exit_mremap", ALLOC_MREMAP, true },
-	{ "sys_exit_brk", ALLOC_BRK, true },
-};
+/* arch/x86/entry/syscalls/syscall_64.tbl */
+#define ALLOC_NR_MMAP 9
+#define ALLOC_NR_MUNMAP 11
+#define ALLOC_NR_BRK 12
+#define ALLOC_NR_MREMAP 25
+
+const char *
+source_alloc_filter(void)
+{
+	return "id == 9 || id == 11 || id == 12 || id == 25";
+}
+
+enum alloc_call
+source_alloc_call(int64_t nr)
+{
+	switch (nr) {
+	case ALLOC_NR_MMAP:
+		return ALLOC_MMAP;
+	case ALLOC_NR_MUNMAP:
+		return ALLOC_MUNMAP;
+	case ALLOC_NR_MREMAP:
+		return ALLOC_MREMAP;
+	case ALLOC_NR_BRK:
+		return ALLOC_BRK;
+	default:
+		return ALLOC_NONE;
+	}
+}
 
 /* One event spec from tracefs; 0 or -errno with why filled. */
+/* Descriptors to spare for one held open (RLIMIT_NOFILE >= 256). */
+static bool
+alloc_fds_plenty(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur >= 256;
+}
+
 static int
-alloc_event(struct event_spec *ev, const char *name, bool stack, char *why,
+alloc_event(struct event_spec *ev, const char *name, int *hold, char *why,
 	    size_t whylen)
 {
+	struct open_params probe = { .pid = 0, .cpu = -1, .group_fd = -1,
+				     .period = 1 };
 	char rel[96], path[256], buf[4096];
 	int ret;
 
-	snprintf(rel, sizeof(rel), "events/syscalls/%s/id", name);
+	snprintf(rel, sizeof(rel), "events/%s/id", name);
 	ret = tracefs_path(path, sizeof(path), rel);
 	if (ret < 0 && tracefs_mount() == 0)
 		ret = tracefs_path(path, sizeof(path), rel);
 	if (ret < 0 || sysfs_read(path, buf, sizeof(buf)) <= 0) {
-		snprintf(why, whylen, "tracepoint syscalls:%s not found or "
+		snprintf(why, whylen, "tracepoint %s not found or "
 			 "not readable (fix: run as root, or give CAP_PERFMON "
 			 "and make tracefs readable; needs "
 			 "CONFIG_FTRACE_SYSCALLS)", name);
@@ -57,35 +90,44 @@ alloc_event(struct event_spec *ev, const char *name, bool stack, char *why,
 	memset(ev, 0, sizeof(*ev));
 	ev->attr.type = PERF_TYPE_TRACEPOINT;
 	ev->attr.config = strtoull(buf, NULL, 10);
-	snprintf(rel, sizeof(rel), "events/syscalls/%s/format", name);
+	snprintf(rel, sizeof(rel), "events/%s/format", name);
 	if (tracefs_path(path, sizeof(path), rel) < 0 ||
 	    sysfs_read(path, buf, sizeof(buf)) <= 0 ||
-	    (ev->tp_addr_off = source_tp_offset(buf, "ret")) < 0) {
-		snprintf(why, whylen, "syscalls:%s: unexpected format", name);
+	    (ev->tp_addr_off = source_tp_offset(buf, "ret")) < 0 ||
+	    (ev->tp_ip_off = source_tp_offset(buf, "id")) < 0) {
+		snprintf(why, whylen, "%s: unexpected format", name);
 		return -EINVAL;
 	}
-	snprintf(ev->name, sizeof(ev->name), "syscalls:%s", name);
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	*strchr(ev->name, '/') = ':';
 	snprintf(ev->pmu, sizeof(ev->pmu), "tracepoint");
 	ev->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
 			       PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
-			       PERF_SAMPLE_REGS_USER;
+			       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
+			       PERF_SAMPLE_STACK_USER;
 	ev->attr.sample_regs_user = ALLOC_REGS_MASK;
-	if (stack) {
-		ev->attr.sample_type |= PERF_SAMPLE_CALLCHAIN |
-					PERF_SAMPLE_STACK_USER;
-		ev->attr.sample_stack_user = SOURCE_ALLOC_STACK;
-		ev->attr.exclude_callchain_kernel = 1;
-	}
+	ev->attr.sample_stack_user = SOURCE_ALLOC_STACK;
+	ev->attr.exclude_callchain_kernel = 1;
 	ev->attr.exclude_kernel = 0;	/* a tracepoint's regs: kernel */
 	ev->attr.exclude_hv = 1;
 	ev->role = ROLE_AUX;
 	ev->leader = -1;
-	ev->tp_ip_off = ev->tp_error_off = -1;
-	ret = source_probe_event(ev);
+	ev->tp_error_off = -1;
+	/* Proves the privileges, and stays open: closing the tracepoint's
+	 * last event waits for an RCU grace period (tens of ms), which the
+	 * channels' events then spare a short run's start. */
+	ret = source_open_event(ev, &probe);
+	if (ret >= 0 && alloc_fds_plenty()) {
+		*hold = ret;
+		ret = 0;
+	} else if (ret >= 0) {
+		close(ret);	/* a descriptor is worth more than the wait */
+		ret = 0;
+	}
 	if (ret < 0)
-		snprintf(why, whylen, "tracepoint syscalls:%s: %s (needs "
-			 "CAP_PERFMON or root, or kernel.perf_event_paranoid "
-			 "-1)", name, strerror(-ret));
+		snprintf(why, whylen, "tracepoint %s: %s (fix: run as root, or "
+			 "give CAP_PERFMON, or kernel.perf_event_paranoid -1)",
+			 name, strerror(-ret));
 	return ret;
 }
 
@@ -96,6 +138,7 @@ source_alloc_init(struct source *src)
 	int ret = 0;
 
 	src->n_alloc = 0;
+	src->alloc_hold_fd = -1;
 #ifndef __x86_64__
 	snprintf(src->alloc_note, sizeof(src->alloc_note),
 		 "objects: off (allocation sites are read on x86-64 only)");
@@ -106,21 +149,15 @@ source_alloc_init(struct source *src)
 			 "objects: off (MEMTOP_NO_OBJECTS)");
 		return -ENOTSUP;
 	}
-	for (size_t i = 0; i < sizeof(alloc_events) / sizeof(alloc_events[0]);
-	     i++) {
-		struct event_spec *ev = &src->alloc[i];
-
-		ret = alloc_event(ev, alloc_events[i].name,
-				  alloc_events[i].stack, why, sizeof(why));
-		if (ret < 0) {
-			snprintf(src->alloc_note, sizeof(src->alloc_note),
-				 "objects: off: %s", why);
-			log_msg("%s", src->alloc_note);
-			return ret;
-		}
-		ev->alloc = alloc_events[i].call;
+	ret = alloc_event(&src->alloc[0], "raw_syscalls/sys_exit",
+			  &src->alloc_hold_fd, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(src->alloc_note, sizeof(src->alloc_note),
+			 "objects: off: %s", why);
+		log_msg("%s", src->alloc_note);
+		return ret;
 	}
-	src->n_alloc = sizeof(alloc_events) / sizeof(alloc_events[0]);
+	src->n_alloc = 1;
 	snprintf(src->alloc_note, sizeof(src->alloc_note),
 		 "objects: mmap, munmap, mremap, brk of the targets, named by "
 		 "the first caller outside the allocator");

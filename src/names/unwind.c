@@ -3,9 +3,11 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "unwind.h"
 
@@ -64,6 +66,52 @@ unwind_is_allocator(const char *module)
 	return false;
 }
 
+/*
+ * A module's ELF file read whole into memory, its descriptor closed: a
+ * Dwfl is kept per process (up to UNWIND_PROCS), and holding a descriptor
+ * per module would take them from the channels (RLIMIT_NOFILE).
+ */
+static int
+unwind_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
+		Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	int fd = dwfl_linux_proc_find_elf(mod, userdata, name, base,
+					  file_name, elfp);
+	Elf *elf;
+
+	if (fd < 0 || *elfp)
+		return fd;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_cntl(elf, ELF_C_FDREAD) == 0) {
+		*elfp = elf;
+		close(fd);
+		return -1;
+	}
+	if (elf)
+		elf_end(elf);
+	return fd;
+}
+
+/* Sites come from the files' own symbols (.symtab, .dynsym); separate
+ * debug files are not looked for: a lookup per module costs time and
+ * descriptors, and CFI for unwinding is in .eh_frame. */
+static int
+unwind_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+		    Dwarf_Addr base, const char *file_name,
+		    const char *debuglink_file, GElf_Word debuglink_crc,
+		    char **debuginfo_file_name)
+{
+	(void)mod;
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
+	(void)debuginfo_file_name;
+	return -1;
+}
+
 struct unwinder *
 unwinder_new(void)
 {
@@ -71,8 +119,9 @@ unwinder_new(void)
 
 	if (!u)
 		return NULL;
-	u->callbacks.find_elf = dwfl_linux_proc_find_elf;
-	u->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	elf_version(EV_CURRENT);
+	u->callbacks.find_elf = unwind_find_elf;
+	u->callbacks.find_debuginfo = unwind_no_debuginfo;
 	u->callbacks.debuginfo_path = &u->debuginfo_path;
 	return u;
 }
