@@ -185,6 +185,49 @@ allocs_site(struct allocs *a, const struct alloc_rec *r)
 	return objtab_site_intern(a->objs, "[unknown]", NULL, 0);
 }
 
+/*
+ * The objects of pid in [base, base + size) born after `time`, at most
+ * ALLOCS_KEEP, into keep[].  A launched command's records come through
+ * per-CPU rings drained one after the other, so an munmap (or mmap) may
+ * be read after a newer mmap of the same range: the newer objects are
+ * put back over whatever the older record changed.
+ */
+#define ALLOCS_KEEP 8
+
+static size_t
+allocs_newer(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
+	     uint64_t time, struct obj *keep)
+{
+	struct obj all[ALLOCS_KEEP];
+	size_t n = objtab_overlap(a->objs, pid, base, size, all, ALLOCS_KEEP);
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && i < ALLOCS_KEEP; i++)
+		if (all[i].birth > time)
+			keep[k++] = all[i];
+	return k;
+}
+
+static void
+allocs_restore(struct allocs *a, int32_t pid, const struct obj *keep,
+	       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		(void)objtab_map(a->objs, pid, &keep[i]);
+}
+
+/* objtab_unmap for a record of `time`, sparing newer objects. */
+static void
+allocs_unmap(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
+	     uint64_t time)
+{
+	struct obj keep[ALLOCS_KEEP];
+	size_t n = allocs_newer(a, pid, base, size, time, keep);
+
+	objtab_unmap(a->objs, pid, base, size);
+	allocs_restore(a, pid, keep, n);
+}
+
 static uint64_t *
 allocs_brk(struct allocs *a, int32_t pid)
 {
@@ -208,15 +251,19 @@ allocs_new(struct allocs *a, const struct alloc_rec *r, uint64_t base,
 			 .site = site < 0 ? 0 : (uint32_t)site,
 			 .tid = (int32_t)r->tid, .birth = r->time,
 			 .alloc_size = asked };
+	struct obj keep[ALLOCS_KEEP];
+	size_t n;
 
 	if (site < 0 || o.size == 0)
 		return;
+	n = allocs_newer(a, (int32_t)r->pid, o.base, o.size, o.birth, keep);
 	if (objtab_map(a->objs, (int32_t)r->pid, &o) == 0 &&
 	    a->st.objects++ < 64)
 		log_msg("object %#llx+%llu of pid %d: %s",
 			(unsigned long long)o.base,
 			(unsigned long long)o.size, (int)r->pid,
 			objtab_site(a->objs, o.site)->site);
+	allocs_restore(a, (int32_t)r->pid, keep, n);
 }
 
 /* brk: growth is an object from the old break, shrinking ends objects.
@@ -237,7 +284,7 @@ allocs_on_brk(struct allocs *a, const struct alloc_rec *r)
 	if (*brk && now > *brk)
 		allocs_new(a, r, *brk, now - *brk, now - *brk);
 	else if (*brk && now < *brk)
-		objtab_unmap(a->objs, (int32_t)r->pid, now, *brk - now);
+		allocs_unmap(a, (int32_t)r->pid, now, *brk - now, r->time);
 	*brk = now;
 }
 
@@ -263,18 +310,18 @@ allocs_record(struct allocs *a, const struct event_spec *ev,
 		} else {
 			/* A file mapping replaces what was there, and the
 			 * process has a module the unwinder must learn. */
-			objtab_unmap(a->objs, (int32_t)r.pid,
-				     (uint64_t)r.ret, g[ALLOCS_RSI]);
+			allocs_unmap(a, (int32_t)r.pid, (uint64_t)r.ret,
+				     g[ALLOCS_RSI], r.time);
 			unwind_stale(a->unw, (int)r.pid);
 		}
 		break;
 	case ALLOC_MUNMAP:
-		objtab_unmap(a->objs, (int32_t)r.pid, g[ALLOCS_RDI],
-			     g[ALLOCS_RSI]);
+		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r.time);
 		break;
 	case ALLOC_MREMAP:
-		objtab_unmap(a->objs, (int32_t)r.pid, g[ALLOCS_RDI],
-			     g[ALLOCS_RSI]);
+		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r.time);
 		allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RDX],
 			   g[ALLOCS_RDX]);
 		break;

@@ -48,6 +48,9 @@ spec(void)
 	return ev;
 }
 
+/* The TIME of the records build() makes. */
+static uint64_t rec_time = 1000;
+
 struct rec {
 	uint64_t buf[128];
 	size_t n;		/* u64s */
@@ -77,7 +80,7 @@ build(struct rec *r, const struct event_spec *ev, int64_t nr, int32_t pid,
 	r->n = 1;			/* the header */
 	put(r, 1);			/* IDENTIFIER */
 	put(r, (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)pid << 32);
-	put(r, 1000);			/* TIME */
+	put(r, rec_time);		/* TIME */
 	put(r, nchain);
 	for (size_t i = 0; i < nchain; i++)
 		put(r, chain[i]);
@@ -110,6 +113,29 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
 	const struct obj *o = objtab_find(a->objs, pid, addr);
 
 	return o ? objtab_site(a->objs, o->site)->site : "(none)";
+}
+
+/* Per-CPU rings: an munmap read after a newer mmap of the same range
+ * (drained from another CPU's ring) spares the newer object, and an
+ * older mmap read late does not replace it. */
+static void
+test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
+	   const uint64_t *chain)
+{
+	struct rec r;
+	const struct obj *o;
+
+	rec_time = 3000;
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f4000000000, 0,
+				     0x4000, 3, 0x22, chain, 2));
+	rec_time = 2000;
+	allocs_record(ap, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f4000000000,
+				     0x4000, 0, 0, NULL, 0));
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f4000000000, 0,
+				     0x4000, 3, 0x22, NULL, 0));
+	o = objtab_find(ap->objs, pid, 0x7f4000001000);
+	check(o && o->birth == 3000 && o->size == 0x4000);
+	check_eq_str(site_at(ap, pid, 0x7f4000003000), "allocs_test_site+0x4");
 }
 
 int
@@ -181,6 +207,7 @@ main(void)
 	allocs_record(&a, mm, (const void *)r.buf);
 	check_eq_u64(a.st.bad, 1);
 	check_eq_str(site_at(&a, pid, 0x7f3000000000), "(none)");
+	test_order(&a, mm, pid, chain);
 	check_eq_i64(allocs_test_site(1), 4);
 	allocs_fini(&a);
 	allocs_fini(&a);
