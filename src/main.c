@@ -295,7 +295,8 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	ret = source_select_opts(&(struct source_opts){
 		.choice = st->opt.source, .period = st->opt.period,
 		.ldlat = st->opt.ldlat, .system = st->opt.mode == MODE_SYSTEM,
-		.record = st->opt.record_path != NULL }, &st->src, err, errlen);
+		.record = st->opt.record_path != NULL,
+		.objects = st->opt.mode != MODE_SYSTEM }, &st->src, err, errlen);
 	if (ret < 0)
 		return ret;
 	st->topo = topo_new_system();

@@ -227,6 +227,7 @@ channel_open(struct channel **out, const struct source *src,
 	ch->ev.src = src;
 	for (size_t i = 0; i < SOURCE_MAX_EVENTS; i++)
 		ch->fds[i] = -1;
+	channel_alloc_init(ch);
 	ch->task_fd = -1;
 	/* Inherited per-CPU channels keep task records in their ring: they
 	 * only name child processes there. */
@@ -268,6 +269,7 @@ channel_open(struct channel **out, const struct source *src,
 			goto out_close;
 		}
 	}
+	(void)channel_open_alloc(ch, p);
 	if (p->enable) {
 		ret = channel_enable(ch, true);
 		if (ret < 0) {
@@ -290,6 +292,7 @@ channel_close(struct channel *ch)
 	if (!ch)
 		return;
 	channel_unmap(ch);
+	channel_close_alloc(ch);
 	ring_fini(&ch->task_ring);
 	if (ch->task_map)
 		munmap(ch->task_map, ch->task_map_len);

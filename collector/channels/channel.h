@@ -102,6 +102,13 @@ bool channel_task_id(const struct channel *ch, uint64_t *id);
  * event): its FORK records sit in the sample ring, which wakes nobody
  * below its watermark. */
 bool channel_tasks_in_ring(const struct channel *ch);
+/* The allocation ring (issue 18), or NULL when the channel has none; its
+ * owner's fd (to poll, -1 when none); the allocation event a record's
+ * IDENTIFIER names, or NULL. */
+struct ring *channel_alloc_ring(struct channel *ch);
+int channel_alloc_fd(const struct channel *ch);
+const struct event_spec *channel_alloc_event(const struct channel *ch,
+					     uint64_t id);
 /* The thread has exited (POLLHUP, or its EXIT record): the channel is
  * drained and closed at the next chance. */
 void channel_mark_exited(struct channel *ch);

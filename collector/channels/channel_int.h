@@ -37,6 +37,14 @@ struct channel {
 	void *task_map;		/* CHANNEL_TASK_MAP_PAGES pages */
 	size_t task_map_len;
 	struct ring task_ring;
+	/* The allocation events and their ring (channel_alloc.c); n_alloc
+	 * 0 when the source has none or they did not open. */
+	int alloc_fds[SOURCE_ALLOC_EVENTS];
+	uint64_t alloc_ids[SOURCE_ALLOC_EVENTS];
+	size_t n_alloc;
+	void *alloc_map;
+	size_t alloc_map_len;
+	struct ring alloc_ring;
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
 	/*
@@ -50,5 +58,10 @@ struct channel {
 	uint64_t lost_read;
 	uint64_t lost_counted;
 };
+
+void channel_alloc_init(struct channel *ch);	/* every fd -1 */
+/* Opens the allocation events; failure (logged) leaves none, -errno. */
+int channel_open_alloc(struct channel *ch, const struct channel_params *p);
+void channel_close_alloc(struct channel *ch);
 
 #endif

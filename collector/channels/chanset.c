@@ -104,10 +104,15 @@ chanset_add(struct chanset *cs, struct channel_params p,
 	ev.data.ptr = ch;
 	if (epoll_ctl(cs->epfd, EPOLL_CTL_ADD, channel_poll_fd(ch), &ev) < 0 ||
 	    (ch->task_fd >= 0 &&
-	     epoll_ctl(cs->epfd, EPOLL_CTL_ADD, ch->task_fd, &ev) < 0)) {
+	     epoll_ctl(cs->epfd, EPOLL_CTL_ADD, ch->task_fd, &ev) < 0) ||
+	    (channel_alloc_fd(ch) >= 0 &&
+	     epoll_ctl(cs->epfd, EPOLL_CTL_ADD, channel_alloc_fd(ch),
+		       &ev) < 0)) {
 		ret = -errno;
 		snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
 		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_poll_fd(ch), NULL);
+		if (ch->task_fd >= 0)
+			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, ch->task_fd, NULL);
 		channel_close(ch);
 		return ret;
 	}
@@ -170,6 +175,9 @@ chanset_remove(struct chanset *cs, struct channel *ch)
 		epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_poll_fd(ch), NULL);
 		if (ch->task_fd >= 0)
 			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, ch->task_fd, NULL);
+		if (channel_alloc_fd(ch) >= 0)
+			epoll_ctl(cs->epfd, EPOLL_CTL_DEL, channel_alloc_fd(ch),
+				  NULL);
 		cs->n_untasked -= channel_tasks_in_ring(ch);
 		channel_close(ch);
 		cs->chans[i] = cs->chans[--cs->n_chans];

@@ -99,6 +99,12 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	 * records (source_open_event): regions come from them. */
 	if (sides_names(aggr_sides(&c->aggr)))
 		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
+	if (cfg->src->n_alloc) {
+		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
+		if (ret < 0)
+			goto out_oom;
+		c->aggr.objects = c->allocs.objs;
+	}
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -156,6 +162,7 @@ collector_destroy(struct producer *p)
 	collector_damon_stop(c);
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
+	allocs_fini(&c->allocs);
 	nodemap_free(c->nodemap);
 	physnode_free(c->physnode);
 	migrate_free(c->migrate);
@@ -254,6 +261,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 				       task.time);
 			if (names)
 				names_exit(names, (int32_t)task.pid);
+			allocs_exit(&c->allocs, (int32_t)task.pid);
 		}
 		break;
 	case PERF_RECORD_COMM:
@@ -278,6 +286,8 @@ collector_drain(struct collector *c, struct channel *ch)
 	struct ring *tasks = channel_task_ring(ch);
 	struct ring_stats st = { 0 };
 
+	/* Allocations before the samples of their pages. */
+	allocs_drain(&c->allocs, ch);
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
 	if (tasks) {
@@ -366,6 +376,7 @@ collector_emit(struct collector *c, double now, bool final)
 {
 	const struct source *src = c->cfg.src;
 	const char *events[SOURCE_MAX_EVENTS];
+	char note[2048];
 	struct frame_target *ft;
 	struct frame_meta m = { 0 };
 	struct frame *f;
@@ -394,9 +405,7 @@ collector_emit(struct collector *c, double now, bool final)
 	m.source = src->name;
 	m.events = events;
 	m.n_events = src->n_events;
-	m.source_note = c->rearm.on ? collector_rearm_note(c, src->note) :
-			c->damon ? collector_damon_note(c, src->note) :
-				   src->note;
+	m.source_note = collector_frame_note(c, note, sizeof(note));
 	m.has_kinds = src->has_kinds;
 	m.period = chanset_period(c->cs);
 	m.targets = ft;
@@ -414,6 +423,7 @@ collector_emit(struct collector *c, double now, bool final)
 	collector_damon_frame(c, f);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
+	f->objects_lost = c->allocs.st.lost + c->allocs.st.bad;
 	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "aggr.h"
+#include "allocs.h"
 #include "base.h"
 #include "chanset.h"
 #include "collector.h"
@@ -52,6 +53,7 @@ struct frame;
  * the default ring size. */
 #define COLLECTOR_RING_CAP_PAGES	65536u
 #define COLLECTOR_MAX_EVENTS	64
+#define COLLECTOR_MAX_OBJECTS	(1u << 20)	/* objects kept (allocs.h) */
 /* Share of each interval that re-asking known page nodes may take: 1 %;
  * aggr_revalidate_budget() turns it into pages at the cost per page it
  * has measured. */
@@ -101,6 +103,7 @@ struct collector {
 	struct chanset *cs;
 	struct aggr aggr;
 	struct ingest ingest;		/* the per-sample path into aggr */
+	struct allocs allocs;		/* objects and their sites (issue 18) */
 	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
 	struct lathist *lat;
 	struct nodemap *nodemap;
@@ -220,6 +223,8 @@ void collector_rearm_setup(struct collector *c);
 double collector_rearm_due(const struct collector *c);
 void collector_rearm(struct collector *c, double now, bool frame);
 const char *collector_rearm_note(struct collector *c, const char *src_note);
+/* The frame's whole source note, in buf. */
+const char *collector_frame_note(struct collector *c, char *buf, size_t len);
 
 /* damonfeed.c */
 int collector_damon_start(struct collector *c);

@@ -118,3 +118,18 @@ collector_rearm_note(struct collector *c, const char *src_note)
 	r->count = 0;
 	return r->note;
 }
+
+/* The frame's note: --rearm's or DAMON's (each ends with the source's
+ * own), then why objects are off (source_alloc.c), if they are. */
+const char *
+collector_frame_note(struct collector *c, char *buf, size_t len)
+{
+	const struct source *src = c->cfg.src;
+
+	snprintf(buf, len, "%s%s%s",
+		 c->rearm.on ? collector_rearm_note(c, src->note) :
+		 c->damon ? collector_damon_note(c, src->note) : src->note,
+		 src->n_alloc || !src->alloc_note[0] ? "" : "; ",
+		 src->n_alloc ? "" : src->alloc_note);
+	return buf;
+}

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "dryrun.h"
@@ -154,6 +155,17 @@ dryrun_list_events(FILE *out)
 		fprintf(out, "; %s\n", src.note);
 		if (kind == DRYRUN_FAULTS)
 			dryrun_softdirty(out);
+	}
+	/* Beside every source: the allocation events (issue 18). */
+	{
+		struct source src;
+
+		memset(&src, 0, sizeof(src));
+		source_alloc_init(&src);
+		if (src.alloc_hold_fd >= 0)
+			close(src.alloc_hold_fd);
+		fprintf(out, "%-7s %s\n", "objects", src.alloc_note +
+			(strncmp(src.alloc_note, "objects: ", 9) ? 0 : 9));
 	}
 	return any ? 0 : 1;
 }

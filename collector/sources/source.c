@@ -237,6 +237,11 @@ source_select_opts(const struct source_opts *opt, struct source *src,
 		ret = source_select_auto(opt, src, why, whylen);
 	else
 		ret = source_init_one(opt->choice, opt, src, why, whylen);
+	if (ret == 0 && opt->objects)
+		(void)source_alloc_init(src);
+	else if (ret == 0)
+		snprintf(src->alloc_note, sizeof(src->alloc_note),
+			 "objects: off for whole-machine views (-a, -G)");
 	if (ret < 0 || opt->period == 0)
 		return ret;
 	period = source_period(src, opt->period);

@@ -29,6 +29,19 @@ enum event_role {
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
 };
 
+/* What an allocation event (source_alloc_init) reports. */
+enum alloc_call {
+	ALLOC_NONE,
+	ALLOC_MMAP,
+	ALLOC_MUNMAP,
+	ALLOC_MREMAP,
+	ALLOC_BRK,
+};
+
+/* Bytes of user stack each allocation event copies for unwinding. */
+#define SOURCE_ALLOC_STACK 4096
+#define SOURCE_ALLOC_EVENTS 1
+
 struct event_spec {
 	char name[64];		/* as perf names it: "page-faults" */
 	char pmu[32];		/* "software", "tracepoint", "cpu", "ibs_op" */
@@ -38,7 +51,8 @@ struct event_spec {
 	/* ROLE_FAULT_TP: byte offsets inside the RAW tracepoint record. */
 	int tp_addr_off;
 	int tp_ip_off;
-	int tp_error_off;
+	int tp_error_off;	/* the allocation event: tp_addr_off is the
+				 * RAW `ret`, tp_ip_off the syscall `id` */
 };
 
 struct source {
@@ -58,6 +72,15 @@ struct source {
 	/* damon: no events; the live collector reads DAMON regions
 	 * (collector/live/damonfeed.c). */
 	bool damon;
+	/* The allocation events every channel opens beside the source's,
+	 * into a ring of their own (issue 18); n_alloc 0 = none, and
+	 * alloc_note says why. */
+	struct event_spec alloc[SOURCE_ALLOC_EVENTS];
+	size_t n_alloc;
+	char alloc_note[256];
+	/* The probe's event, kept open until exit (source_alloc.c); -1
+	 * none.  Valid only after source_alloc_init. */
+	int alloc_hold_fd;
 };
 
 /*
@@ -78,6 +101,10 @@ struct source_opts {
 	 * yet, no perf events to record); auto passes it over. */
 	bool system;
 	bool record;
+	/* The allocation events too (source_alloc_init); not for
+	 * whole-machine views, where every process's mappings would be
+	 * unwound. */
+	bool objects;
 };
 
 /*
@@ -98,6 +125,18 @@ int source_faults_init(struct source *src, char *why, size_t whylen);
 /* DAMON (collector/sources/damon.h): -EBUSY when another user's kdamond
  * is set up (why names it), -EOPNOTSUPP, -EACCES; reads only. */
 int source_damon_init(struct source *src, char *why, size_t whylen);
+/*
+ * Adds the allocation events (collector/sources/source_alloc.c) to a
+ * selected source: 0, or -errno with n_alloc 0; alloc_note says what
+ * they are or what is missing and the fix.
+ */
+int source_alloc_init(struct source *src);
+/* The tracepoint filter the allocation event is opened with, and what a
+ * syscall number means to it (ALLOC_NONE: not one of its calls). */
+const char *source_alloc_filter(void);
+enum alloc_call source_alloc_call(int64_t nr);
+/* The offset of `field` in a tracefs format file's text, or -1. */
+int source_tp_offset(const char *format, const char *field);
 /*
  * Hardware sources, built from sysfs (collector/sources/pmu.h).  With the real
  * sysfs they are opened once to prove they work; under MEMTOP_SYSFS_ROOT

@@ -32,9 +32,8 @@ static const char faults_meaning[] =
 	"samples are page faults (first touch, copy-on-write, refault), "
 	"not access frequency";
 
-/* Offset of `field` in a tracefs format file, or -1. */
-static int
-faults_tp_offset(const char *format, const char *field)
+int
+source_tp_offset(const char *format, const char *field)
 {
 	char pat[64];
 	const char *p, *off;
@@ -88,9 +87,9 @@ faults_init_tracepoint(struct event_spec *ev, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot read the tracepoint format");
 		return -EINVAL;
 	}
-	ev->tp_addr_off = faults_tp_offset(buf, "address");
-	ev->tp_ip_off = faults_tp_offset(buf, "ip");
-	ev->tp_error_off = faults_tp_offset(buf, "error_code");
+	ev->tp_addr_off = source_tp_offset(buf, "address");
+	ev->tp_ip_off = source_tp_offset(buf, "ip");
+	ev->tp_error_off = source_tp_offset(buf, "error_code");
 	if (ev->tp_addr_off < 0 || ev->tp_error_off < 0) {
 		snprintf(why, whylen, "unexpected page_fault_user format");
 		return -EINVAL;

@@ -24,6 +24,7 @@
 #include "sample.h"
 
 struct aggr_tslot;
+struct objtab;
 struct pagetab;
 struct proctab;
 struct threadtab;
@@ -61,6 +62,9 @@ struct aggr {
 	uint64_t procs_cutoff_ns;
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
+	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:
+	 * the collector fills it (collector/live/allocs.c). */
+	struct objtab *objects;
 	int n_cpus;
 	int n_nodes;
 	/* Copies of the topology's answers, read per sample: the node index

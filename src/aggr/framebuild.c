@@ -8,6 +8,7 @@
 #include "aggr_int.h"
 #include "framebuild.h"
 #include "framebuild_names.h"
+#include "framebuild_objects.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "threadtab.h"
@@ -252,7 +253,8 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 		f->n_targets = m->n_targets;
 	}
 	if (oom || !framebuild_pages(f, a, m) || !framebuild_topology(f, a) ||
-	    !framebuild_threads(f, a) || !framebuild_processes(f, a))
+	    !framebuild_threads(f, a) || !framebuild_processes(f, a) ||
+	    !framebuild_objects(f, a))
 		goto out_oom;
 	framebuild_names(f, a);
 	return f;

@@ -565,7 +565,8 @@ cli_usage(FILE *out)
 	      "  -i, --input FILE        replay a perf.data recording\n"
 	      "      --demo              watch the bundled workload\n"
 	      "      --list-events       show which sampling sources work "
-	      "here\n"
+	      "here,\n"
+	      "                          and whether objects are named\n"
 	      "      --dry-run           print the events that would be "
 	      "opened\n"
 	      "      --max-pages N       track at most N pages\n"
@@ -589,7 +590,8 @@ cli_usage(FILE *out)
 	      "  -V, --version           print the version\n"
 	      "  -h, --help              print this help\n"
 	      "\n"
-	      "Environment: MEMTOP_SYSFS_ROOT=DIR reads sysfs below DIR.\n"
+	      "Environment: MEMTOP_SYSFS_ROOT=DIR reads sysfs below DIR;\n"
+	      "MEMTOP_NO_OBJECTS=1 names no objects by allocation site.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
 	      out);
 }

@@ -40,7 +40,15 @@ frame_free(struct frame *f)
 		}
 		free(f->pages[i].sites);
 		free(f->pages[i].lines);
+		frame_object_free(f->pages[i].object);
 	}
+	for (size_t i = 0; i < f->n_objects; i++) {
+		free(f->objects[i].site);
+		for (size_t k = 0; k < FRAME_OBJ_CALLERS; k++)
+			free(f->objects[i].callers[k]);
+		free(f->objects[i].nodes);
+	}
+	free(f->objects);
 	for (size_t i = 0; i < f->n_code_sites; i++) {
 		free(f->code_sites[i].function);
 		free(f->code_sites[i].module);
@@ -119,6 +127,55 @@ frame_check_processes(const struct frame *f, char *buf, size_t buflen)
 	return 0;
 }
 
+void
+frame_object_free(struct frame_object *o)
+{
+	if (!o)
+		return;
+	free(o->site);
+	for (size_t k = 0; k < FRAME_OBJ_CALLERS; k++)
+		free(o->callers[k]);
+	free(o);
+}
+
+size_t
+frame_object_label(const struct frame_object *o, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)o->size;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		return (size_t)snprintf(buf, len, "%s (%.0f %s)",
+					o->site ? o->site : "?", v, unit[u]);
+	return (size_t)snprintf(buf, len, "%s (%.1f %s)",
+				o->site ? o->site : "?", v, unit[u]);
+}
+
+/* Samples with an object + without == attributed; the sites' add up. */
+static int
+frame_check_objects(const struct frame *f, char *buf, size_t buflen)
+{
+	uint64_t sum = f->objects_more;
+
+	if (!f->objects_on)
+		return 0;
+	if (f->objects_samples + f->objects_none != f->totals.samples)
+		return check_fail(buf, buflen, "objects_samples+objects_none",
+				  f->objects_samples + f->objects_none,
+				  f->totals.samples);
+	for (size_t i = 0; i < f->n_objects; i++)
+		sum += f->objects[i].samples;
+	if (sum != f->objects_samples)
+		return check_fail(buf, buflen, "sum(objects)+objects_more",
+				  sum, f->objects_samples);
+	return 0;
+}
+
 int
 frame_check(const struct frame *f, char *buf, size_t buflen)
 {
@@ -164,5 +221,7 @@ frame_check(const struct frame *f, char *buf, size_t buflen)
 	if (sum != t->samples)
 		return check_fail(buf, buflen, "sum(nodes.mem)+mem_unknown",
 				  sum, t->samples);
+	if (frame_check_objects(f, buf, buflen) < 0)
+		return -EINVAL;
 	return frame_check_processes(f, buf, buflen);
 }

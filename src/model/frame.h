@@ -58,6 +58,7 @@ struct frame_page {
 	uint64_t remote;	/* this interval, samples from other nodes */
 	char *region;		/* NULL when unknown */
 	char *symbol;		/* NULL when unknown */
+	struct frame_object *object;	/* NULL when none */
 	/* Code sites: the instruction pointers with most samples on this
 	 * page (at most FRAME_SITES), most first.  sites_other = total minus
 	 * their samples (ips without a slot, no ip, or sites forgotten). */
@@ -76,6 +77,33 @@ struct frame_page {
 };
 
 #define FRAME_LEVELS		14	/* DATASRC_LVL__COUNT */
+
+#define FRAME_OBJ_CALLERS	3
+#define FRAME_OBJ_TIDS		4
+
+/* The object a page belongs to (issue 18): the allocation that made it. */
+struct frame_object {
+	char *site;		/* "make_table+0x1c" */
+	char *callers[FRAME_OBJ_CALLERS];	/* NULL where none */
+	uint64_t size;		/* bytes */
+	uint64_t base;
+	int32_t tid;		/* the allocating thread */
+	double age;		/* seconds since the allocation */
+};
+
+/* An allocation site's row in the objects view: its live objects and the
+ * samples of their pages this interval. */
+struct frame_objsite {
+	char *site;
+	char *callers[FRAME_OBJ_CALLERS];
+	uint64_t objects;	/* live objects of the site */
+	uint64_t bytes;		/* their bytes */
+	uint64_t samples, loads, stores;	/* this interval */
+	uint64_t local, remote;			/* this interval */
+	uint64_t *nodes;	/* n_nodes: samples by the page's node */
+	int32_t tids[FRAME_OBJ_TIDS];	/* allocating threads, first ones */
+	size_t n_tids;
+};
 
 #define FRAME_SITES		4
 #define FRAME_LINES		64
@@ -268,7 +296,26 @@ struct frame {
 	/* Since start: mapped files found with another build id (or
 	 * inode) than the mapping's, so given no symbol. */
 	uint64_t names_mismatched;
+	/* Allocation sites (issue 18), most samples first, at most
+	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects
+	 * (replay, whole machine, no permission: source_note says why).
+	 * This interval's samples on pages of an object (objects_samples)
+	 * and on pages of none (objects_none) add up to totals.samples;
+	 * those of sites not listed are objects_more. */
+	bool objects_on;
+	struct frame_objsite *objects;
+	size_t n_objects;
+	uint64_t objects_samples;
+	uint64_t objects_none;
+	uint64_t objects_more;
+	uint64_t objects_live;		/* objects known */
+	uint64_t objects_untracked;	/* objects the full table dropped */
+	/* Allocation records lost (kernel LOST) or undecodable, since start:
+	 * objects whose pages may be misnamed. */
+	uint64_t objects_lost;
 };
+
+#define FRAME_OBJ_SITES		32
 
 /* Allocates a zeroed frame; NULL on ENOMEM. */
 struct frame *frame_new(void);
@@ -279,5 +326,11 @@ void frame_free(struct frame *f);
  * when every invariant above holds, else -EINVAL and a description in
  * buf. */
 int frame_check(const struct frame *f, char *buf, size_t buflen);
+/* "make_table+0x1c (4 MiB)": what the REGION/SYMBOL column shows of a
+ * page's object (snprintf's return). */
+size_t frame_object_label(const struct frame_object *o, char *buf,
+			  size_t len);
+/* Frees a page's object; NULL-safe. */
+void frame_object_free(struct frame_object *o);
 
 #endif

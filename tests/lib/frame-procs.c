@@ -53,3 +53,48 @@ frame_one_process(struct frame *f, int32_t pid, const char *comm,
 		p->threads += f->threads[i].pid == pid;
 	p->alive = true;
 }
+
+void
+frame_one_objsite(struct frame *f, int32_t tid, size_t node)
+{
+	struct frame_objsite *o;
+
+	f->objects_on = true;
+	f->objects = calloc(1, sizeof(*f->objects));
+	if (!f->objects)
+		abort();
+	f->n_objects = 1;
+	o = &f->objects[0];
+	o->site = strdup("make_table+0x1c");
+	o->callers[0] = strdup("main+0x2a");
+	o->nodes = calloc(f->n_nodes ? f->n_nodes : 1, sizeof(*o->nodes));
+	if (!o->site || !o->callers[0] || !o->nodes)
+		abort();
+	o->objects = 1;
+	o->bytes = 4u << 20;
+	o->samples = f->totals.samples / 2;
+	o->loads = o->samples;
+	o->remote = o->samples;
+	if (node < f->n_nodes)
+		o->nodes[node] = o->samples;
+	o->tids[0] = tid;
+	o->n_tids = 1;
+	f->objects_samples = o->samples;
+	f->objects_none = f->totals.samples - o->samples;
+	f->objects_live = 1;
+}
+
+void
+frame_page_object(struct frame_page *p, const char *site, uint64_t size)
+{
+	struct frame_object *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->site = strdup(site)) ||
+	    !(o->callers[0] = strdup("main+0x2a")))
+		abort();
+	o->size = size;
+	o->base = p->addr;
+	o->tid = p->pid;
+	o->age = 1.5;
+	p->object = o;
+}

@@ -149,7 +149,8 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 			p->region = harness_xstrdup("libsynth.so");
 		if (i % 3 == 0)
 			p->symbol = harness_xstrdup("hot_loop");
-		if (i == 1) {	/* the detail view's page: a site and its caller */
+		if (i == 1) {	/* the detail view's page: a site and its
+				 * caller, and an object */
 			p->n_sites = 1;
 			p->sites = harness_xcalloc(1, sizeof(*p->sites));
 			p->sites[0].ip = 0x401136;
@@ -157,6 +158,7 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 			p->sites[0].samples = p->total;
 			p->sites[0].caller = 0x401a20;
 			p->sites[0].caller_symbol = harness_xstrdup("main+0x30");
+			frame_page_object(p, "make_table+0x1c", 4u << 20);
 		}
 		f->totals.samples += p->samples;
 		f->totals.loads += p->loads;
@@ -294,6 +296,7 @@ harness_frame(const struct harness *h, bool final)
 	}
 	if (!h->paused) {
 		harness_pages(h, f, frames);
+		frame_one_objsite(f, HARNESS_PID, 1);
 		f->totals.lost = 1;
 		f->totals.throttled = 2;
 		f->totals.unattributed = 3;

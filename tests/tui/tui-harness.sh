@@ -200,6 +200,11 @@ keys keys c
 expect keys 'cpu +3  node 1' "c shows the CPU view"
 keys keys Escape
 expect keys '^ADDRESS' "Esc goes back"
+keys keys o
+expect keys 'make_table\+0x1c' "o shows the objects view"
+expect keys ' 1:100% +4242' "the objects view shows the node mix and thread"
+keys keys o
+expect keys '^ADDRESS' "o again goes back"
 keys keys h
 expect keys 'double the sampling period' "h shows the help"
 keys keys h

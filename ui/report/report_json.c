@@ -362,6 +362,7 @@ report_json_page(struct report_json *jw, const struct frame_page *p)
 	report_json_u64(jw, "local", p->local, false);
 	report_json_u64(jw, "remote", p->remote, false);
 	report_json_page_names(jw, p);
+	report_json_page_object(jw, p);
 	report_json_putc(jw, '}');
 }
 
@@ -569,6 +570,7 @@ report_json_write(FILE *out, const struct frame *f)
 	report_json_code_sites(&jw, f);
 	report_json_scope(&jw, f);
 	report_json_processes(&jw, f);
+	report_json_objects(&jw, f);
 	if (f->exit_status >= 0)
 		report_json_i64(&jw, "exit_status", f->exit_status, false);
 	if (f->error)

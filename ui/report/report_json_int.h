@@ -40,5 +40,9 @@ void report_json_str(struct report_json *jw, const char *key, const char *s,
  * process rows. */
 void report_json_scope(struct report_json *jw, const struct frame *f);
 void report_json_processes(struct report_json *jw, const struct frame *f);
+/* report_json_objects.c: a page's "object", the frame's "objects". */
+void report_json_page_object(struct report_json *jw,
+			     const struct frame_page *p);
+void report_json_objects(struct report_json *jw, const struct frame *f);
 
 #endif

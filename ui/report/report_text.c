@@ -146,7 +146,8 @@ report_text_pages(struct report_text *tw, const struct frame *f,
 			   "TOTAL", "SHARE", "NODE", "REGION");
 	for (size_t i = 0; i < rows; i++) {
 		const struct frame_page *p = &f->pages[i];
-		char addr[24], node[12], region[80], symbol[80];
+		char addr[24], node[12], region[80], symbol[160], obj[160];
+		const char *sym = p->symbol;
 		double share = p->share;
 
 		if (!(share >= 0.0 && share <= 1.0))
@@ -157,14 +158,18 @@ report_text_pages(struct report_text *tw, const struct frame *f,
 		else
 			snprintf(node, sizeof(node), "%" PRId32, p->node);
 		report_text_clean(region, sizeof(region), p->region, SIZE_MAX);
-		report_text_clean(symbol, sizeof(symbol), p->symbol, SIZE_MAX);
+		/* Heap and anonymous memory: the object's site. */
+		if (p->object) {
+			frame_object_label(p->object, obj, sizeof(obj));
+			sym = obj;
+		}
+		report_text_clean(symbol, sizeof(symbol), sym, SIZE_MAX);
 		report_text_printf(tw, "%18s %7" PRId32 " %8" PRIu64
 				   " %8" PRIu64 " %8" PRIu64 " %10" PRIu64
 				   " %6.2f%% %4s  %s%s%s\n", addr, p->pid,
 				   p->samples, p->loads, p->stores, p->total,
 				   100.0 * share, node, region,
-				   p->symbol ? " " : "",
-				   p->symbol ? symbol : "");
+				   sym ? " " : "", sym ? symbol : "");
 	}
 }
 

@@ -48,6 +48,9 @@ static const struct keys_binding keys_bindings[] = {
 	  "Esc comes back" },
 	{ { 'f' }, "f", KEYS_VIEW_CODE,
 	  "code view: the functions causing most samples" },
+	{ { 'o' }, "o", KEYS_VIEW_OBJECTS,
+	  "objects view: allocation sites by samples on their objects' pages, "
+	  "LOCAL%, node mix, allocating threads" },
 	{ { 'g' }, "g", KEYS_GRANULARITY,
 	  "cycle the page size: 4 KiB, 2 MiB, 1 GiB (live)" },
 	{ { '\r', '\n', KEY_ENTER }, "Enter", KEYS_DETAIL,

@@ -36,6 +36,7 @@ enum keys_action {
 	KEYS_MIGRATE_PAGE,	/* press twice: the second press confirms */
 	KEYS_MIGRATE_HOT,
 	KEYS_VIEW_PROCS,
+	KEYS_VIEW_OBJECTS,
 };
 
 #define KEYS_PER_BINDING 4

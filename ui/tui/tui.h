@@ -18,6 +18,7 @@
 #include "keys.h"
 
 struct frame;
+struct frame_object;
 struct ui_io;
 
 /* Below this the screen shows one message instead of the views. */
@@ -44,6 +45,7 @@ enum tui_view {
 	TUI_VIEW_DETAIL,	/* one page */
 	TUI_VIEW_CODE,		/* functions causing most samples */
 	TUI_VIEW_PROCS,		/* processes (the first view with -a, -G) */
+	TUI_VIEW_OBJECTS,	/* allocation sites (issue 18) */
 };
 
 enum tui_color {
@@ -203,6 +205,11 @@ void tui_procs_back(struct tui *t);
 /* tui_code.c */
 struct frame_page;
 void tui_code_view(const struct tui *t, struct tui_lines *l);
+/* tui_objects.c: the objects view. */
+void tui_objects_view(const struct tui *t, struct tui_lines *l);
+/* The detail view's part: the page's object at row y, labels lab wide;
+ * returns the next row. */
+int tui_objects_page(const struct frame_object *o, int y, int lab);
 /* Code sites and cache-line heat of page p from row y, rows < end;
  * returns the next free row. */
 int tui_code_page(const struct tui *t, const struct frame_page *p, int y,

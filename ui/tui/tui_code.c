@@ -25,6 +25,10 @@ tui_code_view(const struct tui *t, struct tui_lines *l)
 	char a[16], b[16];
 	int y;
 
+	if (t->view == TUI_VIEW_OBJECTS) {
+		tui_objects_view(t, l);
+		return;
+	}
 	if (!f)
 		return;
 	whole = by_total ? f->cumulative.samples : f->totals.samples;

@@ -67,6 +67,8 @@ tui_detail_view(const struct tui *t, int y0, int rows)
 	tui_draw_safe(y++, lab, COLS - lab, p->region ? p->region : "-");
 	tui_draw_text(y, 0, 0, "%-*s", lab, "symbol");
 	tui_draw_safe(y++, lab, COLS - lab, p->symbol ? p->symbol : "-");
+	if (p->object)
+		y = tui_objects_page(p->object, y, lab);
 	y++;
 	tui_draw_text(y++, 0, A_BOLD, "%-*s%14s %18s", lab, "",
 		      "this interval", "since start/reset");

@@ -359,7 +359,7 @@ static void
 tui_draw_page_row(const struct tui *t, int y, const struct frame_page *p,
 		  int bar_w, bool latency, double max_share)
 {
-	char addr[24], a[16], b[16], tot[16];
+	char addr[24], a[16], b[16], tot[16], obj[160];
 	int x = 0;
 
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, p->addr);
@@ -409,8 +409,10 @@ tui_draw_page_row(const struct tui *t, int y, const struct frame_page *p,
 		tui_draw_safe(y, x, COLS - x, p->region);
 		x += (int)strlen(p->region) + 1;
 	}
-	if (p->symbol && x < COLS)
-		tui_draw_safe(y, x, COLS - x, p->symbol);
+	if (p->object)	/* heap and anonymous memory: the object's site */
+		frame_object_label(p->object, obj, sizeof(obj));
+	if ((p->object || p->symbol) && x < COLS)
+		tui_draw_safe(y, x, COLS - x, p->object ? obj : p->symbol);
 }
 
 static void
@@ -587,6 +589,7 @@ tui_draw(struct tui *t)
 		tui_help_view(t, &lines);
 		break;
 	case TUI_VIEW_CODE:
+	case TUI_VIEW_OBJECTS:	/* tui_code_view hands it on */
 		tui_code_view(t, &lines);
 		break;
 	case TUI_VIEW_PROCS:

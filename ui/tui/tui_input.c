@@ -397,6 +397,9 @@ tui_input_key(struct tui *t, int ch)
 	case KEYS_VIEW_CPU:
 		tui_input_toggle_view(t, TUI_VIEW_CPU);
 		break;
+	case KEYS_VIEW_OBJECTS:
+		tui_input_toggle_view(t, TUI_VIEW_OBJECTS);
+		break;
 	case KEYS_VIEW_CODE:
 		tui_input_toggle_view(t, TUI_VIEW_CODE);
 		break;

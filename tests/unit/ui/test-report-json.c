@@ -126,7 +126,7 @@ test_exact(void)
 		"\"total\":10,\"share\":1.0000,\"node\":0,"
 		"\"region\":\"[heap]\",\"symbol\":null,\"other\":1,"
 		"\"latency\":null,\"local\":3,\"remote\":0,"
-		"\"sites\":[],\"sites_other\":0}],"
+		"\"sites\":[],\"sites_other\":0,\"object\":null}],"
 		"\"nodes\":[{\"node\":0,\"cpu_samples\":3,\"mem_samples\":3,"
 		"\"local\":3,\"remote\":0,\"mem_total_kb\":1000,"
 		"\"mem_free_kb\":500}],"
@@ -150,7 +150,10 @@ test_exact(void)
 		"\"stores\":1,\"other\":1,\"local\":3,\"remote\":0,"
 		"\"share\":1.0000,\"nodes\":[3],\"threads\":1,"
 		"\"alive\":true,\"total\":10}],\"processes_untracked\":0,"
-		"\"processes_unknown\":0}\n");
+		"\"processes_unknown\":0,\"objects_on\":false,"
+		"\"objects\":[],\"objects_samples\":0,\"objects_none\":0,"
+		"\"objects_more\":0,\"objects_live\":0,"
+		"\"objects_untracked\":0,\"objects_lost\":0}\n");
 	free(s);
 	frame_free(f);
 }
@@ -168,7 +171,10 @@ test_key_order(void)
 		"collector_cpu_us", "levels", "granularity", "code_sites",
 		"code_unknown", "code_untracked", "sites_evicted", "names",
 		"scope", "processes", "processes_untracked",
-		"processes_unknown", "exit_status", "error",
+		"processes_unknown", "objects_on", "objects",
+		"objects_samples", "objects_none", "objects_more",
+		"objects_live", "objects_untracked", "objects_lost",
+		"exit_status", "error",
 	};
 	size_t n_want = ARRAY_SIZE(want);
 	struct frame *f = make_frame(2);

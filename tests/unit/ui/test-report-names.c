@@ -96,9 +96,9 @@ main(void)
 		  "\"called_from\":\"main+0x19\"},{\"ip\":\"0x7f00dead0000\","
 		  "\"symbol\":null,\"samples\":3,\"caller\":null,"
 		  "\"called_from\":null}],\"sites_other\":1,\"lines\":[4,0,0,");
-	rtest_has(s, ",0,5]}");
+	rtest_has(s, ",0,5],\"object\":null}");
 	/* The second page has neither sites nor lines. */
-	rtest_has(s, "\"sites\":[],\"sites_other\":0}]");
+	rtest_has(s, "\"sites\":[],\"sites_other\":0,\"object\":null}]");
 	check(s && strstr(strstr(s, "\"lines\"") + 1, "\"lines\"") == NULL);
 	rtest_has(s, "\"granularity\":4096,\"code_sites\":[{\"pid\":7,"
 		  "\"function\":\"fill\",\"module\":\"/opt/app\",\"samples\":2,"

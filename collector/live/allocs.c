@@ -1,0 +1,424 @@
+/*
+ * Collector thread only.  See allocs.h.
+ *
+ * The records carry CALLCHAIN, REGS_USER and STACK_USER, which the shared
+ * decoder (src/perfdata/record.c) does not walk yet: allocs_parse() walks
+ * exactly the fields source_alloc.c asks for, in the kernel's order
+ * (include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "allocs.h"
+#include "channel.h"
+#include "log.h"
+#include "record.h"
+#include "ring.h"
+#include "unwind.h"
+
+#define ALLOCS_FRAMES 24
+#define ALLOCS_MAP_ANONYMOUS 0x20
+#define ALLOCS_PAGE 4096ull
+
+/* What an allocation record holds. */
+struct alloc_rec {
+	uint32_t pid, tid;
+	uint64_t time;
+	const uint64_t *chain;	/* CALLCHAIN entries, nr of them */
+	uint64_t nr;
+	int64_t call;		/* the syscall number (RAW id) */
+	int64_t ret;
+	uint64_t regs[UNWIND_REGS];	/* DWARF order */
+	bool have_regs;
+	const unsigned char *stack;
+	uint64_t stack_size;	/* bytes valid (dyn_size) */
+};
+
+/* perf's x86 register order (AX BX CX DX SI DI BP SP IP R8-R15, as
+ * source_alloc.c asks) to the DWARF numbering of unwind.h. */
+static const uint8_t allocs_dwarf_of[UNWIND_REGS] = {
+	[0] = 0, [1] = 3, [2] = 2, [3] = 1, [4] = 4, [5] = 5, [6] = 6,
+	[7] = 7, [8] = 16, [9] = 8, [10] = 9, [11] = 10, [12] = 11,
+	[13] = 12, [14] = 13, [15] = 14, [16] = 15,
+};
+#define ALLOCS_RDI 5
+#define ALLOCS_RSI 4
+#define ALLOCS_RDX 1
+#define ALLOCS_R10 10
+
+struct allocs_cur {
+	const unsigned char *p, *end;
+};
+
+static bool
+allocs_u64(struct allocs_cur *c, uint64_t *v)
+{
+	if (c->end - c->p < 8)
+		return false;
+	memcpy(v, c->p, 8);
+	c->p += 8;
+	return true;
+}
+
+static bool
+allocs_skip(struct allocs_cur *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n)
+		return false;
+	c->p += n;
+	return true;
+}
+
+/* Walks the fields of ev's sample_type; false when the record is short. */
+static bool
+allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
+	     struct alloc_rec *r)
+{
+	uint64_t st = ev->attr.sample_type, v, raw_size = 0;
+	struct allocs_cur c = { (const unsigned char *)(hdr + 1),
+				(const unsigned char *)hdr + hdr->size };
+	const unsigned char *raw = NULL;
+
+	memset(r, 0, sizeof(*r));
+	if ((st & PERF_SAMPLE_IDENTIFIER) && !allocs_u64(&c, &v))
+		return false;
+	if (!allocs_u64(&c, &v))		/* TID */
+		return false;
+	r->pid = (uint32_t)v;
+	r->tid = (uint32_t)(v >> 32);
+	if (!allocs_u64(&c, &r->time))		/* TIME */
+		return false;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (!allocs_u64(&c, &r->nr) || r->nr > 4096)
+			return false;
+		r->chain = (const uint64_t *)(const void *)c.p;
+		if (!allocs_skip(&c, r->nr * 8))
+			return false;
+	}
+	if (c.end - c.p < 4)			/* RAW: u32 size, data */
+		return false;
+	memcpy(&v, c.p, 4);
+	raw_size = (uint32_t)v;
+	raw = c.p + 4;
+	if (!allocs_skip(&c, 4 + raw_size))
+		return false;
+	if (ev->tp_addr_off < 0 || (uint64_t)ev->tp_addr_off + 8 > raw_size ||
+	    ev->tp_ip_off < 0 || (uint64_t)ev->tp_ip_off + 8 > raw_size)
+		return false;
+	memcpy(&r->ret, raw + ev->tp_addr_off, 8);
+	memcpy(&r->call, raw + ev->tp_ip_off, 8);
+	if (!allocs_u64(&c, &v))		/* REGS_USER abi */
+		return false;
+	if (v != PERF_SAMPLE_REGS_ABI_NONE) {
+		for (size_t i = 0; i < UNWIND_REGS; i++)
+			if (!allocs_u64(&c, &r->regs[allocs_dwarf_of[i]]))
+				return false;
+		r->have_regs = true;
+	}
+	if (st & PERF_SAMPLE_STACK_USER) {
+		if (!allocs_u64(&c, &v))
+			return false;
+		r->stack = c.p;
+		if (!allocs_skip(&c, v))
+			return false;
+		if (v && (!allocs_u64(&c, &r->stack_size) ||
+			  r->stack_size > v))
+			return false;
+	}
+	return c.p == c.end;
+}
+
+/* The site from frames f[0..n): the first outside the allocator.  true
+ * when one was found. */
+static bool
+allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
+	    int64_t *site)
+{
+	const char *callers[OBJTAB_CALLERS] = { NULL };
+	int k = 0;
+
+	while (k < n && f[k].allocator)
+		k++;
+	if (k == n)
+		return false;
+	for (int i = 0; i < OBJTAB_CALLERS && k + 1 + i < n; i++)
+		callers[i] = f[k + 1 + i].name;
+	*site = objtab_site_intern(t, f[k].name, callers, OBJTAB_CALLERS);
+	return *site >= 0;
+}
+
+/* The site of r: its DWARF walk, else its call chain, else unknown. */
+static int64_t
+allocs_site(struct allocs *a, const struct alloc_rec *r)
+{
+	struct unwind_frame f[ALLOCS_FRAMES];
+	int64_t site;
+	int n = -1, m = 0;
+
+	if (r->have_regs && r->stack_size)
+		n = unwind_frames(a->unw, (int)r->pid, (int)r->tid, r->regs,
+				  r->stack, r->stack_size, f, ALLOCS_FRAMES);
+	if (n > 0 && allocs_pick(a->objs, f, n, &site)) {
+		a->st.unwound++;
+		return site;
+	}
+	for (uint64_t i = 0; i < r->nr && m < ALLOCS_FRAMES; i++) {
+		if (r->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;	/* a context marker */
+		if (unwind_name(a->unw, (int)r->pid,
+				m ? r->chain[i] - 1 : r->chain[i], &f[m]) < 0)
+			break;
+		m++;
+	}
+	if (m > 0 && allocs_pick(a->objs, f, m, &site)) {
+		a->st.chained++;
+		return site;
+	}
+	a->st.unknown++;
+	/* An allocator memtop does not know: its own frames are the site
+	 * (man page, OBJECTS). */
+	if (n > 0)
+		return objtab_site_intern(a->objs, f[n - 1].name, NULL, 0);
+	return objtab_site_intern(a->objs, "[unknown]", NULL, 0);
+}
+
+/*
+ * The objects of pid in [base, base + size) born after `time`, at most
+ * ALLOCS_KEEP, into keep[].  A launched command's records come through
+ * per-CPU rings drained one after the other, so an munmap (or mmap) may
+ * be read after a newer mmap of the same range: the newer objects are
+ * put back over whatever the older record changed.
+ */
+#define ALLOCS_KEEP 8
+
+static size_t
+allocs_newer(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
+	     uint64_t time, struct obj *keep)
+{
+	struct obj all[ALLOCS_KEEP];
+	size_t n = objtab_overlap(a->objs, pid, base, size, all, ALLOCS_KEEP);
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && i < ALLOCS_KEEP; i++)
+		if (all[i].birth > time)
+			keep[k++] = all[i];
+	return k;
+}
+
+static void
+allocs_restore(struct allocs *a, int32_t pid, const struct obj *keep,
+	       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		(void)objtab_map(a->objs, pid, &keep[i]);
+}
+
+/* objtab_unmap for a record of `time`, sparing newer objects. */
+static void
+allocs_unmap(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
+	     uint64_t time)
+{
+	struct obj keep[ALLOCS_KEEP];
+	size_t n = allocs_newer(a, pid, base, size, time, keep);
+
+	objtab_unmap(a->objs, pid, base, size);
+	allocs_restore(a, pid, keep, n);
+}
+
+static uint64_t *
+allocs_brk(struct allocs *a, int32_t pid)
+{
+	for (size_t i = 0; i < a->n_brks; i++)
+		if (a->brks[i].pid == pid)
+			return &a->brks[i].brk;
+	if (a->n_brks == ALLOCS_BRKS)
+		return NULL;
+	a->brks[a->n_brks].pid = pid;
+	a->brks[a->n_brks].brk = 0;
+	return &a->brks[a->n_brks++].brk;
+}
+
+static void
+allocs_new(struct allocs *a, const struct alloc_rec *r, uint64_t base,
+	   uint64_t size, uint64_t asked)
+{
+	int64_t site = allocs_site(a, r);
+	struct obj o = { .base = base,
+			 .size = (size + ALLOCS_PAGE - 1) & ~(ALLOCS_PAGE - 1),
+			 .site = site < 0 ? 0 : (uint32_t)site,
+			 .tid = (int32_t)r->tid, .birth = r->time,
+			 .alloc_size = asked };
+	struct obj keep[ALLOCS_KEEP];
+	size_t n;
+
+	if (site < 0 || o.size == 0)
+		return;
+	n = allocs_newer(a, (int32_t)r->pid, o.base, o.size, o.birth, keep);
+	if (objtab_map(a->objs, (int32_t)r->pid, &o) == 0 &&
+	    a->st.objects++ < 64)
+		log_msg("object %#llx+%llu of pid %d: %s",
+			(unsigned long long)o.base,
+			(unsigned long long)o.size, (int)r->pid,
+			objtab_site(a->objs, o.site)->site);
+	allocs_restore(a, (int32_t)r->pid, keep, n);
+}
+
+/* brk: growth is an object from the old break, shrinking ends objects.
+ * The first break seen of a process (glibc asks brk(0) first) is only
+ * noted. */
+static void
+allocs_on_brk(struct allocs *a, const struct alloc_rec *r)
+{
+	uint64_t *brk = allocs_brk(a, (int32_t)r->pid), now = (uint64_t)r->ret;
+
+	if (!brk)
+		return;
+	/* brk(0) asks where the break is: a new image's first call. */
+	if (r->regs[ALLOCS_RDI] == 0) {
+		*brk = now;
+		return;
+	}
+	if (*brk && now > *brk)
+		allocs_new(a, r, *brk, now - *brk, now - *brk);
+	else if (*brk && now < *brk)
+		allocs_unmap(a, (int32_t)r->pid, now, *brk - now, r->time);
+	*brk = now;
+}
+
+void
+allocs_record(struct allocs *a, const struct event_spec *ev,
+	      const struct perf_event_header *hdr)
+{
+	struct alloc_rec r;
+	const uint64_t *g = r.regs;
+
+	a->st.events++;
+	if (!allocs_parse(ev, hdr, &r) || !r.have_regs) {
+		a->st.bad++;
+		return;
+	}
+	if (r.ret < 0 && r.ret > -4096)
+		return;		/* the call failed: nothing changed */
+	switch (source_alloc_call(r.call)) {
+	case ALLOC_MMAP:
+		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS) {
+			allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RSI],
+				   g[ALLOCS_RSI]);
+		} else {
+			/* A file mapping replaces what was there, and the
+			 * process has a module the unwinder must learn. */
+			allocs_unmap(a, (int32_t)r.pid, (uint64_t)r.ret,
+				     g[ALLOCS_RSI], r.time);
+			unwind_stale(a->unw, (int)r.pid);
+		}
+		break;
+	case ALLOC_MUNMAP:
+		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r.time);
+		break;
+	case ALLOC_MREMAP:
+		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r.time);
+		allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RDX],
+			   g[ALLOCS_RDX]);
+		break;
+	case ALLOC_BRK:
+		allocs_on_brk(a, &r);
+		break;
+	case ALLOC_NONE:
+		break;
+	}
+}
+
+struct allocs_drain_ctx {
+	struct allocs *a;
+	struct channel *ch;
+};
+
+static int
+allocs_on_record(const struct perf_event_header *hdr, void *arg)
+{
+	struct allocs_drain_ctx *d = arg;
+	const struct event_spec *ev;
+	uint64_t id;
+
+	if (hdr->type == PERF_RECORD_LOST &&
+	    hdr->size >= sizeof(*hdr) + RECORD_LOST_BODY) {
+		uint64_t lost;
+
+		memcpy(&lost, (const unsigned char *)(hdr + 1) + 8,
+		       sizeof(lost));
+		d->a->st.lost += lost;
+		return 0;
+	}
+	if (hdr->type != PERF_RECORD_SAMPLE)
+		return 0;
+	if (hdr->size < sizeof(*hdr) + sizeof(id)) {
+		d->a->st.bad++;
+		return 0;
+	}
+	memcpy(&id, hdr + 1, sizeof(id));
+	ev = channel_alloc_event(d->ch, id);
+	if (!ev) {
+		d->a->st.bad++;
+		return 0;
+	}
+	allocs_record(d->a, ev, hdr);
+	return 0;
+}
+
+void
+allocs_drain(struct allocs *a, struct channel *ch)
+{
+	struct ring *r = channel_alloc_ring(ch);
+	struct allocs_drain_ctx d = { a, ch };
+	struct ring_stats st = { 0 };
+
+	if (!r || !a->objs)
+		return;
+	ring_drain(r, allocs_on_record, &d, &st);
+	a->st.bad += st.bad_size;
+}
+
+int
+allocs_init(struct allocs *a, size_t max_objects)
+{
+	memset(a, 0, sizeof(*a));
+	a->objs = objtab_new(max_objects);
+	a->unw = unwinder_new();
+	if (!a->objs || !a->unw) {
+		allocs_fini(a);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+allocs_fini(struct allocs *a)
+{
+	if (!a)
+		return;
+	objtab_free(a->objs);
+	unwinder_free(a->unw);
+	a->objs = NULL;
+	a->unw = NULL;
+}
+
+void
+allocs_exec(struct allocs *a, int32_t pid, uint64_t time)
+{
+	if (!a->objs)
+		return;
+	objtab_drop_older(a->objs, pid, time);
+	unwind_stale(a->unw, pid);
+}
+
+void
+allocs_exit(struct allocs *a, int32_t pid)
+{
+	if (a->unw)
+		unwind_forget(a->unw, pid);
+}

@@ -1,0 +1,223 @@
+/*
+ * Pages named by objects and the objects view's rows (issue 18): at each
+ * frame, every page with samples this interval is looked up in the object
+ * table (the object holding its first byte, else the first it overlaps),
+ * and its samples go to that object's allocation site or to
+ * objects_none.  Collector thread only.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aggr.h"
+#include "framebuild_objects.h"
+#include "objtab.h"
+#include "pagetab.h"
+
+struct fbo_ctx {
+	struct aggr *a;
+	struct frame *f;
+	struct frame_objsite *acc;	/* per site index */
+	size_t n_sites;
+	unsigned shift;
+	bool oom;
+};
+
+/* The object naming the page at addr of pid, or NULL. */
+static const struct obj *
+fbo_find(const struct objtab *t, int32_t pid, uint64_t addr, uint64_t size,
+	 struct obj *tmp)
+{
+	const struct obj *o = objtab_find(t, pid, addr);
+
+	if (o)
+		return o;
+	return objtab_overlap(t, pid, addr, size, tmp, 1) ? tmp : NULL;
+}
+
+static int
+fbo_page(struct page_entry *e, void *arg)
+{
+	struct fbo_ctx *c = arg;
+	struct aggr *a = c->a;
+	struct page_counts pc;
+	struct frame_objsite *s;
+	const struct obj *o;
+	struct obj tmp;
+	uint64_t n;
+
+	pagetab_read(a->pages, e, &pc);
+	n = pc.loads + pc.stores + pc.other;
+	if (n == 0)
+		return 0;
+	o = fbo_find(a->objects, pagetab_entry_pid(e),
+		     pagetab_entry_page(e) << c->shift, 1ull << c->shift, &tmp);
+	if (!o || o->site >= c->n_sites) {
+		c->f->objects_none += n;
+		return 0;
+	}
+	c->f->objects_samples += n;
+	s = &c->acc[o->site];
+	s->samples += n;
+	s->loads += pc.loads;
+	s->stores += pc.stores;
+	s->local += pc.local;
+	s->remote += pc.remote;
+	if (s->nodes && e->node >= 0 && e->node <= a->max_node &&
+	    a->node_idx[e->node] >= 0)
+		s->nodes[a->node_idx[e->node]] += n;
+	return 0;
+}
+
+static int
+fbo_object(int32_t pid, const struct obj *o, void *arg)
+{
+	struct fbo_ctx *c = arg;
+	struct frame_objsite *s;
+	size_t k;
+
+	(void)pid;
+	if (o->site >= c->n_sites)
+		return 0;
+	s = &c->acc[o->site];
+	s->objects++;
+	s->bytes += o->size;
+	for (k = 0; k < s->n_tids && s->tids[k] != o->tid; k++)
+		;
+	if (k == s->n_tids && k < FRAME_OBJ_TIDS)
+		s->tids[s->n_tids++] = o->tid;
+	return 0;
+}
+
+static int
+fbo_cmp(const void *x, const void *y)
+{
+	const struct frame_objsite *a = x, *b = y;
+
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	if (a->bytes != b->bytes)
+		return a->bytes < b->bytes ? 1 : -1;
+	return strcmp(a->site, b->site);
+}
+
+static char *
+fbo_dup(const char *s, bool *oom)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	if (s && !d)
+		*oom = true;
+	return d;
+}
+
+/* The site strings of index i into s. */
+static void
+fbo_name(struct fbo_ctx *c, struct frame_objsite *s, uint32_t i)
+{
+	const struct objsite *os = objtab_site(c->a->objects, i);
+
+	s->site = fbo_dup(os->site, &c->oom);
+	for (size_t k = 0; k < FRAME_OBJ_CALLERS && k < OBJTAB_CALLERS; k++)
+		s->callers[k] = fbo_dup(os->callers[k], &c->oom);
+}
+
+/* Keeps the best FRAME_OBJ_SITES of acc in f->objects. */
+static void
+fbo_rows(struct fbo_ctx *c)
+{
+	struct frame *f = c->f;
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_sites; i++) {
+		if (c->acc[i].samples == 0 && c->acc[i].objects == 0) {
+			free(c->acc[i].nodes);
+			continue;
+		}
+		c->acc[n] = c->acc[i];
+		fbo_name(c, &c->acc[n], (uint32_t)i);
+		if (!c->acc[n].site)
+			c->acc[n].site = fbo_dup("", &c->oom);
+		n++;
+	}
+	if (n)
+		qsort(c->acc, n, sizeof(*c->acc), fbo_cmp);
+	for (size_t i = FRAME_OBJ_SITES; i < n; i++)
+		f->objects_more += c->acc[i].samples;
+	f->objects = c->acc;
+	f->n_objects = n;
+	/* The rows beyond the cap are freed with the frame's own: kept
+	 * n counts them; trimmed here. */
+	while (f->n_objects > FRAME_OBJ_SITES) {
+		struct frame_objsite *s = &f->objects[--f->n_objects];
+
+		free(s->site);
+		for (size_t k = 0; k < FRAME_OBJ_CALLERS; k++)
+			free(s->callers[k]);
+		free(s->nodes);
+	}
+}
+
+/* The object of each shown page. */
+static void
+fbo_pages(struct fbo_ctx *c, uint64_t now_ns)
+{
+	struct frame *f = c->f;
+
+	for (size_t i = 0; i < f->n_pages && !c->oom; i++) {
+		struct frame_page *p = &f->pages[i];
+		struct frame_object *fo;
+		const struct obj *o;
+		struct obj tmp;
+
+		o = fbo_find(c->a->objects, p->pid, p->addr, p->size, &tmp);
+		if (!o || !(fo = calloc(1, sizeof(*fo)))) {
+			c->oom |= o != NULL;
+			continue;
+		}
+		fo->size = o->size;
+		fo->base = o->base;
+		fo->tid = o->tid;
+		fo->age = now_ns > o->birth ? (now_ns - o->birth) / 1e9 : 0;
+		{
+			const struct objsite *os = objtab_site(c->a->objects,
+							       o->site);
+
+			fo->site = fbo_dup(os ? os->site : "", &c->oom);
+			for (size_t k = 0; os && k < FRAME_OBJ_CALLERS; k++)
+				fo->callers[k] = fbo_dup(os->callers[k],
+							 &c->oom);
+		}
+		p->object = fo;
+	}
+}
+
+bool
+framebuild_objects(struct frame *f, struct aggr *a)
+{
+	struct fbo_ctx c = { .a = a, .f = f };
+	struct timespec ts;
+
+	if (!a->objects)
+		return true;
+	f->objects_on = true;
+	f->objects_live = objtab_count(a->objects);
+	f->objects_untracked = objtab_untracked(a->objects);
+	c.shift = pagetab_page_shift(a->pages);
+	c.n_sites = objtab_n_sites(a->objects);
+	c.acc = calloc(c.n_sites ? c.n_sites : 1, sizeof(*c.acc));
+	if (!c.acc)
+		return false;
+	for (size_t i = 0; i < c.n_sites && f->n_nodes; i++)
+		if (!(c.acc[i].nodes = calloc(f->n_nodes, sizeof(uint64_t))))
+			c.oom = true;
+	pagetab_foreach(a->pages, fbo_page, &c);
+	objtab_foreach(a->objects, fbo_object, &c);
+	fbo_rows(&c);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fbo_pages(&c, (uint64_t)ts.tv_sec * 1000000000ull +
+		      (uint64_t)ts.tv_nsec);
+	return !c.oom;
+}

@@ -1,0 +1,61 @@
+/*
+ * User stacks unwound with elfutils' libdwfl (issue 18): a copy of a
+ * thread's user registers and stack, taken by the kernel at a syscall
+ * (PERF_SAMPLE_REGS_USER + STACK_USER), walked with the CFI of the
+ * process's modules, found through /proc/PID/maps.  Works for code
+ * without frame pointers (Debian's libc, most -O2 programs).  One Dwfl
+ * per process, kept until unwind_forget() or unwind_stale().
+ * Collector thread only.
+ */
+#ifndef MEMTOP_UNWIND_H
+#define MEMTOP_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* x86-64 DWARF registers 0-16: rax rdx rcx rbx rsi rdi rbp rsp r8-r15
+ * rip. */
+#define UNWIND_REGS 17
+/* Frames named after the first one outside the allocator. */
+#define UNWIND_CALLERS 3
+
+struct unwind_frame {
+	uint64_t pc;
+	char name[112];		/* "make_table+0x1c", "[libfoo.so]+0x1" */
+	/* In an allocator's module (libc, ld.so, libstdc++, jemalloc,
+	 * tcmalloc): not an allocation site. */
+	bool allocator;
+};
+
+struct unwinder;
+
+struct unwinder *unwinder_new(void);
+void unwinder_free(struct unwinder *u);	/* NULL-safe */
+
+/* pid's modules changed (a file was mapped) or pid exited: its Dwfl is
+ * built again from /proc at the next use, or dropped. */
+void unwind_stale(struct unwinder *u, int pid);
+void unwind_forget(struct unwinder *u, int pid);
+
+/*
+ * Walks tid's stack: regs as above, stack the copy of `size` bytes that
+ * began at regs' rsp.  Up to max frames into out, innermost first, up to
+ * the first frame outside the allocator and UNWIND_CALLERS more; only
+ * those are named (the others have name ""), or, when every frame is an
+ * allocator's, the last.  Returns the number of frames (>= 1 when the
+ * first pc could be named), or -errno when pid's modules cannot be read
+ * (it exited).
+ */
+int unwind_frames(struct unwinder *u, int pid, int tid,
+		  const uint64_t regs[UNWIND_REGS], const void *stack,
+		  uint64_t size, struct unwind_frame *out, size_t max);
+
+/* Names one pc of pid (a call chain's entries); 0 or -errno. */
+int unwind_name(struct unwinder *u, int pid, uint64_t pc,
+		struct unwind_frame *out);
+
+/* Is a module file name (its base name) an allocator's? */
+bool unwind_is_allocator(const char *module);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * Pages named by objects at frame building (src/aggr/framebuild_objects.c)
+ * on a fake 2-node, 4-CPU topology: a page inside an object carries it
+ * (site, callers, size, base, tid), a page of none carries NULL, the
+ * site rows count the samples, loads, stores, node mix and live objects,
+ * and the sums hold (frame_check): samples with an object + without =
+ * attributed.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "aggr.h"
+#include "frame.h"
+#include "framebuild.h"
+#include "objtab.h"
+#include "testlib.h"
+#include "topo.h"
+
+static void
+add(struct aggr *a, int32_t pid, int32_t cpu, uint64_t addr, uint8_t kind)
+{
+	struct sample s = { .addr = addr, .pid = pid, .tid = pid, .cpu = cpu,
+			    .kind = kind, .period = 1 };
+
+	aggr_add(a, &s);
+}
+
+static struct frame *
+build(struct aggr *a)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_meta m = {
+		.seq = 1, .time = 1, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_SAMPLES, .top_k = 10, .exit_status = -1,
+	};
+
+	return frame_build(a, &m);
+}
+
+static const struct frame_page *
+page(const struct frame *f, uint64_t addr)
+{
+	for (size_t i = 0; i < f->n_pages; i++)
+		if (f->pages[i].addr == addr)
+			return &f->pages[i];
+	return NULL;
+}
+
+static void
+scenario(struct aggr *a, struct objtab *t)
+{
+	const char *callers[] = { "main+0x10" };
+	int64_t table = objtab_site_intern(t, "make_table+0x1c", callers, 1);
+	int64_t grid = objtab_site_intern(t, "make_grid+0x8", NULL, 0);
+	struct obj o1 = { .base = 0x100000, .size = 0x4000,
+			  .site = (uint32_t)table, .tid = 7 };
+	struct obj o2 = { .base = 0x200000, .size = 0x1000,
+			  .site = (uint32_t)grid, .tid = 8 };
+	struct obj o3 = { .base = 0x300000, .size = 0x2000,
+			  .site = (uint32_t)grid, .tid = 9 };
+	const struct frame_page *p;
+	char why[256] = "";
+	struct frame *f;
+
+	check(objtab_map(t, 100, &o1) == 0 && objtab_map(t, 100, &o2) == 0 &&
+	      objtab_map(t, 100, &o3) == 0);
+	/* 5 loads and 2 stores in the table (two pages), 3 stores in the
+	 * grid, 4 on a page of no object. */
+	for (int i = 0; i < 5; i++)
+		add(a, 100, 0, 0x100000 + 8 * i, SAMPLE_LOAD);
+	add(a, 100, 2, 0x103000, SAMPLE_STORE);
+	add(a, 100, 2, 0x103008, SAMPLE_STORE);
+	for (int i = 0; i < 3; i++)
+		add(a, 100, 2, 0x200010, SAMPLE_STORE);
+	for (int i = 0; i < 4; i++)
+		add(a, 100, 0, 0x500000, SAMPLE_LOAD);
+	check_eq_i64(aggr_set_node(a, 100, 0x100000, 0), 0);
+	check_eq_i64(aggr_set_node(a, 100, 0x103000, 1), 0);
+	check_eq_i64(aggr_set_node(a, 100, 0x200000, 1), 0);
+	f = build(a);
+	check(f != NULL);
+	if (!f)
+		return;
+	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
+	if (why[0])
+		test_fail_at(__FILE__, __LINE__, "%s", why);
+	check(f->objects_on);
+	check_eq_u64(f->objects_samples, 10);
+	check_eq_u64(f->objects_none, 4);
+	check_eq_u64(f->objects_live, 3);
+	p = page(f, 0x103000);
+	check(p && p->object);
+	if (p && p->object) {
+		check_eq_str(p->object->site, "make_table+0x1c");
+		check_eq_str(p->object->callers[0], "main+0x10");
+		check(p->object->callers[1] == NULL);
+		check_eq_u64(p->object->size, 0x4000);
+		check_eq_u64(p->object->base, 0x100000);
+		check_eq_i64(p->object->tid, 7);
+	}
+	p = page(f, 0x500000);
+	check(p && p->object == NULL);
+	check_eq_u64(f->n_objects, 2);
+	if (f->n_objects == 2) {
+		const struct frame_objsite *s0 = &f->objects[0];
+		const struct frame_objsite *s1 = &f->objects[1];
+
+		check_eq_str(s0->site, "make_table+0x1c");
+		check_eq_u64(s0->samples, 7);
+		check_eq_u64(s0->loads, 5);
+		check_eq_u64(s0->stores, 2);
+		check_eq_u64(s0->objects, 1);
+		check_eq_u64(s0->bytes, 0x4000);
+		check_eq_u64(s0->nodes[0], 5);
+		check_eq_u64(s0->nodes[1], 2);
+		check_eq_u64(s0->n_tids, 1);
+		check_eq_str(s1->site, "make_grid+0x8");
+		check_eq_u64(s1->samples, 3);
+		check_eq_u64(s1->objects, 2);
+		check_eq_u64(s1->bytes, 0x3000);
+		check_eq_u64(s1->n_tids, 2);
+	}
+	frame_free(f);
+}
+
+int
+main(void)
+{
+	static const int cpu_node[4] = { 0, 0, 1, 1 };
+	struct topo *topo = topo_new_fake(4, cpu_node);
+	struct objtab *t = objtab_new(0);
+	struct aggr a;
+	struct frame *f;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	/* Without an object table: objects off, nothing named. */
+	add(&a, 100, 0, 0x100000, SAMPLE_LOAD);
+	f = build(&a);
+	check(f && !f->objects_on && f->n_pages == 1 && !f->pages[0].object);
+	frame_free(f);
+	aggr_next_interval(&a);
+	a.objects = t;
+	scenario(&a, t);
+	aggr_fini(&a);
+	objtab_free(t);
+	topo_free(topo);
+	return test_result();
+}

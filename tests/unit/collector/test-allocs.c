@@ -1,0 +1,215 @@
+/*
+ * The allocation records of the live collector (collector/live/allocs.c)
+ * from hand-built byte buffers laid out as the kernel writes them for the
+ * events of collector/sources/source_alloc.c: mmap makes an object (named
+ * by its call chain when there is no stack to unwind), munmap splits it,
+ * mremap moves it, brk growth makes one and shrinking ends it, a file
+ * mapping replaces what was there, a failed call changes nothing, and a
+ * truncated record is counted bad.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocs.h"
+#include "objtab.h"
+#include "testlib.h"
+
+#define RAW_SIZE 28		/* u32 size + 28 bytes: 8-aligned */
+#define NR_OFF 8		/* raw_syscalls:sys_exit: common fields, */
+#define RET_OFF 16		/* id, ret */
+#define NR_MMAP 9
+#define NR_MUNMAP 11
+#define NR_BRK 12
+#define NR_MREMAP 25
+
+/* A function of this executable that a call chain can name. */
+__attribute__((noinline)) int allocs_test_site(int x);
+__attribute__((noinline)) int
+allocs_test_site(int x)
+{
+	return x * 3 + 1;
+}
+
+static struct event_spec
+spec(void)
+{
+	struct event_spec ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			      PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+			      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
+			      PERF_SAMPLE_STACK_USER;
+	ev.tp_addr_off = RET_OFF;
+	ev.tp_ip_off = NR_OFF;
+	return ev;
+}
+
+/* The TIME of the records build() makes. */
+static uint64_t rec_time = 1000;
+
+struct rec {
+	uint64_t buf[128];
+	size_t n;		/* u64s */
+};
+
+static void
+put(struct rec *r, uint64_t v)
+{
+	r->buf[r->n++] = v;
+}
+
+/*
+ * A record of ev for syscall nr: ret, the syscall arguments (rdi, rsi,
+ * rdx, r10) in the user registers, a call chain of nchain ips, no stack
+ * copy.
+ */
+static const struct perf_event_header *
+build(struct rec *r, const struct event_spec *ev, int64_t nr, int32_t pid,
+      int64_t ret,
+      uint64_t rdi, uint64_t rsi, uint64_t rdx, uint64_t r10,
+      const uint64_t *chain, size_t nchain)
+{
+	struct perf_event_header h = { .type = PERF_RECORD_SAMPLE };
+	unsigned char raw[4 + RAW_SIZE] = { 0 };
+	uint64_t regs[17] = { 0 };
+
+	r->n = 1;			/* the header */
+	put(r, 1);			/* IDENTIFIER */
+	put(r, (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)pid << 32);
+	put(r, rec_time);		/* TIME */
+	put(r, nchain);
+	for (size_t i = 0; i < nchain; i++)
+		put(r, chain[i]);
+	{
+		uint32_t size = RAW_SIZE;
+
+		memcpy(raw, &size, sizeof(size));
+	}
+	memcpy(raw + 4 + RET_OFF, &ret, 8);
+	memcpy(raw + 4 + NR_OFF, &nr, 8);
+	memcpy(&r->buf[r->n], raw, sizeof(raw));
+	r->n += sizeof(raw) / 8;
+	/* perf order: AX BX CX DX SI DI BP SP IP R8 R9 R10 ... */
+	regs[3] = rdx;
+	regs[4] = rsi;
+	regs[5] = rdi;
+	regs[11] = r10;
+	put(r, PERF_SAMPLE_REGS_ABI_64);
+	for (size_t i = 0; i < 17; i++)
+		put(r, regs[i]);
+	put(r, 0);			/* no stack copied */
+	h.size = (uint16_t)(r->n * 8);
+	memcpy(&r->buf[0], &h, sizeof(h));
+	return (const void *)r->buf;
+}
+
+static const char *
+site_at(struct allocs *a, int32_t pid, uint64_t addr)
+{
+	const struct obj *o = objtab_find(a->objs, pid, addr);
+
+	return o ? objtab_site(a->objs, o->site)->site : "(none)";
+}
+
+/* Per-CPU rings: an munmap read after a newer mmap of the same range
+ * (drained from another CPU's ring) spares the newer object, and an
+ * older mmap read late does not replace it. */
+static void
+test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
+	   const uint64_t *chain)
+{
+	struct rec r;
+	const struct obj *o;
+
+	rec_time = 3000;
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f4000000000, 0,
+				     0x4000, 3, 0x22, chain, 2));
+	rec_time = 2000;
+	allocs_record(ap, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f4000000000,
+				     0x4000, 0, 0, NULL, 0));
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f4000000000, 0,
+				     0x4000, 3, 0x22, NULL, 0));
+	o = objtab_find(ap->objs, pid, 0x7f4000001000);
+	check(o && o->birth == 3000 && o->size == 0x4000);
+	check_eq_str(site_at(ap, pid, 0x7f4000003000), "allocs_test_site+0x4");
+}
+
+int
+main(void)
+{
+	struct event_spec ev = spec(), *mm = &ev;
+	int32_t pid = (int32_t)getpid();
+	uint64_t chain[2] = { (uint64_t)PERF_CONTEXT_USER,
+			      (uint64_t)(uintptr_t)&allocs_test_site + 4 };
+	struct allocs a;
+	struct rec r;
+	const struct obj *o;
+
+	check_eq_i64(allocs_init(&a, 0), 0);
+	/* An anonymous mapping, named by its call chain. */
+	allocs_record(&a, mm, build(&r, mm, NR_MMAP, pid, 0x7f0000000000, 0, 0x10000,
+				     3, 0x22, chain, 2));
+	check_eq_str(site_at(&a, pid, 0x7f0000000000), "allocs_test_site+0x4");
+	check_eq_u64(a.st.chained, 1);
+	/* Without a chain or a stack: [unknown]. */
+	allocs_record(&a, mm, build(&r, mm, NR_MMAP, pid, 0x7f1000000000, 0, 0x1001,
+				     3, 0x22, NULL, 0));
+	o = objtab_find(a.objs, pid, 0x7f1000001000);
+	check(o && o->size == 0x2000 && o->alloc_size == 0x1001);
+	check_eq_str(site_at(&a, pid, 0x7f1000000000), "[unknown]");
+	/* munmap in the middle splits the first. */
+	allocs_record(&a, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f0000004000, 0x1000,
+				     0, 0, NULL, 0));
+	check_eq_str(site_at(&a, pid, 0x7f0000004000), "(none)");
+	check_eq_str(site_at(&a, pid, 0x7f0000005000), "allocs_test_site+0x4");
+	check_eq_u64(objtab_count(a.objs), 3);
+	/* A failed mmap changes nothing. */
+	allocs_record(&a, mm, build(&r, mm, NR_MMAP, pid, -12, 0, 0x1000, 3, 0x22,
+				     chain, 2));
+	check_eq_u64(objtab_count(a.objs), 3);
+	/* A file mapping over the second ends it. */
+	allocs_record(&a, mm, build(&r, mm, NR_MMAP, pid, 0x7f1000000000, 0, 0x2000,
+				     1, 0x02, NULL, 0));
+	check_eq_str(site_at(&a, pid, 0x7f1000000000), "(none)");
+	/* mremap moves the head of the first elsewhere. */
+	allocs_record(&a, mm, build(&r, mm, NR_MREMAP, pid, 0x7f2000000000,
+				     0x7f0000000000, 0x4000, 0x8000, 1,
+				     chain, 2));
+	check_eq_str(site_at(&a, pid, 0x7f0000000000), "(none)");
+	o = objtab_find(a.objs, pid, 0x7f2000007000);
+	check(o && o->size == 0x8000);
+	/* brk: the first break is noted, growth is an object, shrinking
+	 * ends it. */
+	allocs_record(&a, mm, build(&r, mm, NR_BRK, pid, 0x600000, 0, 0, 0, 0,
+				     chain, 2));
+	check_eq_str(site_at(&a, pid, 0x600000), "(none)");
+	allocs_record(&a, mm, build(&r, mm, NR_BRK, pid, 0x621000, 0x621000, 0, 0,
+				     0, chain, 2));
+	check_eq_str(site_at(&a, pid, 0x620000), "allocs_test_site+0x4");
+	allocs_record(&a, mm, build(&r, mm, NR_BRK, pid, 0x610000, 0x610000, 0, 0,
+				     0, chain, 2));
+	check_eq_str(site_at(&a, pid, 0x620000), "(none)");
+	check_eq_str(site_at(&a, pid, 0x600000), "allocs_test_site+0x4");
+	/* A record cut short is counted bad and changes nothing. */
+	build(&r, mm, NR_MMAP, pid, 0x7f3000000000, 0, 0x1000, 3, 0x22, chain,
+	      2);
+	{
+		struct perf_event_header h;
+
+		memcpy(&h, r.buf, sizeof(h));
+		h.size -= 16;
+		memcpy(r.buf, &h, sizeof(h));
+	}
+	allocs_record(&a, mm, (const void *)r.buf);
+	check_eq_u64(a.st.bad, 1);
+	check_eq_str(site_at(&a, pid, 0x7f3000000000), "(none)");
+	test_order(&a, mm, pid, chain);
+	check_eq_i64(allocs_test_site(1), 4);
+	allocs_fini(&a);
+	allocs_fini(&a);
+	return test_result();
+}
