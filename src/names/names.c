@@ -390,5 +390,10 @@ names_load_maps_text(struct names *n, int32_t pid, const char *text,
 void
 names_stats(const struct names *n, struct names_stats *out)
 {
+	struct symbols_helper h;
+
 	*out = n->stats;
+	symbols_helper_stats(n->symbols, &h);
+	out->helper_failures = h.failures;
+	out->helper_files_failed = h.files_failed;
 }
