@@ -63,6 +63,7 @@ struct harness {
 	bool faults;
 	bool stall_cmds;
 	const char *error;
+	const char *note, *desc;	/* --note, --desc */
 	FILE *cmd_log;
 
 	/* Producer thread state. */
@@ -259,10 +260,11 @@ harness_frame(const struct harness *h, bool final)
 	f->n_events = h->faults ? 1 : 2;
 	f->events = harness_xcalloc(f->n_events, sizeof(*f->events));
 	f->events[0] = harness_xstrdup(h->faults ? "page-faults" : "mem-loads");
-	if (!h->faults) {
+	if (!h->faults)
 		f->events[1] = harness_xstrdup("mem-stores");
-		f->source_note = harness_xstrdup("synthetic frames");
-	}
+	if (h->note || !h->faults)
+		f->source_note = harness_xstrdup(h->note ? h->note :
+						 "synthetic frames");
 	f->has_kinds = !h->faults;
 	f->period = h->period;
 	f->sort = h->sort;
@@ -442,7 +444,7 @@ harness_usage(void)
 {
 	fputs("usage: tui-harness [--frames N] [--cpus N] [--interval-ms N] "
 	      "[--period N] [--faults] [--burst N] [--error MSG] "
-	      "[--stall-cmds] [--iterations N] "
+	      "[--stall-cmds] [--iterations N] [--note TEXT] [--desc TEXT] "
 	      "[--cmd-log FILE] [--pid-file FILE]\n", stderr);
 	return 2;
 }
@@ -480,6 +482,10 @@ harness_args(int argc, char **argv, struct harness *h, struct options *opt,
 		}
 		if (strcmp(a, "--error") == 0 && val) {
 			h->error = val;
+		} else if (strcmp(a, "--note") == 0 && val) {
+			h->note = val;
+		} else if (strcmp(a, "--desc") == 0 && val) {
+			h->desc = val;
 		} else if (strcmp(a, "--cmd-log") == 0 && val) {
 			*cmd_log = val;
 		} else if (strcmp(a, "--pid-file") == 0 && val) {
@@ -527,6 +533,7 @@ main(int argc, char **argv)
 		return ret;
 	ret = 1;
 	opt.delay = h.interval_ms / 1000.0;
+	io.target_desc = h.desc ? h.desc : io.target_desc;
 
 	if (pid_file) {
 		FILE *pf = fopen(pid_file, "w");
