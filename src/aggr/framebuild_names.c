@@ -16,29 +16,21 @@
 #include "sitetab.h"
 #include "u64map.h"
 
-/* Distinct pids of one frame, each prepared (maps re-read) once. */
+/* Distinct pids of one frame, each prepared (maps re-read) once: a hash
+ * set, as a whole machine has thousands. */
 struct framebuild_pids {
-	int32_t *pid;
-	size_t n, cap;
+	struct u64map seen;
 };
 
 static void
 framebuild_names_prepare(struct framebuild_pids *p, struct names *names,
 			 int32_t pid)
 {
-	int32_t *np;
+	uint64_t key = (uint32_t)pid;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (p->pid[i] == pid)
-			return;
-	if (p->n == p->cap) {
-		np = realloc(p->pid, (p->cap ? p->cap * 2 : 16) * sizeof(*np));
-		if (!np)
-			return;
-		p->pid = np;
-		p->cap = p->cap ? p->cap * 2 : 16;
-	}
-	p->pid[p->n++] = pid;
+	if (u64map_get(&p->seen, key))
+		return;
+	u64map_put(&p->seen, key, p);	/* on ENOMEM: prepared again */
 	names_prepare(names, pid);
 }
 
@@ -297,5 +289,5 @@ framebuild_names(struct frame *f, struct aggr *a)
 	f->code_unknown = interval.unknown;
 	f->code_untracked = interval.untracked;
 	f->sites_evicted = sitetab_evicted(s->sites);
-	free(pids.pid);
+	u64map_clear(&pids.seen, NULL);
 }
