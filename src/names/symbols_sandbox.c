@@ -133,29 +133,44 @@ symbols_sandbox_start(struct symbols_sandbox *sb)
 	return 0;
 }
 
-/* Passes fd to the helper with a one-byte request. */
-static int
-symbols_sandbox_send_fd(int sock, int fd)
-{
-	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+/* A one-byte message with room for one descriptor, both ways. */
+struct symbols_fdmsg {
+	char byte;
+	struct iovec iov;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
+	struct msghdr msg;
+};
+
+static void
+symbols_fdmsg_init(struct symbols_fdmsg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->byte = 'F';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->u.buf;
+	m->msg.msg_controllen = sizeof(m->u.buf);
+}
+
+/* Passes fd to the helper with a one-byte request. */
+static int
+symbols_sandbox_send_fd(int sock, int fd)
+{
+	struct symbols_fdmsg m;
 	struct cmsghdr *c;
 
-	memset(&u, 0, sizeof(u));
-	c = CMSG_FIRSTHDR(&msg);
+	symbols_fdmsg_init(&m);
+	c = CMSG_FIRSTHDR(&m.msg);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0) {
+	while (sendmsg(sock, &m.msg, MSG_NOSIGNAL) < 0) {
 		if (errno != EINTR)
 			return -EPIPE;
 	}
@@ -234,24 +249,16 @@ symbols_sandbox_stats(const struct symbols_sandbox *sb,
 static int
 symbols_helper_recv_fd(int sock)
 {
-	char byte;
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-	};
+	struct symbols_fdmsg m;
 	struct cmsghdr *c;
 	ssize_t n;
 	int fd;
 
+	symbols_fdmsg_init(&m);
 	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		n = recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
-	c = n == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+	c = n == 1 ? CMSG_FIRSTHDR(&m.msg) : NULL;
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(sizeof(int)))
 		return -1;

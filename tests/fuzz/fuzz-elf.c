@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "elf-build.h"
 #include "fuzzmain.h"
 #include "symbols_int.h"
 
@@ -156,8 +157,8 @@ fuzz_elf_template(uint8_t *buf, size_t cap)
 {
 	static const char str[] = "\0obj\0fn\0weak_fn";
 	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph = { 0 };
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
 	Elf64_Shdr sh[4] = { { 0 } };
 	Elf64_Sym sym[4] = { { 0 } };
 	size_t symoff = 128, stroff = symoff + sizeof(sym);
@@ -168,25 +169,7 @@ fuzz_elf_template(uint8_t *buf, size_t cap)
 	if (cap < len)
 		return 0;
 	memset(buf, 0, len);
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph);
-	eh.e_phnum = 1;
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 4;
-	eh.e_shstrndx = 3;
-	ph.p_type = PT_LOAD;
-	ph.p_flags = PF_R | PF_X;
-	ph.p_filesz = ph.p_memsz = len;
-	ph.p_align = 4096;
+	elfb_headers(&eh, &ph, shoff, 4, len);
 	sym[1] = (Elf64_Sym){ .st_name = 1, .st_value = 0x40, .st_size = 8,
 			      .st_shndx = 1,
 			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT) };

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elf-build.h"
 #include "maps.h"
 #include "symbols.h"
 #include "testlib.h"
@@ -177,8 +178,8 @@ sbtest_craft(const char *path, size_t *len)
 	size_t stroff = symoff + symsz, shoff = stroff + 4096;
 	static const char strtab[] = "\0crafted_symbol";
 	static const char shstrtab[] = "\0.symtab\0.strtab\0.shstrtab";
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph = { 0 };
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
 	Elf64_Shdr sh[4] = { { 0 } };
 	Elf64_Sym sym = { 0 };
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -186,25 +187,7 @@ sbtest_craft(const char *path, size_t *len)
 
 	if (fd < 0)
 		return MAP_FAILED;
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_DYN;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_shoff = shoff;
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph);
-	eh.e_phnum = 1;
-	eh.e_shentsize = sizeof(Elf64_Shdr);
-	eh.e_shnum = 4;
-	eh.e_shstrndx = 3;
-	ph.p_type = PT_LOAD;
-	ph.p_flags = PF_R;
-	ph.p_memsz = ph.p_filesz = 4096;
-	ph.p_align = 4096;
+	elfb_headers(&eh, &ph, shoff, 4, 4096);
 	sh[1].sh_type = SHT_SYMTAB;
 	sh[1].sh_offset = symoff;
 	sh[1].sh_size = symsz;
