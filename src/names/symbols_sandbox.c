@@ -49,6 +49,12 @@ struct symbols_sandbox {
 	struct log_ratelimit rl;
 };
 
+static int symbols_sandbox_start(struct symbols_sandbox *sb);
+
+/* Starts the helper at once: memtop builds its names before the
+ * collector thread runs, so the fork happens in a process of one thread,
+ * and not while a frame waits.  When that fails, the first file tries
+ * again. */
 struct symbols_sandbox *
 symbols_sandbox_new(void)
 {
@@ -76,6 +82,7 @@ symbols_sandbox_new(void)
 	}
 	sb->timeout_ns = (uint64_t)ms * 1000000ull;
 	sb->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT(10000, 5);
+	symbols_sandbox_start(sb);
 	return sb;
 }
 
