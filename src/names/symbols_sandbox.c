@@ -4,8 +4,9 @@
  * of every container) can at worst crash or hang a process that holds
  * nothing.  See symbols_int.h.
  *
- * The child is forked (no exec: the memtop binary may not be readable by
- * nobody) and, before it reads any file: leaves the terminal's session,
+ * The child is forked by symbols_sandbox_new (no exec: the memtop binary
+ * may not be readable by nobody; again after a failure, at the next file)
+ * and, before it reads any file: leaves the terminal's session,
  * keeps only its socket (standard streams on /dev/null), drops to nobody
  * when it runs as root (setgroups, setgid, setuid), dies with its parent,
  * sets no_new_privs and installs the seccomp filter of
