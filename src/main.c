@@ -1,9 +1,8 @@
 /*
  * memtop entry point.  Main thread: parses the command line, picks the
  * source, sets up the collector (attaching or launching the target),
- * starts the collector thread, runs the UI (TUI or batch) and tears down.
- * Signals are blocked in every thread and read by the UI from a signalfd.
- */
+ * starts the collector thread, runs the UI (TUI or batch) and tears down;
+ * signals are blocked in every thread, read by the UI from a signalfd. */
 #include "config.h"
 
 #include <errno.h>

@@ -16,29 +16,21 @@
 #include "sitetab.h"
 #include "u64map.h"
 
-/* Distinct pids of one frame, each prepared (maps re-read) once. */
+/* Distinct pids of one frame, each prepared (maps re-read) once: a hash
+ * set, as a whole machine has thousands. */
 struct framebuild_pids {
-	int32_t *pid;
-	size_t n, cap;
+	struct u64map seen;
 };
 
 static void
 framebuild_names_prepare(struct framebuild_pids *p, struct names *names,
 			 int32_t pid)
 {
-	int32_t *np;
+	uint64_t key = (uint32_t)pid;
 
-	for (size_t i = 0; i < p->n; i++)
-		if (p->pid[i] == pid)
-			return;
-	if (p->n == p->cap) {
-		np = realloc(p->pid, (p->cap ? p->cap * 2 : 16) * sizeof(*np));
-		if (!np)
-			return;
-		p->pid = np;
-		p->cap = p->cap ? p->cap * 2 : 16;
-	}
-	p->pid[p->n++] = pid;
+	if (u64map_get(&p->seen, key))
+		return;
+	u64map_put(&p->seen, key, p);	/* on ENOMEM: prepared again */
 	names_prepare(names, pid);
 }
 
@@ -187,6 +179,71 @@ framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
 	f->total += e->total;
 }
 
+/* The code table's entries, to be walked one process after another. */
+struct framebuild_code_list {
+	struct framebuild_code_entry {
+		const struct codetab_entry *e;
+		uint64_t samples;
+	} *v;
+	size_t n, cap;
+	bool failed;
+};
+
+static void
+framebuild_code_collect(const struct codetab_entry *e, uint64_t samples,
+			void *ctx)
+{
+	struct framebuild_code_list *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		void *nv = realloc(l->v, cap * sizeof(*l->v));
+
+		if (!nv) {
+			l->failed = true;
+			return;
+		}
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n].e = e;
+	l->v[l->n++].samples = samples;
+}
+
+static int
+framebuild_code_cmp_pid(const void *a, const void *b)
+{
+	int32_t x = ((const struct framebuild_code_entry *)a)->e->pid;
+	int32_t y = ((const struct framebuild_code_entry *)b)->e->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * framebuild_code_sum over every entry, grouped by process: in the
+ * table's own (hash) order the pids interleave, and on a whole machine
+ * with more processes than the name cache holds (NAMES_MAX_PROCS) each
+ * interleaved pid would evict another's names and read its maps again.
+ */
+static void
+framebuild_code_by_pid(const struct codetab *t, struct framebuild_code *c)
+{
+	struct framebuild_code_list l = { 0 };
+
+	codetab_foreach(t, framebuild_code_collect, &l);
+	if (l.failed) {
+		/* Out of memory: in the table's order, as before. */
+		free(l.v);
+		codetab_foreach(t, framebuild_code_sum, c);
+		return;
+	}
+	if (l.n)
+		qsort(l.v, l.n, sizeof(*l.v), framebuild_code_cmp_pid);
+	for (size_t i = 0; i < l.n; i++)
+		framebuild_code_sum(l.v[i].e, l.v[i].samples, c);
+	free(l.v);
+}
+
 static bool
 framebuild_code_better(const struct framebuild_func *a,
 		       const struct framebuild_func *b, bool by_total)
@@ -211,7 +268,7 @@ framebuild_names_code(struct frame *f, struct sides *s,
 				     .by_total = f->sort == SORT_TOTAL };
 	size_t k = 0;
 
-	codetab_foreach(s->code, framebuild_code_sum, &c);
+	framebuild_code_by_pid(s->code, &c);
 	/* Partial selection sort: k is at most FRAME_CODE_SITES. */
 	for (; k < c.n && k < FRAME_CODE_SITES; k++) {
 		size_t best = k;
@@ -309,5 +366,5 @@ framebuild_names(struct frame *f, struct aggr *a)
 		names_stats(s->names, &st);
 		f->names_mismatched = st.mismatched;
 	}
-	free(pids.pid);
+	u64map_clear(&pids.seen, NULL);
 }

@@ -427,5 +427,10 @@ names_sync_mods(struct names *n, struct names_proc *p)
 void
 names_stats(const struct names *n, struct names_stats *out)
 {
+	struct symbols_helper h;
+
 	*out = n->stats;
+	symbols_helper_stats(n->symbols, &h);
+	out->helper_failures = h.failures;
+	out->helper_files_failed = h.files_failed;
 }

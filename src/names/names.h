@@ -77,6 +77,10 @@ struct names_stats {
 	uint64_t maps_failures;	/* reads that failed (process gone, EACCES) */
 	uint64_t elf_files;	/* ELF files opened and indexed */
 	uint64_t elf_failures;	/* file mappings that could not be opened */
+	/* The ELF parsing helper (symbols.h): crashed, hung or garbled
+	 * answers, and the files left unnamed for that. */
+	uint64_t helper_failures;
+	uint64_t helper_files_failed;
 	uint64_t execs;		/* names_forget of a pid known here */
 	/* Execs whose re-read waited for NAMES_RETRY_MS: over budget. */
 	uint64_t exec_reads_deferred;

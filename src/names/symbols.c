@@ -2,10 +2,8 @@
 #include "config.h"
 
 #include <elfutils/libdwelf.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,47 +14,28 @@
 
 #include "maps.h"
 #include "symbols.h"
+#include "symbols_int.h"
 
 /* How far back a lookup walks past symbols that end before the address,
  * looking for a bigger one that started earlier and still covers it
  * (aliases, nested objects). */
 #define SYMBOLS_BACKTRACK 16
 
-struct symbols_sym {
-	uint64_t addr;		/* file virtual address */
-	uint64_t size;		/* 0 = unknown */
-	size_t name;		/* offset in the file's name pool */
-	uint8_t rank;		/* higher wins among equal addresses */
-};
-
-struct symbols_load {
-	uint64_t offset;	/* p_offset */
-	uint64_t vaddr;		/* p_vaddr */
-	uint64_t filesz;
-	uint64_t memsz;
-};
-
 struct symbols_file {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
-	char *pool;			/* the kept symbols' names */
-	size_t pool_len, pool_cap;
-	struct symbols_load *loads;
-	size_t n_loads;
+	bool failed;		/* the helper choked on it: never retried */
+	struct symbols_table t;
 	uint64_t lo, hi;
-	struct symbols_sym *objects;
-	size_t n_objects;
-	struct symbols_sym *functions;
-	size_t n_functions;
 };
 
 struct symbols {
 	struct symbols_file **files;
 	size_t n_files;
-	char *debuginfo_path;		/* NULL: libdwfl's default */
-	Dwfl_Callbacks callbacks;
+	size_t n_failed;		/* files the helper choked on */
+	struct symbols_sandbox *sandbox;
 };
 
 struct symbols *
@@ -66,11 +45,11 @@ symbols_new(void)
 
 	if (!s)
 		return NULL;
-	elf_version(EV_CURRENT);
-	s->callbacks.find_elf = dwfl_build_id_find_elf;
-	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
-	s->callbacks.section_address = dwfl_offline_section_address;
-	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	s->sandbox = symbols_sandbox_new();
+	if (!s->sandbox) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -79,10 +58,7 @@ symbols_file_free(struct symbols_file *f)
 {
 	if (!f)
 		return;
-	free(f->pool);
-	free(f->loads);
-	free(f->objects);
-	free(f->functions);
+	symbols_table_free(&f->t);
 	free(f);
 }
 
@@ -94,6 +70,7 @@ symbols_free(struct symbols *s)
 	for (size_t i = 0; i < s->n_files; i++)
 		symbols_file_free(s->files[i]);
 	free(s->files);
+	symbols_sandbox_free(s->sandbox);
 	free(s);
 }
 
@@ -266,178 +243,31 @@ symbols_open_fd(int32_t pid, const struct maps_region *r, struct stat *st)
 	return ret == -ESTALE ? ret : fd == -ESTALE ? fd : ret;
 }
 
-static int
-symbols_cmp(const void *a, const void *b)
-{
-	const struct symbols_sym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (int)x->rank - (int)y->rank;
-}
-
-static int
-symbols_push(struct symbols_sym **arr, size_t *n, size_t *cap,
-	     const struct symbols_sym *sym)
-{
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		struct symbols_sym *na = realloc(*arr, nc * sizeof(*na));
-
-		if (!na)
-			return -ENOMEM;
-		*arr = na;
-		*cap = nc;
-	}
-	(*arr)[(*n)++] = *sym;
-	return 0;
-}
-
-/* Global beats weak beats local at one address; among equals the bigger
- * size, so a lookup prefers the symbol users know. */
-static uint8_t
-symbols_rank(const GElf_Sym *sym)
-{
-	unsigned bind = GELF_ST_BIND(sym->st_info);
-
-	return (uint8_t)((bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0) *
-			 2 + (sym->st_size != 0));
-}
-
-/* Copies name into the file's pool; its offset into *off. */
-static int
-symbols_pool_add(struct symbols_file *f, const char *name, size_t *off)
-{
-	size_t len = strlen(name) + 1;
-
-	if (f->pool_len + len > f->pool_cap) {
-		size_t cap = f->pool_cap ? f->pool_cap : 4096;
-		char *np;
-
-		while (cap < f->pool_len + len)
-			cap *= 2;
-		np = realloc(f->pool, cap);
-		if (!np)
-			return -ENOMEM;
-		f->pool = np;
-		f->pool_cap = cap;
-	}
-	memcpy(f->pool + f->pool_len, name, len);
-	*off = f->pool_len;
-	f->pool_len += len;
-	return 0;
-}
-
-static int
-symbols_index(struct symbols_file *f, Dwfl_Module *mod)
-{
-	size_t cap_o = 0, cap_f = 0;
-	int n = dwfl_module_getsymtab(mod);
-
-	for (int i = 1; i < n; i++) {
-		struct symbols_sym e;
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							   &shndx, NULL, NULL);
-		unsigned type;
-		int ret = 0;
-
-		if (!name || !name[0] || shndx == SHN_UNDEF)
-			continue;
-		type = GELF_ST_TYPE(sym.st_info);
-		e.addr = addr;
-		e.size = sym.st_size;
-		e.rank = symbols_rank(&sym);
-		if ((type == STT_OBJECT || type == STT_COMMON) && e.size) {
-			ret = symbols_pool_add(f, name, &e.name);
-			if (ret == 0)
-				ret = symbols_push(&f->objects, &f->n_objects,
-						   &cap_o, &e);
-		} else if (type == STT_FUNC || type == STT_GNU_IFUNC) {
-			ret = symbols_pool_add(f, name, &e.name);
-			if (ret == 0)
-				ret = symbols_push(&f->functions,
-						   &f->n_functions, &cap_f, &e);
-		}
-		if (ret < 0)
-			return ret;
-	}
-	if (f->n_objects)
-		qsort(f->objects, f->n_objects, sizeof(*f->objects),
-		      symbols_cmp);
-	if (f->n_functions)
-		qsort(f->functions, f->n_functions, sizeof(*f->functions),
-		      symbols_cmp);
-	return 0;
-}
-
-static int
-symbols_read_loads(struct symbols_file *f, Elf *elf)
-{
-	size_t n;
-
-	if (elf_getphdrnum(elf, &n) < 0 || n == 0)
-		return -ENOEXEC;
-	f->loads = calloc(n, sizeof(*f->loads));
-	if (!f->loads)
-		return -ENOMEM;
-	f->lo = UINT64_MAX;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		struct symbols_load *l;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		l = &f->loads[f->n_loads++];
-		l->offset = ph.p_offset;
-		l->vaddr = ph.p_vaddr;
-		l->filesz = ph.p_filesz;
-		l->memsz = ph.p_memsz;
-		if (ph.p_vaddr < f->lo)
-			f->lo = ph.p_vaddr;
-		if (ph.p_vaddr + ph.p_memsz > f->hi)
-			f->hi = ph.p_vaddr + ph.p_memsz;
-	}
-	return f->n_loads ? 0 : -ENOEXEC;
-}
-
 /*
- * Reports fd to a Dwfl of its own at its link-time addresses (base 0),
- * copies what memtop needs (segments, symbols and their names), then
- * ends the Dwfl: no file stays open, so a long run over many binaries
- * does not eat into the descriptors perf needs.  Consumes fd.
+ * Has the helper parse fd (see symbols_sandbox.c) into f, and takes the
+ * address range of its PT_LOAD segments (memsz, so .bss included).
+ * Consumes fd.
  */
 static int
-symbols_load(struct symbols *s, struct symbols_file *f, const char *name,
-	     int fd)
+symbols_load(struct symbols *s, struct symbols_file *f, int fd)
 {
-	Dwfl *dwfl = dwfl_begin(&s->callbacks);
-	Dwfl_Module *mod;
-	GElf_Addr bias;
-	Elf *elf;
-	int ret;
+	int ret = symbols_sandbox_parse(s->sandbox, fd, &f->t);
 
-	if (!dwfl) {
-		close(fd);
-		return -ENOMEM;
-	}
-	dwfl_report_begin(dwfl);
-	mod = dwfl_report_elf(dwfl, name, name, fd, 0, true);
-	dwfl_report_end(dwfl, NULL, NULL);
-	if (!mod) {
-		/* Not consumed on failure. */
-		close(fd);
-		dwfl_end(dwfl);
+	close(fd);
+	if (ret < 0)
+		return ret;
+	if (f->t.n_loads == 0)
 		return -ENOEXEC;
+	f->lo = UINT64_MAX;
+	for (size_t i = 0; i < f->t.n_loads; i++) {
+		const struct symbols_load *l = &f->t.loads[i];
+
+		if (l->vaddr < f->lo)
+			f->lo = l->vaddr;
+		if (l->vaddr + l->memsz > f->hi)
+			f->hi = l->vaddr + l->memsz;
 	}
-	elf = dwfl_module_getelf(mod, &bias);
-	ret = elf ? symbols_read_loads(f, elf) : -ENOEXEC;
-	if (ret == 0)
-		ret = symbols_index(f, mod);
-	dwfl_end(dwfl);
-	return ret;
+	return 0;
 }
 
 struct symbols_file *
@@ -460,7 +290,8 @@ symbols_open(struct symbols *s, int32_t pid, const struct maps_region *r,
 		    f->mtime.tv_sec == st.st_mtim.tv_sec &&
 		    f->mtime.tv_nsec == st.st_mtim.tv_nsec) {
 			close(fd);
-			return f;
+			*err = f->failed ? -EIO : 0;
+			return f->failed ? NULL : f;
 		}
 	}
 	nf = realloc(s->files, (s->n_files + 1) * sizeof(*nf));
@@ -478,9 +309,18 @@ symbols_open(struct symbols *s, int32_t pid, const struct maps_region *r,
 	f->ino = st.st_ino;
 	f->size = st.st_size;
 	f->mtime = st.st_mtim;
-	ret = symbols_load(s, f, r->path ? r->path : "?", fd);
+	ret = symbols_load(s, f, fd);
+	if (ret == -EIO) {
+		/* Kept, so that a file that crashes or hangs the helper is
+		 * parsed once, not at every maps change. */
+		symbols_table_free(&f->t);
+		f->failed = true;
+		s->files[s->n_files++] = f;
+		s->n_failed++;
+	}
 	if (ret < 0) {
-		symbols_file_free(f);
+		if (ret != -EIO)
+			symbols_file_free(f);
 		*err = ret;
 		return NULL;
 	}
@@ -493,8 +333,8 @@ int
 symbols_bias(const struct symbols_file *f, const struct maps_region *r,
 	     uint64_t *bias)
 {
-	for (size_t i = 0; i < f->n_loads; i++) {
-		const struct symbols_load *l = &f->loads[i];
+	for (size_t i = 0; i < f->t.n_loads; i++) {
+		const struct symbols_load *l = &f->t.loads[i];
 		/* Segments are mapped from their page-aligned offset. */
 		uint64_t off0 = l->offset & ~(uint64_t)0xfff;
 
@@ -547,47 +387,65 @@ symbols_covering(const struct symbols_sym *a, size_t n, uint64_t vaddr)
 const char *
 symbols_object(const struct symbols_file *f, uint64_t vaddr, uint64_t *off)
 {
-	ptrdiff_t i = symbols_covering(f->objects, f->n_objects, vaddr);
+	ptrdiff_t i = symbols_covering(f->t.objects, f->t.n_objects, vaddr);
 
 	if (i < 0)
 		return NULL;
-	*off = vaddr - f->objects[i].addr;
-	return f->pool + f->objects[i].name;
+	*off = vaddr - f->t.objects[i].addr;
+	return f->t.pool + f->t.objects[i].name;
 }
 
 const char *
 symbols_function(const struct symbols_file *f, uint64_t vaddr,
 		 uint64_t *off, uint64_t *start)
 {
-	const struct symbols_sym *a = f->functions;
-	ptrdiff_t i = symbols_covering(a, f->n_functions, vaddr);
+	const struct symbols_sym *a = f->t.functions;
+	ptrdiff_t i = symbols_covering(a, f->t.n_functions, vaddr);
 
 	if (i < 0) {
 		/* Assembly often leaves functions without a size: take the
 		 * closest start before vaddr if nothing sized ends after it. */
-		i = symbols_floor(a, f->n_functions, vaddr);
+		i = symbols_floor(a, f->t.n_functions, vaddr);
 		if (i < 0 || a[i].size)
 			return NULL;
 	}
 	*off = vaddr - a[i].addr;
 	*start = a[i].addr;
-	return f->pool + a[i].name;
+	return f->t.pool + a[i].name;
 }
 
 size_t
 symbols_file_objects(const struct symbols_file *f)
 {
-	return f->n_objects;
+	return f->t.n_objects;
 }
 
 size_t
 symbols_file_functions(const struct symbols_file *f)
 {
-	return f->n_functions;
+	return f->t.n_functions;
 }
 
 size_t
 symbols_files(const struct symbols *s)
 {
-	return s->n_files;
+	return s->n_files - s->n_failed;
+}
+
+void
+symbols_helper_timeout(struct symbols *s, unsigned ms)
+{
+	symbols_sandbox_timeout(s->sandbox, ms);
+}
+
+void
+symbols_helper_stats(const struct symbols *s, struct symbols_helper *st)
+{
+	struct symbols_sandbox_stats sb;
+
+	symbols_sandbox_stats(s->sandbox, &sb);
+	st->starts = sb.starts;
+	st->failures = sb.failures;
+	st->pid = sb.pid;
+	st->files_failed = s->n_failed;
 }

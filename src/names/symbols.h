@@ -12,6 +12,10 @@
  * needed is copied out and the file closed: names keep working after the
  * process exits, and no descriptor stays open.
  *
+ * The file's bytes are parsed in a helper process without privileges
+ * (src/names/symbols_sandbox.c); a file that crashes or hangs it is
+ * counted (symbols_helper_stats) and has no names.
+ *
  * The symbol table is the one libdwfl picks: .symtab, else separate debug
  * information found by build-id or debuglink, else .gnu_debugdata, else
  * .dynsym (a stripped binary keeps only its exported symbols).  Symbols
@@ -84,5 +88,18 @@ size_t symbols_file_objects(const struct symbols_file *f);
 size_t symbols_file_functions(const struct symbols_file *f);
 /* Files opened and indexed so far. */
 size_t symbols_files(const struct symbols *s);
+
+/* The parsing helper process (src/names/symbols_sandbox.c). */
+struct symbols_helper {
+	uint64_t starts;	/* helper processes started */
+	uint64_t failures;	/* crashed, hung past the timeout, bad answer */
+	uint64_t files_failed;	/* files left unnamed for that */
+	int32_t pid;		/* the running helper, 0 when none */
+};
+
+void symbols_helper_stats(const struct symbols *s, struct symbols_helper *st);
+/* How long one file may take the helper before it is killed; the default
+ * is MEMTOP_SYMBOLS_TIMEOUT_MS from the environment, else 1000. */
+void symbols_helper_timeout(struct symbols *s, unsigned ms);
 
 #endif

@@ -3,7 +3,9 @@
 # runs every scenario of tests/numa/scenarios.sh inside, and checks the
 # JSON frames the guest printed here on the host with tests/numa/check.py:
 # remote placement (memory on node 1, worker on node 0), local placement,
-# and --migrate-hot moving the hot pages to node 0.
+# --migrate-hot moving the hot pages to node 0, and under -a two processes
+# each on the other node's memory (both rows remote-heavy) or each on its
+# own (both local).
 #
 # Skips (exit 77) only when the guest cannot be built or run here: no
 # qemu-system-x86_64, no cpio, or neither the pinned Debian kernel package
@@ -46,7 +48,7 @@ t1=$(date +%s.%N)
 boot=$(sed -n 's/.*@@MEMTOP-GUEST uptime=\([0-9.]*\).*/\1/p' "$TMP/guest.log")
 echo "guest: boot to /init ${boot}s (guest clock), whole run $(echo "$t0 $t1" |
 	awk '{ printf "%.1f", $2 - $1 }')s wall (TCG, 2 vCPUs, 2 nodes)"
-for name in topology remote local migrate migrate_private; do
+for name in topology remote local migrate migrate_private crossed uncrossed; do
 	guest_section "$TMP/guest.log" "$name" >"$TMP/$name.out"
 	echo "guest: scenario $name: $(guest_secs "$TMP/guest.log" "$name")s," \
 	     "exit $(guest_rc "$TMP/guest.log" "$name")"

@@ -7,7 +7,7 @@
 # round gives one `faults` sample per hot page, issued by the CPU the
 # worker is pinned to and landing on the node the region is bound to.
 
-SCENARIOS="topology remote local migrate migrate_private"
+SCENARIOS="topology remote local migrate migrate_private crossed uncrossed"
 
 # memtop options shared by every scenario: the faults source at period 1,
 # half-second frames, enough rows for every hot page.
@@ -74,4 +74,46 @@ scenario_migrate_private() {
 	local rc=$?
 	print_hot
 	return $rc
+}
+
+# Whole machine (-a): two workloads at once, A on CPU node 0 and B on CPU
+# node 1.  run_system_pair NODE_A NODE_B binds A's memory to NODE_A and
+# B's to NODE_B, stops memtop with SIGINT two frames after both ended, and
+# prints "WPID A|B PID" lines after the frames for check.py to find their
+# process rows.  400 rounds (8 s): a whole machine's frames come seconds
+# apart under TCG, and a page's node is only known while its process
+# lives.
+run_system_pair() {
+	memtop -o /tmp/frames.jsonl $MEMTOP_ARGS -a &
+	local mt=$! a b rc
+	sleep 1
+	memtop-workload --node "$1" --cpu-node 0 --mode refault --hot 32 \
+		--pages 512 --threads 1 --rounds 400 --interval-ms 20 \
+		--duration 0 --quiet &
+	a=$!
+	memtop-workload --node "$2" --cpu-node 1 --mode refault --hot 32 \
+		--pages 512 --threads 1 --rounds 400 --interval-ms 20 \
+		--duration 0 --quiet &
+	b=$!
+	wait $a
+	wait $b
+	sleep 1.2
+	kill -INT $mt
+	wait $mt
+	rc=$?
+	cat /tmp/frames.jsonl
+	rm -f /tmp/frames.jsonl
+	echo "WPID A $a"
+	echo "WPID B $b"
+	return $rc
+}
+
+# Each process's memory on the other node's: both rows remote-heavy.
+scenario_crossed() {
+	run_system_pair 1 0
+}
+
+# Each process's memory on its own CPU's node: both rows local.
+scenario_uncrossed() {
+	run_system_pair 0 1
 }

@@ -42,14 +42,12 @@
 #include "base.h"
 #include "cmd.h"
 #include "frame-procs.h"
+#include "tui-harness-parts.h"
 #include "frame.h"
 #include "queue.h"
 #include "ui.h"
 
 #define HARNESS_PAGES 30
-#define HARNESS_NODES 2
-#define HARNESS_THREADS 3
-#define HARNESS_PID 4242
 #define HARNESS_BASE_ADDR 0x7f0000000000ULL
 #define HARNESS_LOCKSTEP_RETRY_MS 10
 
@@ -63,6 +61,7 @@ struct harness {
 	bool faults;
 	bool stall_cmds;
 	const char *error;
+	const char *note, *desc;	/* --note, --desc */
 	FILE *cmd_log;
 
 	/* Producer thread state. */
@@ -168,83 +167,6 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 	}
 }
 
-/* CPU c's weight; a few CPUs stay idle so the grid shows empty cells. */
-static uint64_t
-harness_cpu_weight(unsigned c)
-{
-	return c % 13 == 5 ? 0 : 1 + (c * 7) % 11;
-}
-
-static void
-harness_cpus(const struct harness *h, struct frame *f)
-{
-	uint64_t wsum = 0, given = 0, s = f->totals.samples;
-
-	f->n_cpus = h->n_cpus;
-	f->cpus = harness_xcalloc(f->n_cpus, sizeof(*f->cpus));
-	for (unsigned c = 0; c < h->n_cpus; c++)
-		wsum += harness_cpu_weight(c);
-	for (unsigned c = 0; c < h->n_cpus; c++) {
-		struct frame_cpu *cpu = &f->cpus[c];
-
-		cpu->cpu = (int32_t)c;
-		cpu->node = c < (h->n_cpus + 1) / 2 ? 0 : 1;
-		cpu->samples = s * harness_cpu_weight(c) / wsum;
-		given += cpu->samples;
-	}
-	/* The rounding remainder goes one sample at a time to busy CPUs. */
-	for (unsigned c = 0; given < s; c = (c + 1) % h->n_cpus) {
-		if (harness_cpu_weight(c)) {
-			f->cpus[c].samples++;
-			given++;
-		}
-	}
-	for (unsigned c = 0; c < h->n_cpus; c++)
-		f->nodes[f->cpus[c].node].cpu_samples += f->cpus[c].samples;
-}
-
-/* matrix[i][j] ~ cpu_i * mem_j / samples; each row's rounding goes to
- * its diagonal so that row sums equal the node's CPU side exactly. */
-static void
-harness_matrix(struct frame *f)
-{
-	uint64_t s = f->totals.samples;
-
-	for (size_t i = 0; i < HARNESS_NODES; i++) {
-		struct frame_node *n = &f->nodes[i];
-		uint64_t row = 0;
-
-		for (size_t j = 0; j < HARNESS_NODES; j++) {
-			uint64_t v = s ? n->cpu_samples *
-					 f->nodes[j].mem_samples / s : 0;
-
-			f->matrix[i * HARNESS_NODES + j] = v;
-			row += v;
-		}
-		f->matrix[i * HARNESS_NODES + i] += n->cpu_samples - row;
-		n->local = f->matrix[i * HARNESS_NODES + i];
-		n->remote = n->cpu_samples - n->local;
-	}
-}
-
-static void
-harness_threads(struct frame *f)
-{
-	uint64_t s = f->totals.samples;
-
-	if (s == 0)
-		return;
-	f->n_threads = HARNESS_THREADS;
-	f->threads = harness_xcalloc(f->n_threads, sizeof(*f->threads));
-	for (size_t i = 0; i < f->n_threads; i++) {
-		f->threads[i].pid = HARNESS_PID;
-		f->threads[i].tid = HARNESS_PID + (int32_t)i;
-	}
-	f->threads[0].samples = s / 2;
-	f->threads[1].samples = s / 3;
-	f->threads[2].samples = s - s / 2 - s / 3;
-}
-
 static struct frame *
 harness_frame(const struct harness *h, bool final)
 {
@@ -270,10 +192,11 @@ harness_frame(const struct harness *h, bool final)
 	f->n_events = h->faults ? 1 : 2;
 	f->events = harness_xcalloc(f->n_events, sizeof(*f->events));
 	f->events[0] = harness_xstrdup(h->faults ? "page-faults" : "mem-loads");
-	if (!h->faults) {
+	if (!h->faults)
 		f->events[1] = harness_xstrdup("mem-stores");
-		f->source_note = harness_xstrdup("synthetic frames");
-	}
+	if (h->note || !h->faults)
+		f->source_note = harness_xstrdup(h->note ? h->note :
+						 "synthetic frames");
 	f->has_kinds = !h->faults;
 	f->period = h->period;
 	f->sort = h->sort;
@@ -302,7 +225,7 @@ harness_frame(const struct harness *h, bool final)
 		f->totals.unattributed = 3;
 	}
 	f->tracked_pages = HARNESS_PAGES;
-	harness_cpus(h, f);
+	harness_cpus(h->n_cpus, f);
 	harness_matrix(f);
 	f->imbalance = f->totals.samples ?
 		       (double)f->nodes[0].mem_samples * HARNESS_NODES /
@@ -454,7 +377,7 @@ harness_usage(void)
 {
 	fputs("usage: tui-harness [--frames N] [--cpus N] [--interval-ms N] "
 	      "[--period N] [--faults] [--burst N] [--error MSG] "
-	      "[--stall-cmds] [--iterations N] "
+	      "[--stall-cmds] [--iterations N] [--note TEXT] [--desc TEXT] "
 	      "[--cmd-log FILE] [--pid-file FILE]\n", stderr);
 	return 2;
 }
@@ -492,6 +415,10 @@ harness_args(int argc, char **argv, struct harness *h, struct options *opt,
 		}
 		if (strcmp(a, "--error") == 0 && val) {
 			h->error = val;
+		} else if (strcmp(a, "--note") == 0 && val) {
+			h->note = val;
+		} else if (strcmp(a, "--desc") == 0 && val) {
+			h->desc = val;
 		} else if (strcmp(a, "--cmd-log") == 0 && val) {
 			*cmd_log = val;
 		} else if (strcmp(a, "--pid-file") == 0 && val) {
@@ -539,6 +466,7 @@ main(int argc, char **argv)
 		return ret;
 	ret = 1;
 	opt.delay = h.interval_ms / 1000.0;
+	io.target_desc = h.desc ? h.desc : io.target_desc;
 
 	if (pid_file) {
 		FILE *pf = fopen(pid_file, "w");

@@ -262,6 +262,84 @@ keys faults q
 finished faults "q (faults)"
 tm kill-session -t faults
 
+# --- 80x24: every header fact whole on one row (issue 12): facts break
+# between each other, free text (scope, source note) wraps at spaces.
+# header_rows NAME: the rows above the table's column titles, trimmed.
+header_rows() {
+	screen "$1" | sed '/^ *ADDRESS\|^ *PID  /,$d' | sed 's/ *$//'
+}
+# header_facts NAME WHAT FACT...: each FACT on one row of the header,
+# every row within 80 columns.
+header_facts() {
+	local name=$1 what=$2 rows fact cut=0
+	shift 2
+	settle "$name"
+	rows=$(header_rows "$name")
+	for fact in "$@"; do
+		if ! printf '%s\n' "$rows" | grep -qF -- "$fact"; then
+			fail "$what: header fact '$fact' cut or missing at 80 columns"
+			cut=1
+		fi
+	done
+	if printf '%s\n' "$rows" | awk 'length($0) > 80 { bad = 1 } END { exit !bad }'; then
+		fail "$what: a header row wider than 80 columns"
+		cut=1
+	fi
+	[ "$cut" = 0 ] && ok "$what: $# header facts whole at 80x24"
+	printf '%s\n' "$rows" >"$WORK/$name-header.txt"
+}
+# header_text NAME WHAT TEXT: no character of TEXT lost once the
+# header's rows are joined, blanks aside (free text wraps at its spaces,
+# or anywhere in a word longer than a row).
+header_text() {
+	local joined want
+	# The elapsed time sits at the right of the first row.
+	joined=$(header_rows "$1" | sed 's/elapsed [0-9.]*s$//' | tr -d ' \n')
+	want=$(printf '%s' "$3" | tr -d ' \n')
+	case "$joined" in
+	*"$want"*) ok "$2: wrapped text whole" ;;
+	*) fail "$2: '$3' cut at 80 columns; header: $joined" ;;
+	esac
+}
+NOTE="samples are page faults (first touch, copy-on-write, refault), not access frequency; no load/store split: tracepoint disabled by MEMTOP_FAULTS_NO_TRACEPOINT"
+DESC="cgroup /kubepods/burstable/pod0f2b7c1e-5d4a-4c3b-9e8f-7a6b5c4d3e2f/container-a1b2c3, CPUs 0-3"
+start narrow LC_ALL=C -- --frames 1 --interval-ms 50 --faults \
+	--note "$NOTE" --desc "$DESC"
+tm resize-window -t narrow -x 80 -y 24
+expect narrow 'target exited' "80x24: faults frame"
+header_facts narrow "80x24 faults" "memtop" "elapsed 0.1s" \
+	"source faults (page-faults)" "period 1000" "samples/s 93000" \
+	"sort samples" "lost 1/2" "throttled 2/4" "unattributed 3/6" \
+	"untracked 0/0" "(interval/total)" "samples 4650/9300" "threads 0" \
+	"pages tracked 30" "frame 2" "skipped 0" "memtop cpu 2.0%"
+header_text narrow "80x24 faults: source note" "$NOTE"
+header_text narrow "80x24 faults: scope" "$DESC"
+golden narrow faults-80x24-ascii
+keys narrow h
+expect narrow '^Source' "80x24: help shows the source note"
+settle narrow
+help_note=$(screen narrow | sed -n '/^Source/,/^ *$/p' | sed '1s/^Source//' |
+	tr -d ' \n')
+[ "$help_note" = "$(printf '%s' "$NOTE" | tr -d ' ')" ] &&
+	ok "80x24 help: the note in full" ||
+	fail "80x24 help: the note is not whole: $help_note"
+keys narrow h
+expect_gone narrow '^Source' "80x24: help closed"
+keys narrow q
+finished narrow "q (80x24)"
+tm kill-session -t narrow
+
+start narrowp LC_ALL=C -- --frames 1 --interval-ms 50
+tm resize-window -t narrowp -x 80 -y 24
+expect narrowp 'target exited' "80x24: pebs frame"
+header_facts narrowp "80x24 pebs" "synthetic target (pid 4242)" \
+	"elapsed 0.1s" "source pebs (mem-loads, mem-stores)" "period 1000" \
+	"sort samples" "synthetic frames" "(interval/total)" \
+	"memtop cpu 2.0%" "skipped 0"
+keys narrowp q
+finished narrowp "q (80x24 pebs)"
+tm kill-session -t narrowp
+
 # --- 512 CPUs: a heat grid, 64 CPUs a row at 100 columns, 32 at 60
 start cpus LC_ALL=C.UTF-8 -- --frames 1 --interval-ms 50 --cpus 512
 expect cpus 'target exited' "512-CPU frame"

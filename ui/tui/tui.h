@@ -144,7 +144,14 @@ void tui_input_follow(struct tui *t);
 bool tui_input_step(size_t *sel, size_t n, size_t page,
 		    enum keys_action action);
 
-/* tui_draw.c: the screen, header, hot-pages table, status line. */
+/* tui_header.c: the header; returns the rows it used.  Every fact fits
+ * the width, wrapped or broken between facts. */
+int tui_draw_header(const struct tui *t);
+/* Bytes of s that fit a row of width columns, broken at a space when
+ * one is there (the whole of s when it fits). */
+size_t tui_wrap_next(const char *s, size_t width);
+
+/* tui_draw.c: the screen, hot-pages table, status line. */
 const struct tui_glyphs *tui_draw_glyphs(bool utf8);
 void tui_draw(struct tui *t);
 /* Text clipped at the right edge; ASCII only (bytes == columns). */

@@ -7,8 +7,10 @@
 #include <curses.h>
 
 #include "base.h"
+#include "frame.h"
 #include "keys.h"
 #include "tui.h"
+#include "ui.h"
 
 #define TUI_HELP_LABEL 8
 
@@ -28,6 +30,27 @@ static const char *const tui_help_notes[] = {
 	"on; THR threads sampled; CGROUP its cgroup2 path.",
 };
 
+/* label and text, wrapped at COLS on lines of l (the header may have
+ * wrapped or cut them). */
+static void
+tui_help_full(struct tui_lines *l, const char *label, const char *text)
+{
+	int w = COLS - TUI_HELP_LABEL - 2;
+
+	if (!text || !*text || w <= 0)
+		return;
+	tui_draw_text(tui_draw_line(l), 0, A_BOLD, "%s", label);
+	while (*text) {
+		size_t n = tui_wrap_next(text, (size_t)w);
+
+		tui_draw_safe(tui_draw_line(l), TUI_HELP_LABEL + 2, (int)n,
+			      text);
+		text += n;
+		while (*text == ' ')
+			text++;
+	}
+}
+
 void
 tui_help_view(const struct tui *t, struct tui_lines *l)
 {
@@ -38,6 +61,11 @@ tui_help_view(const struct tui *t, struct tui_lines *l)
 	tui_draw_text(tui_draw_line(l), 0,
 		      tui_draw_attr(t, TUI_COLOR_TITLE, A_BOLD),
 		      "Keys (h, ? or Esc to leave this help)");
+	/* First, the header's free texts in full. */
+	tui_help_full(l, "Watching", t->io->target_desc);
+	if (t->cur)
+		tui_help_full(l, "Source", t->cur->source_note);
+	tui_draw_line(l);
 	for (size_t i = 0; i < n; i++) {
 		int y = tui_draw_line(l);
 

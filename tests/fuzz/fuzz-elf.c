@@ -1,0 +1,238 @@
+#include "config.h"
+
+/*
+ * Fuzz target for the ELF parse that runs in the symbols helper
+ * (src/names/symbols_parse.c, libelf and libdw underneath) and for the
+ * collector's reading of the helper's answer (src/names/symbols_wire.c),
+ * which must hold when the helper has been taken over by a crafted file.
+ *
+ * Input: byte 0 picks the part.  Even: the rest is an ELF file, parsed
+ * from a memfd; its tables must pass symbols_table_check() and survive a
+ * trip over a socketpair unchanged.  Odd: the rest is written raw to a
+ * socketpair as a helper's answer; symbols_wire_recv() must either refuse
+ * it or return tables that pass the check.  A broken invariant is a
+ * __builtin_trap().
+ *
+ * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
+ * tests/fuzz/fuzzmain.c replays tests/fuzz/corpus/elf, then random
+ * mutations of a small ELF file with a symbol table and of a well-formed
+ * answer.
+ */
+
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "elf-build.h"
+#include "fuzzmain.h"
+#include "symbols_int.h"
+
+/* Inputs larger than a socket buffer would need a reader thread. */
+#define FUZZ_WIRE_MAX	(64 * 1024)
+
+static int
+fuzz_memfd(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("fuzz-elf", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (size && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The target's own check of what the collector will index into, apart
+ * from symbols_table_check(): names inside a terminated pool. */
+static void
+fuzz_indexable(const struct symbols_table *t)
+{
+	const struct symbols_sym *arrs[2] = { t->objects, t->functions };
+	size_t ns[2] = { t->n_objects, t->n_functions };
+
+	if (t->pool_len && t->pool[t->pool_len - 1] != '\0')
+		__builtin_trap();
+	for (int a = 0; a < 2; a++)
+		for (size_t i = 0; i < ns[a]; i++)
+			if (arrs[a][i].name >= t->pool_len ||
+			    (i && arrs[a][i].addr < arrs[a][i - 1].addr))
+				__builtin_trap();
+}
+
+static void
+fuzz_same(const struct symbols_table *a, const struct symbols_table *b)
+{
+	if (a->n_loads != b->n_loads || a->n_objects != b->n_objects ||
+	    a->n_functions != b->n_functions || a->pool_len != b->pool_len)
+		__builtin_trap();
+	if ((a->n_loads && memcmp(a->loads, b->loads,
+				  a->n_loads * sizeof(*a->loads))) ||
+	    (a->n_objects && memcmp(a->objects, b->objects,
+				    a->n_objects * sizeof(*a->objects))) ||
+	    (a->n_functions && memcmp(a->functions, b->functions,
+				      a->n_functions * sizeof(*a->functions))) ||
+	    (a->pool_len && memcmp(a->pool, b->pool, a->pool_len)))
+		__builtin_trap();
+}
+
+static void
+fuzz_parse(const uint8_t *data, size_t size)
+{
+	struct symbols_table t, back;
+	int fd = fuzz_memfd(data, size), sv[2], ret, status = 1;
+	size_t bytes;
+
+	if (fd < 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	ret = symbols_parse(fd, &t);
+	if (ret > 0 || (ret == 0 && symbols_table_check(&t) != 0))
+		__builtin_trap();
+	if (ret == 0)
+		fuzz_indexable(&t);
+	bytes = 64 + t.n_loads * sizeof(*t.loads) +
+		(t.n_objects + t.n_functions) * sizeof(struct symbols_sym) +
+		t.pool_len;
+	if (ret == 0 && bytes <= FUZZ_WIRE_MAX &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+		memset(&back, 0, sizeof(back));
+		if (symbols_wire_send(sv[0], ret, &t) != 0 ||
+		    symbols_wire_recv(sv[1], symbols_now_ns() + 1000000000ull,
+				      &status, &back) != 0 || status != 0)
+			__builtin_trap();
+		fuzz_same(&t, &back);
+		symbols_table_free(&back);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	symbols_table_free(&t);
+}
+
+static void
+fuzz_wire(const uint8_t *data, size_t size)
+{
+	struct symbols_table t;
+	int sv[2], status = 1, ret;
+
+	if (size > FUZZ_WIRE_MAX ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	if (size && write(sv[0], data, size) != (ssize_t)size)
+		__builtin_trap();
+	close(sv[0]);		/* the helper is gone after its answer */
+	memset(&t, 0, sizeof(t));
+	ret = symbols_wire_recv(sv[1], symbols_now_ns() + 1000000000ull,
+				&status, &t);
+	if (ret == 0 && (status > 0 || symbols_table_check(&t) != 0))
+		__builtin_trap();
+	if (ret == 0)
+		fuzz_indexable(&t);
+	if (ret != 0 && (t.loads || t.objects || t.functions || t.pool))
+		__builtin_trap();
+	symbols_table_free(&t);
+	close(sv[1]);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size == 0)
+		return 0;
+	if (data[0] & 1)
+		fuzz_wire(data + 1, size - 1);
+	else
+		fuzz_parse(data + 1, size - 1);
+	return 0;
+}
+
+/* A small ET_DYN file: one PT_LOAD, .symtab of four symbols, .strtab,
+ * .shstrtab; returns its length. */
+static size_t
+fuzz_elf_template(uint8_t *buf, size_t cap)
+{
+	static const char str[] = "\0obj\0fn\0weak_fn";
+	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	Elf64_Shdr sh[4] = { { 0 } };
+	Elf64_Sym sym[4] = { { 0 } };
+	size_t symoff = 128, stroff = symoff + sizeof(sym);
+	size_t shstroff = stroff + sizeof(str);
+	size_t shoff = (shstroff + sizeof(shstr) + 7) & ~(size_t)7;
+	size_t len = shoff + sizeof(sh);
+
+	if (cap < len)
+		return 0;
+	memset(buf, 0, len);
+	elfb_headers(&eh, &ph, shoff, 4, len);
+	sym[1] = (Elf64_Sym){ .st_name = 1, .st_value = 0x40, .st_size = 8,
+			      .st_shndx = 1,
+			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT) };
+	sym[2] = (Elf64_Sym){ .st_name = 5, .st_value = 0x80, .st_size = 16,
+			      .st_shndx = 1,
+			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC) };
+	sym[3] = (Elf64_Sym){ .st_name = 8, .st_value = 0x80, .st_shndx = 1,
+			      .st_info = ELF64_ST_INFO(STB_WEAK, STT_FUNC) };
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_SYMTAB,
+			      .sh_offset = symoff, .sh_size = sizeof(sym),
+			      .sh_link = 2, .sh_info = 1, .sh_addralign = 8,
+			      .sh_entsize = sizeof(Elf64_Sym) };
+	sh[2] = (Elf64_Shdr){ .sh_name = 9, .sh_type = SHT_STRTAB,
+			      .sh_offset = stroff, .sh_size = sizeof(str) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB,
+			      .sh_offset = shstroff, .sh_size = sizeof(shstr) };
+	memcpy(buf, &eh, sizeof(eh));
+	memcpy(buf + sizeof(eh), &ph, sizeof(ph));
+	memcpy(buf + symoff, sym, sizeof(sym));
+	memcpy(buf + stroff, str, sizeof(str));
+	memcpy(buf + shstroff, shstr, sizeof(shstr));
+	memcpy(buf + shoff, sh, sizeof(sh));
+	return len;
+}
+
+/* A template (ELF file, or its tables as the helper's answer) with a few
+ * random bytes replaced, or cut short. */
+static size_t
+fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
+{
+	size_t len = fuzz_elf_template(buf + 1, cap - 1) + 1;
+	unsigned flips = (unsigned)(fuzz_next(x) % 8);
+
+	buf[0] = 0;
+	if (fuzz_next(x) % 4 == 0) {
+		/* The answer a helper would send for it. */
+		struct symbols_table t;
+		int fd = fuzz_memfd(buf + 1, len - 1), sv[2];
+		ssize_t n;
+
+		memset(&t, 0, sizeof(t));
+		if (fd >= 0 && symbols_parse(fd, &t) == 0 &&
+		    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0) {
+			symbols_wire_send(sv[0], 0, &t);
+			close(sv[0]);
+			n = read(sv[1], buf + 1, cap - 1);
+			len = n > 0 ? (size_t)n + 1 : 1;
+			buf[0] = 1;
+			close(sv[1]);
+		}
+		symbols_table_free(&t);
+	}
+	for (unsigned i = 0; i < flips && len > 1; i++)
+		buf[1 + fuzz_next(x) % (len - 1)] = (uint8_t)fuzz_next(x);
+	if (fuzz_next(x) % 8 == 0 && len > 1)
+		len = 1 + fuzz_next(x) % (len - 1);
+	return len;
+}
+
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz-elf",
+	.generate = fuzz_elf_generate,
+	.seed = 0x656c6631,
+	.n_random = 1000,
+	.random_max = 4096,
+};
