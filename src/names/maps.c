@@ -315,7 +315,8 @@ maps_take(struct maps *m, struct maps_region *r, size_t n)
 {
 	int err;
 
-	qsort(r, n, sizeof(*r), maps_cmp_start);
+	if (n)
+		qsort(r, n, sizeof(*r), maps_cmp_start);
 	err = maps_mark_bss(r, n);
 	if (err) {
 		maps_free_regions(r, n);

@@ -317,7 +317,8 @@ maps_refresh_gaps(struct maps *m)
 		goto out;	/* nothing new: no generation bump */
 	}
 	/* m's regions move in (paths and all). */
-	memcpy(out, m->regions, m->n * sizeof(*out));
+	if (m->n)
+		memcpy(out, m->regions, m->n * sizeof(*out));
 	free(m->regions);
 	m->regions = NULL;
 	m->n = 0;

@@ -165,7 +165,7 @@ static struct names_module *
 names_old_mod(struct names_proc *p, const struct maps_region *r)
 {
 	for (size_t i = 0; i < p->n_mods; i++)
-		if (p->mods[i].map_start == r->start &&
+		if (p->mods[i].map_start == r->start && !p->mods[i].pending &&
 		    p->mods[i].inode == r->inode && p->mods[i].path &&
 		    strcmp(p->mods[i].path, r->path) == 0)
 			return &p->mods[i];
@@ -193,6 +193,29 @@ names_open_file(struct names *n, const struct names_proc *p,
 	return symbols_open(n->symbols, n->offline ? 0 : p->pid, &with, err);
 }
 
+/* The calling thread's CPU time, s: what opening files costs memtop,
+ * however loaded the machine. */
+static double
+names_cpu_s(void)
+{
+	return (double)base_clock_ns(CLOCK_THREAD_CPUTIME_ID) / 1e9;
+}
+
+/* Whether an ELF file may be opened now (NAMES_ELF_MS_PER_S); *cpu gets
+ * the thread's CPU time to measure the opening from. */
+static bool
+names_elf_budget(struct names *n, double *cpu)
+{
+	double now = base_now_s();
+
+	if (now - n->elf_window >= 1.0) {
+		n->elf_window = now;
+		n->elf_spent = 0;
+	}
+	*cpu = names_cpu_s();
+	return n->elf_spent < NAMES_ELF_MS_PER_S / 1000.0;
+}
+
 /*
  * One module per file mapping at file offset 0 (where every ELF's first
  * segment is mapped).  Modules seen before are kept; new ones are opened
@@ -203,9 +226,11 @@ names_build_mods(struct names *n, struct names_proc *p)
 {
 	size_t count = maps_count(p->maps), k = 0, reused = 0;
 	struct names_module *mods = calloc(count ? count : 1, sizeof(*mods));
+	double t0;
 
 	if (!mods)
 		return;
+	p->mods_pending = false;
 	for (size_t i = 0; i < count; i++) {
 		const struct maps_region *r = maps_at(p->maps, i);
 		struct names_module *old, *m = &mods[k];
@@ -229,7 +254,15 @@ names_build_mods(struct names *n, struct names_proc *p)
 		m->inode = r->inode;
 		m->lo = r->start;
 		m->hi = r->end;
+		if (!names_elf_budget(n, &t0)) {
+			m->pending = true;
+			p->mods_pending = true;
+			n->stats.elf_deferred++;
+			k++;
+			continue;
+		}
 		m->file = names_open_file(n, p, r, &err);
+		n->elf_spent += names_cpu_s() - t0;
 		if (m->file && symbols_bias(m->file, r, &m->bias) == 0) {
 			symbols_extent(m->file, &lo, &hi);
 			m->lo = lo + m->bias;
@@ -276,8 +309,7 @@ names_refresh(struct names *n, struct names_proc *p, double now)
 	n->stats.maps_reads++;
 	p->loaded = true;
 	p->last_read = now;
-	if (maps_generation(p->maps) != p->maps_gen_seen)
-		names_build_mods(n, p);
+	names_sync_mods(n, p);
 }
 
 /* Everything known of the old image goes: its regions (an address of
@@ -420,7 +452,7 @@ names_load_maps_text(struct names *n, int32_t pid, const char *text,
 void
 names_sync_mods(struct names *n, struct names_proc *p)
 {
-	if (maps_generation(p->maps) != p->maps_gen_seen)
+	if (maps_generation(p->maps) != p->maps_gen_seen || p->mods_pending)
 		names_build_mods(n, p);
 }
 

@@ -59,6 +59,11 @@
 #define NAMES_REFRESH_MS	1000
 #define NAMES_MAX_PROCS		256	/* least recently used go first */
 #define NAMES_EXEC_READS	20	/* immediate re-reads after exec, /s */
+/* ELF files opened and indexed take at most this much CPU time a second;
+ * the rest wait for a later frame (stats.elf_deferred), so a frame that
+ * names many processes gone since (their files named by records) still
+ * comes in time. */
+#define NAMES_ELF_MS_PER_S	250
 
 /* A function of one process (interned: compare pointers). */
 struct names_func {
@@ -85,6 +90,7 @@ struct names_stats {
 	/* Execs whose re-read waited for NAMES_RETRY_MS: over budget. */
 	uint64_t exec_reads_deferred;
 	uint64_t mmaps;		/* MMAP/MMAP2 records taken */
+	uint64_t elf_deferred;	/* file openings put off (the budget) */
 	/* Files whose build id (or inode) differs from the mapping's:
 	 * given no symbol. */
 	uint64_t mismatched;

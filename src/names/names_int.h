@@ -32,6 +32,7 @@ struct names_module {
 	uint64_t map_start;	/* the mapping it was found at */
 	uint64_t inode;
 	char *path;
+	bool pending;		/* not opened yet: over the ELF budget */
 };
 
 struct names_page {
@@ -60,6 +61,7 @@ struct names_proc {
 	bool gone;			/* exited: keep what it had */
 	bool fixed;			/* regions from text, never /proc */
 	bool exec;			/* exec'd: drop the old image */
+	bool mods_pending;		/* a module waits for the budget */
 };
 
 /* A capture's HEADER_BUILD_ID entry. */
@@ -83,6 +85,9 @@ struct names {
 	/* Immediate re-reads after exec in the second from exec_window. */
 	double exec_window;
 	unsigned exec_reads;
+	/* ELF opening time spent in the second from elf_window. */
+	double elf_window;
+	double elf_spent;
 	struct names_stats stats;
 };
 

@@ -87,8 +87,18 @@ PY
 	-k 100000 -d 0.5 -o "$TMP/short.jsonl" -- "$MEMTOP_NAMES_TEST" \
 	--report "$TMP/short-report.json" --file "$TMP/short-data.bin" \
 	--linger-ms 0 --no-stack || fail "memtop --record exited $?"
+# The BUILD_ID feature is there (bit 2 of the header's feature bitmap,
+# at byte 72 of perf_file_header), and perf lists names-test's build id
+# as readelf reads it from the file.
+python3 - "$TMP/short.data" <<'PY' || fail "no BUILD_ID feature in memtop's file"
+import sys
+head = open(sys.argv[1], "rb").read(104)
+assert head[:8] == b"PERFILE2" and head[72] & 4, "feature bit 2 (BUILD_ID) not set"
+PY
+want=$(readelf -n "$MEMTOP_NAMES_TEST" | sed -n 's/.*Build ID: //p')
 "$PERF" buildid-list -i "$TMP/short.data" 2>/dev/null |
-	grep -q " $MEMTOP_NAMES_TEST\$" || fail "no BUILD_ID entry for names-test"
+	grep -q "^$want $MEMTOP_NAMES_TEST\$" ||
+	fail "perf buildid-list: no $want for names-test"
 python3 "$CHECK" "$TMP/short.jsonl" "$TMP/short-report.json" || fail "short: names"
 agree short "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$TMP/short-report.json")"
 
