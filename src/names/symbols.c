@@ -103,9 +103,13 @@ static int
 symbols_fd_build_id(int fd, uint8_t id[SYMBOLS_BUILD_ID_MAX])
 {
 	const void *p = NULL;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ssize_t len;
+	Elf *elf;
 
+	/* The helper process parses the rest; this process reads only the
+	 * note, and libelf needs its version set here too. */
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf)
 		return -ENOENT;
 	len = dwelf_elf_gnu_build_id(elf, &p);
