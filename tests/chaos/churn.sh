@@ -65,8 +65,8 @@ if most > 2.5 * rate + 8 or most > rep["forks"] / 2:
 # memtop's descriptors and memory over time, past the first second
 # (start-up: rings, tables).  Exact descriptor counts come from the
 # quiescent points (quiet_fds); here the peak is bounded: a live thread
-# holds one channel (two fds: its sample and task events), and symbol
-# lookups open an ELF file for a moment.
+# holds one channel (three fds: its sample, task and allocation events),
+# and symbol lookups open an ELF file for a moment.
 steady = [s for s in samples if s[0] >= 1000]
 if len(steady) < 8:
     bad(f"only {len(steady)} fd/RSS samples after the first second")
@@ -74,7 +74,7 @@ else:
     third = len(steady) // 3
     fds = [s[1] for s in steady]
     rss = [s[2] for s in steady]
-    if max(fds) > min(fds) + 2 * (idle + batch + 1) + 8:
+    if max(fds) > min(fds) + 3 * (idle + batch + 1) + 8:
         bad(f"fd count swings too far: {min(fds)}..{max(fds)}")
     # The page table is capped (--max-pages): once full, the figures
     # stop growing.

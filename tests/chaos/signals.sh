@@ -129,7 +129,7 @@ fi
 # 6. The target exits: the picture stays with a banner until q.
 WL_ARGS="--mode refault --threads 2 --hot 16 --pages 256 --interval-ms 2 --duration 1" \
 	start exited 120x40
-if wait_screen exited "exited" 10; then
+if wait_screen exited "target exited" 10; then
 	sleep 0.5
 	kill -0 "$(cat "$TMP/exited.pid")" 2>/dev/null || fail "target exit: memtop left without q"
 	grep -Eq "$HEADER" "$TMP/screen" || fail "target exit: picture not kept"

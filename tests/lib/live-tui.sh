@@ -61,9 +61,12 @@ launched_pid() {
 		sh=$(cat "$TMP/$1.pid" 2>/dev/null)
 		if [ -n "$sh" ]; then
 			m=$(child_of "$sh")
-			[ "$m" != 0 ] && w=$(child_of "$m") && [ "$w" != 0 ] &&
+			# memtop has other children too (the symbols helper):
+			# the one running EXE.
+			for w in $(cat /proc/"$m"/task/*/children 2>/dev/null); do
 				[ "$(readlink "/proc/$w/exe")" = "$(readlink -f "$2")" ] &&
-				{ echo "$w"; return 0; }
+					{ echo "$w"; return 0; }
+			done
 		fi
 		sleep 0.05
 	done
