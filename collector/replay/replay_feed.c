@@ -168,6 +168,7 @@ replay_fixed_parse(const struct replay_fixed *fx,
 		v[f] &= fx->mask[f];
 	}
 	record_sample_fill(v, fx->present, out);
+	out->caller = 0;	/* a fixed layout has no call chain */
 	out->raw = fx->raw >= 0 ? rec + fx->raw + sizeof(raw_len) : NULL;
 	out->raw_size = raw_len;
 	return 0;
