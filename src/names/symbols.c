@@ -1,7 +1,6 @@
 /* Collector thread only.  See symbols.h. */
 #include "config.h"
 
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -38,6 +37,9 @@ struct symbols {
 	struct symbols_sandbox *sandbox;
 };
 
+/* The helper that reads build ids (symbols_fd_build_id). */
+static struct symbols_sandbox *symbols_idbox, *symbols_idbox_own;
+
 struct symbols *
 symbols_new(void)
 {
@@ -50,6 +52,8 @@ symbols_new(void)
 		free(s);
 		return NULL;
 	}
+	if (!symbols_idbox)
+		symbols_idbox = s->sandbox;
 	return s;
 }
 
@@ -70,6 +74,8 @@ symbols_free(struct symbols *s)
 	for (size_t i = 0; i < s->n_files; i++)
 		symbols_file_free(s->files[i]);
 	free(s->files);
+	if (symbols_idbox == s->sandbox)
+		symbols_idbox = NULL;
 	symbols_sandbox_free(s->sandbox);
 	free(s);
 }
@@ -97,26 +103,65 @@ symbols_open_regular(const char *path, struct stat *st)
 	return fd;
 }
 
+/*
+ * Build ids are read by the parsing helper too, never in this process:
+ * through the first live symbols instance's helper (symbols_new), else
+ * one of their own started on first use.  A small cache keyed by the
+ * file's identity keeps a file from being parsed again at every check.
+ */
+#define SYMBOLS_ID_CACHE 64
+
+static struct symbols_id_cached {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int len;
+	uint8_t id[SYMBOLS_BUILD_ID_MAX];
+} symbols_id_cache[SYMBOLS_ID_CACHE];
+static unsigned symbols_id_next;
+
 /* The GNU build id of the ELF file at fd into id: its length, or
- * -ENOENT when it has none (or more than fits). */
+ * -ENOENT when it has none (or the helper could not read it). */
 static int
 symbols_fd_build_id(int fd, uint8_t id[SYMBOLS_BUILD_ID_MAX])
 {
-	const void *p = NULL;
-	ssize_t len;
-	Elf *elf;
+	struct symbols_table t = { 0 };
+	struct symbols_id_cached *c;
+	struct stat st;
+	int len;
 
-	/* The helper process parses the rest; this process reads only the
-	 * note, and libelf needs its version set here too. */
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
+	if (fstat(fd, &st) < 0)
 		return -ENOENT;
-	len = dwelf_elf_gnu_build_id(elf, &p);
-	if (len > 0 && len <= SYMBOLS_BUILD_ID_MAX)
-		memcpy(id, p, (size_t)len);
-	elf_end(elf);
-	return len > 0 && len <= SYMBOLS_BUILD_ID_MAX ? (int)len : -ENOENT;
+	for (unsigned i = 0; i < SYMBOLS_ID_CACHE; i++) {
+		c = &symbols_id_cache[i];
+		if (c->ino == st.st_ino && c->dev == st.st_dev &&
+		    c->size == st.st_size && c->ino &&
+		    c->mtime.tv_sec == st.st_mtim.tv_sec &&
+		    c->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+			memcpy(id, c->id, sizeof(c->id));
+			return c->len;
+		}
+	}
+	if (!symbols_idbox && !symbols_idbox_own)
+		symbols_idbox_own = symbols_sandbox_new();
+	if (symbols_sandbox_parse(symbols_idbox ? symbols_idbox :
+				  symbols_idbox_own, fd, &t) == -EIO)
+		return -ENOENT;		/* not cached: tried again later */
+	len = t.build_id_size && t.build_id_size <= SYMBOLS_BUILD_ID_MAX ?
+	      (int)t.build_id_size : -ENOENT;
+	if (len > 0)
+		memcpy(id, t.build_id, (size_t)len);
+	symbols_table_free(&t);
+	c = &symbols_id_cache[symbols_id_next++ % SYMBOLS_ID_CACHE];
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtime = st.st_mtim;
+	c->len = len;
+	if (len > 0)
+		memcpy(c->id, id, (size_t)len);
+	return len;
 }
 
 /*

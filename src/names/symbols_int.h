@@ -22,6 +22,8 @@
 #define SYMBOLS_MAX_LOADS	256
 #define SYMBOLS_MAX_SYMS	(16u << 20)
 #define SYMBOLS_MAX_POOL	(256u << 20)
+/* A build id's bytes at most (SYMBOLS_BUILD_ID_MAX, symbols.h). */
+#define SYMBOLS_WIRE_BUILD_ID	20
 
 struct symbols_sym {
 	uint64_t addr;		/* file virtual address */
@@ -47,6 +49,10 @@ struct symbols_table {
 	size_t n_objects, cap_objects;
 	struct symbols_sym *functions;
 	size_t n_functions, cap_functions;
+	/* The GNU build id (NT_GNU_BUILD_ID), read by the helper too:
+	 * build_id_size 0 = none. */
+	uint8_t build_id[SYMBOLS_WIRE_BUILD_ID];
+	uint32_t build_id_size;
 };
 
 void symbols_table_free(struct symbols_table *t);

@@ -168,6 +168,20 @@ symbols_read_loads(struct symbols_table *t, Elf *elf)
 	return t->n_loads ? 0 : -ENOEXEC;
 }
 
+/* The module's build id into t, when it has one that fits. */
+static void
+symbols_read_build_id(struct symbols_table *t, Dwfl_Module *mod)
+{
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	if (len > 0 && len <= SYMBOLS_WIRE_BUILD_ID && bits) {
+		memcpy(t->build_id, bits, (size_t)len);
+		t->build_id_size = (uint32_t)len;
+	}
+}
+
 /*
  * Reports fd to a Dwfl of its own at its link-time
  * addresses (base 0), copies what memtop needs (segments, symbols and
@@ -206,6 +220,8 @@ symbols_parse(int fd, struct symbols_table *t)
 	}
 	elf = dwfl_module_getelf(mod, &bias);
 	ret = elf ? symbols_read_loads(t, elf) : -ENOEXEC;
+	if (ret == 0)
+		symbols_read_build_id(t, mod);
 	if (ret == 0)
 		ret = symbols_index(t, mod);
 	dwfl_end(dwfl);

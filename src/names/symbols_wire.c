@@ -16,12 +16,14 @@
 
 #include "symbols_int.h"
 
-#define SYMBOLS_WIRE_MAGIC	0x6d656d73796d3031ull	/* "memsym01" */
+#define SYMBOLS_WIRE_MAGIC	0x6d656d73796d3032ull	/* "memsym02" */
 
 struct symbols_wire_head {
 	uint64_t magic;
 	int64_t status;
 	uint64_t n_loads, n_objects, n_functions, pool_len;
+	uint64_t build_id_size;
+	uint8_t build_id[24];		/* SYMBOLS_WIRE_BUILD_ID used */
 };
 
 uint64_t
@@ -64,6 +66,8 @@ symbols_wire_send(int sock, int status, const struct symbols_table *t)
 		h.n_objects = t->n_objects;
 		h.n_functions = t->n_functions;
 		h.pool_len = t->pool_len;
+		h.build_id_size = t->build_id_size;
+		memcpy(h.build_id, t->build_id, sizeof(t->build_id));
 	}
 	if (symbols_wire_write(sock, &h, sizeof(h)) < 0 ||
 	    symbols_wire_write(sock, t->loads, h.n_loads * sizeof(*t->loads)) < 0 ||
@@ -132,8 +136,11 @@ symbols_wire_recv(int sock, uint64_t deadline_ns, int *status,
 	if (h.magic != SYMBOLS_WIRE_MAGIC || h.status > 0 ||
 	    h.status < -4095 || h.n_loads > SYMBOLS_MAX_LOADS ||
 	    h.n_objects > SYMBOLS_MAX_SYMS ||
-	    h.n_functions > SYMBOLS_MAX_SYMS || h.pool_len > SYMBOLS_MAX_POOL)
+	    h.n_functions > SYMBOLS_MAX_SYMS || h.pool_len > SYMBOLS_MAX_POOL ||
+	    h.build_id_size > SYMBOLS_WIRE_BUILD_ID)
 		return -EPROTO;
+	memcpy(t->build_id, h.build_id, sizeof(t->build_id));
+	t->build_id_size = (uint32_t)h.build_id_size;
 	t->n_loads = h.n_loads;
 	t->n_objects = t->cap_objects = h.n_objects;
 	t->n_functions = t->cap_functions = h.n_functions;
