@@ -96,9 +96,12 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
 		goto out_oom;
 	/* Every channel asks for MMAP2 records where it asks for task
-	 * records (source_open_event): regions come from them. */
-	if (sides_names(aggr_sides(&c->aggr)))
+	 * records (source_open_event): regions come from them.  The ELF
+	 * helper is forked now, before the collector thread exists. */
+	if (sides_names(aggr_sides(&c->aggr))) {
 		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
+		names_start_helper(sides_names(aggr_sides(&c->aggr)));
+	}
 	if (cfg->src->n_alloc) {
 		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
 		if (ret < 0)

@@ -38,6 +38,7 @@ struct replay_config {
 	enum sort_key sort;
 	size_t max_pages;		/* 0 = unlimited */
 	bool batch;
+	bool no_files;			/* names from records, no ELF read */
 	struct queue *frames;		/* out: struct frame * */
 	struct queue *cmds;		/* in: struct cmd */
 };

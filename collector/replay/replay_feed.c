@@ -401,6 +401,8 @@ replay_names_setup(struct replay *r)
 	if (!names)
 		return 0;
 	names_use_records(names, true);
+	if (r->cfg.no_files)
+		names_no_files(names);
 	for (size_t i = 0; i < info->n_build_ids; i++)
 		if (names_add_build_id(names, info->build_ids[i].path,
 				       info->build_ids[i].id,

@@ -32,6 +32,18 @@ names_new(void)
 }
 
 void
+names_no_files(struct names *n)
+{
+	n->no_files = true;
+}
+
+void
+names_start_helper(struct names *n)
+{
+	symbols_helper_start(n->symbols);
+}
+
+void
 names_free_code(void *v)
 {
 	struct names_code *c = v;
@@ -184,6 +196,10 @@ names_open_file(struct names *n, const struct names_proc *p,
 	const struct names_build_id *b;
 	struct maps_region with;
 
+	if (n->no_files) {
+		*err = -ENOENT;
+		return NULL;
+	}
 	if (r->build_id_size || !(b = names_build_id_of(n, r->path)))
 		return symbols_open(n->symbols, n->offline ? 0 : p->pid, r,
 				    err);

@@ -114,6 +114,11 @@ struct names;
 
 struct names *names_new(void);		/* NULL on ENOMEM */
 void names_free(struct names *n);	/* NULL-safe */
+/* Regions only: no ELF file is opened, no symbol named (the perf.data
+ * fuzzer, whose inputs name arbitrary files of this machine). */
+void names_no_files(struct names *n);
+/* Starts the ELF parsing helper now (symbols_helper_start). */
+void names_start_helper(struct names *n);
 
 /* A page of pid was seen for the first time.  No system calls. */
 void names_note_page(struct names *n, int32_t pid, uint64_t addr);

@@ -75,6 +75,7 @@ struct names {
 	struct symbols *symbols;
 	bool records;			/* regions from records */
 	bool offline;			/* never /proc (replay) */
+	bool no_files;			/* no ELF file opened (fuzzers) */
 	struct names_build_id *build_ids;
 	size_t n_build_ids;
 	struct names_proc **procs;

@@ -482,6 +482,12 @@ symbols_files(const struct symbols *s)
 }
 
 void
+symbols_helper_start(struct symbols *s)
+{
+	symbols_sandbox_prestart(s->sandbox);
+}
+
+void
 symbols_helper_timeout(struct symbols *s, unsigned ms)
 {
 	symbols_sandbox_timeout(s->sandbox, ms);

@@ -98,6 +98,13 @@ struct symbols_helper {
 };
 
 void symbols_helper_stats(const struct symbols *s, struct symbols_helper *st);
+/*
+ * The helper starts with the first file to parse; this starts it now.
+ * The live collector does so before its thread runs (a fork then, while
+ * the process has one thread, and no start-up delay at the first frame);
+ * a replay, the fuzzers and the tests start it when a file needs it.
+ */
+void symbols_helper_start(struct symbols *s);
 /* How long one file may take the helper before it is killed; the default
  * is MEMTOP_SYMBOLS_TIMEOUT_MS from the environment, else 1000. */
 void symbols_helper_timeout(struct symbols *s, unsigned ms);

@@ -84,6 +84,8 @@ struct symbols_sandbox;
 
 struct symbols_sandbox *symbols_sandbox_new(void);	/* NULL on ENOMEM */
 void symbols_sandbox_free(struct symbols_sandbox *sb);	/* NULL-safe */
+/* Starts the helper now, not at the first file (a failure: then). */
+void symbols_sandbox_prestart(struct symbols_sandbox *sb);
 /*
  * Has the helper parse the file open on fd (not consumed) into t (zeroed):
  * the parse's result, or -EIO when the helper could not be started,

@@ -83,7 +83,7 @@ symbols_sandbox_new(void)
 	}
 	sb->timeout_ns = (uint64_t)ms * 1000000ull;
 	sb->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT(10000, 5);
-	symbols_sandbox_start(sb);
+	/* Started by the first file, or early (symbols_sandbox_prestart). */
 	return sb;
 }
 
@@ -238,6 +238,13 @@ symbols_sandbox_parse(struct symbols_sandbox *sb, int fd,
 		return -EIO;
 	}
 	return status;
+}
+
+void
+symbols_sandbox_prestart(struct symbols_sandbox *sb)
+{
+	if (sb->pid == 0)
+		symbols_sandbox_start(sb);	/* else at the first file */
 }
 
 void
