@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every performance figure of issue 7, full size, one after the other:
+# Every performance figure (issues 7 and 15), full size, one after the other:
 #
 #   bench/run-all.sh [BUILDDIR]        (default: build; use a release build,
 #                                       meson setup build-rel -Dbuildtype=release)
