@@ -19,9 +19,11 @@ IDLE=4
 cpid=$!
 cleanup_hooks+=("kill_own $cpid")
 sleep 0.2
-# -c 1000: a few samples only, so the 1 MiB sample rings cannot overflow
-# while memtop is stopped; every lost record is then a task record.
-"$MEMTOP" -b --json -e faults -c 1000 -d 0.25 -p $cpid \
+# -c 1000: a few samples only; and 4 MiB sample rings
+# (MEMTOP_RING_PAGES), which also carry the MMAP2 records of every
+# thread's stack the churn maps: they cannot overflow while memtop is
+# stopped, so every lost record is a task record.
+MEMTOP_RING_PAGES=1024 "$MEMTOP" -b --json -e faults -c 1000 -d 0.25 -p $cpid \
 	-o "$TMP/frames.jsonl" &
 mpid=$!
 cleanup_hooks+=("kill_own -CONT $mpid; kill_own $mpid")
