@@ -77,6 +77,12 @@ full=$(cat "$TMP/full.jsonl.extra" 2>/dev/null || echo x)
 tiny=$(cat "$TMP/tiny.jsonl.extra" 2>/dev/null || echo y)
 if [ "$full" != x ] && [ "$tiny" != y ]; then
 	d=$((full - tiny))
-	[ "${d#-}" -le 8 ] || fail "faults off the hot pages differ: $full vs $tiny"
+	# A sanitizer build's workload maps memory in its loop: the tiny
+	# ring then also loses MMAP2 records, which count in lost too.
+	if [ -n "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ]; then
+		skip_part "the loader-fault comparison (sanitizer build: lost MMAP2 records of the workload's allocator count in lost; full $full, tiny $tiny)"
+	else
+		[ "${d#-}" -le 8 ] || fail "faults off the hot pages differ: $full vs $tiny"
+	fi
 fi
 finish

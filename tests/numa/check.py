@@ -141,10 +141,13 @@ def check_pair(path, want_local):
             f"{name}: {samples} samples, {local} local + {remote} remote " \
             f"for {faults} hot-page faults"
         share = local / (local + remote)
+        # 0.2 % and 99.8 % in a plain build; a sanitizer build's
+        # workload also faults its own shadow memory, which the binding
+        # does not cover: "remote-heavy" and "local" still hold at 10 %.
         if want_local:
-            assert share >= 0.95, f"{name}: local share {share:.3f}"
+            assert share >= 0.90, f"{name}: local share {share:.3f}"
         else:
-            assert share <= 0.05, f"{name}: local share {share:.3f}"
+            assert share <= 0.10, f"{name}: local share {share:.3f}"
         print(f"ok: {name} (pid {pid}): {samples} samples for {faults} "
               f"hot-page faults, {local} local, "
               f"{remote} remote ({100 * share:.1f} % local), "
