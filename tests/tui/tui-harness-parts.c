@@ -8,8 +8,8 @@
 #include "frame.h"
 #include "tui-harness-parts.h"
 
-static void *
-parts_xcalloc(size_t n, size_t size)
+void *
+harness_xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
@@ -33,7 +33,7 @@ harness_cpus(unsigned n_cpus, struct frame *f)
 	uint64_t wsum = 0, given = 0, s = f->totals.samples;
 
 	f->n_cpus = n_cpus;
-	f->cpus = parts_xcalloc(f->n_cpus, sizeof(*f->cpus));
+	f->cpus = harness_xcalloc(f->n_cpus, sizeof(*f->cpus));
 	for (unsigned c = 0; c < n_cpus; c++)
 		wsum += harness_cpu_weight(c);
 	for (unsigned c = 0; c < n_cpus; c++) {
@@ -87,7 +87,7 @@ harness_threads(struct frame *f)
 	if (s == 0)
 		return;
 	f->n_threads = HARNESS_THREADS;
-	f->threads = parts_xcalloc(f->n_threads, sizeof(*f->threads));
+	f->threads = harness_xcalloc(f->n_threads, sizeof(*f->threads));
 	for (size_t i = 0; i < f->n_threads; i++) {
 		f->threads[i].pid = HARNESS_PID;
 		f->threads[i].tid = HARNESS_PID + (int32_t)i;

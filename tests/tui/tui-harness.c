@@ -74,18 +74,6 @@ struct harness {
 	uint64_t dropped;
 };
 
-static void *
-harness_xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (!p) {
-		fputs("tui-harness: out of memory\n", stderr);
-		abort();
-	}
-	return p;
-}
-
 static char *
 harness_xstrdup(const char *s)
 {
