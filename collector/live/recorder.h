@@ -43,5 +43,10 @@ void recorder_record(struct perfdata_writer *w, const struct source *src,
  */
 void recorder_synthesize(struct perfdata_writer *w, const struct source *src,
 			 const struct channel *ch, pid_t pid);
+/* The same for every process of /proc (-a and -G, as perf record -a
+ * does), kernel threads getting their COMM only.  Processes counted. */
+int recorder_synthesize_all(struct perfdata_writer *w,
+			    const struct source *src,
+			    const struct channel *ch);
 
 #endif

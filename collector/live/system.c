@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "collector_int.h"
+#include "recorder.h"
 #include "cpulist.h"
 #include "frame.h"
 #include "log.h"
@@ -134,6 +135,16 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	c->system = true;
+	/* --record: name what already runs, as perf record -a does. */
+	if (c->cfg.recorder) {
+		int cpu = cpulist_next(&online, 0);
+
+		while (cpu >= 0 && !chanset_find_cpu(c->cs, cpu, 0))
+			cpu = cpulist_next(&online, cpu + 1);
+		if (cpu >= 0)
+			recorder_synthesize_all(c->cfg.recorder, c->cfg.src,
+						chanset_find_cpu(c->cs, cpu, 0));
+	}
 	err[0] = '\0';
 	return 0;
 }
