@@ -328,6 +328,8 @@ collector_drain_all(struct collector *c)
 		collector_drain(c, chanset_at(c->cs, i));
 		collector_sync_lost(c, chanset_at(c->cs, i));
 	}
+	if (c->cfg.recorder)	/* every ring read to its end */
+		recorder_round(c->cfg.recorder);
 	for (size_t i = chanset_count(c->cs); i-- > 0;) {
 		struct channel *ch = chanset_at(c->cs, i);
 

@@ -35,6 +35,10 @@ void recorder_record(struct perfdata_writer *w, const struct source *src,
 		     const struct channel *ch,
 		     const struct perf_event_header *hdr);
 
+/* Every ring was read to its end: a FINISHED_ROUND, as perf record
+ * writes after each pass over its rings.  Collector thread. */
+void recorder_round(struct perfdata_writer *w);
+
 /*
  * What process pid had before the attach, as perf synthesizes it: a
  * COMM per thread and an MMAP2 (with the file's build id) per region of
