@@ -217,7 +217,8 @@ framebuild_objects(struct frame *f, struct aggr *a)
 	objtab_foreach(a->objects, fbo_object, &c);
 	fbo_rows(&c);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fbo_pages(&c, (uint64_t)ts.tv_sec * 1000000000ull +
+	fbo_pages(&c, a->objects_now ? a->objects_now :
+		      (uint64_t)ts.tv_sec * 1000000000ull +
 		      (uint64_t)ts.tv_nsec);
 	return !c.oom;
 }
