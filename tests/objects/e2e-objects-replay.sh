@@ -22,7 +22,7 @@ grep -q '^objects .*off' "$TMP/list.txt" &&
 
 "$MEMTOP" -b --json -e faults -d 0.25 -s samples -k 2000 \
 	--record "$TMP/rec.data" -o "$TMP/live.jsonl" -- \
-	"$MEMTOP_OBJECTS_TEST" --run-ms 1500 --phase-ms 700 \
+	"$MEMTOP_OBJECTS_TEST" --run-ms 1500 --phase-ms 700 --touch-thread 1 \
 	> "$TMP/oracle.txt" || fail "memtop --record exited $?"
 "$MEMTOP" -b --json -d 0.25 -s samples -k 2000 -i "$TMP/rec.data" \
 	-o "$TMP/replay.jsonl" || fail "memtop -i exited $?"
@@ -96,6 +96,62 @@ else:
     for k in ('make_grid', 'make_array'):
         assert ls.get(k) == rs.get(k), (k, ls.get(k), rs.get(k))
     assert ls.get('table') and rs.get('table'), (ls, rs)
+PY
+
+# Each object's fields against the workload's own report, live and in
+# replay: base and mapped size, the size asked (the grid's mmap length
+# exactly; glibc adds its chunk header to a malloc's), the allocating
+# thread (main) and the first toucher (the toucher thread for the grid,
+# main for the others); and the objects rows' sums of them.
+python3 - "$TMP/live.jsonl" "$TMP/replay.jsonl" "$TMP/oracle.txt" \
+	<<'PY' || fail "objects' fields against the workload"
+import json, sys
+objs, toucher = {}, None
+for l in open(sys.argv[3]):
+    w = l.split()
+    if w[0] == 'object':
+        objs[w[1]] = (int(w[2], 16), int(w[3]))
+    elif w[0] == 'toucher':
+        toucher = int(w[1])
+assert toucher and len(objs) == 4, (toucher, objs)
+for path in sys.argv[1:3]:
+    frames = [json.loads(l) for l in open(path)]
+    seen = set()
+    for f in frames:
+        for p in f['pages']:
+            o = p['object']
+            fn = o and o['site'].split('+')[0]
+            if fn not in objs:
+                continue
+            base, size = objs[fn]
+            # Only the object the workload reported (make_table's first
+            # malloc also grows the heap: another object, same site).
+            if not base <= int(p['addr'], 16) < base + size:
+                continue
+            seen.add(fn)
+            pid = p['pid']
+            assert o['tid'] == pid, (path, fn, o)
+            if fn == 'make_grid':
+                assert int(o['base'], 16) == base and o['size'] == size \
+                    and o['requested'] == size, (path, o)
+                assert o['first_touch'] == toucher, (path, o, toucher)
+            else:
+                assert int(o['base'], 16) <= base < int(o['base'], 16) + 4096
+                assert 0 <= o['requested'] - size < 8192, (path, o)
+                assert o['size'] == (o['requested'] + 4095) & ~4095, o
+                # remake_table's object may get its first sample only
+                # in the frame after the one it is born in.
+                assert o['first_touch'] == pid or (
+                    fn == 'remake_table' and o['first_touch'] is None), \
+                    (path, o)
+    assert seen == set(objs), (path, seen)
+    rows = {o['site'].split('+')[0]: o for o in frames[-1]['objects']}
+    g = rows['make_grid']
+    assert g['bytes'] == g['requested'] == objs['make_grid'][1], g
+    assert g['first_touch'] == [toucher] and g['tids'] == [pid], g
+    for fn in ('make_array', 'remake_table'):
+        assert rows[fn]['first_touch'] == [pid], rows[fn]
+    print('%s: fields as the workload reported' % path.split('/')[-1])
 PY
 [ "$failures" -eq 0 ] && ok "replay names objects as the live frames did"
 finish
