@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "allocs.h"
+#include "allocs_live.h"
 #include "benchlib.h"
 #include "ring.h"
 #include "source.h"
@@ -124,15 +124,16 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 {
 	const struct perf_event_header *mm = (const void *)g->mmap_rec;
 	const struct perf_event_header *mu = (const void *)g->munmap_rec;
+	struct allocs_event ae = allocs_event_of(&src->alloc[0]);
 	struct allocs a;
 	uint64_t t0, t1;
 
 	if (allocs_init(&a, 0) < 0)
 		return;
-	allocs_record(&a, &src->alloc[0], mm);	/* the first builds Dwfl */
+	allocs_record(&a, &ae, mm);	/* the first builds Dwfl */
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < n; i++)
-		allocs_record(&a, &src->alloc[0], mm);
+		allocs_record(&a, &ae, mm);
 	t1 = benchlib_thread_cpu_ns();
 	printf("collector: %.1f CPU us per mmap record (decode, DWARF walk, "
 	       "site, object table; %llu unwound, %llu by call chain, %llu "
@@ -142,7 +143,7 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 	       (unsigned long long)a.st.unknown);
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < 100 * n; i++)
-		allocs_record(&a, &src->alloc[0], mu);
+		allocs_record(&a, &ae, mu);
 	t1 = benchlib_thread_cpu_ns();
 	printf("collector: %.2f CPU us per munmap record\n",
 	       (double)(t1 - t0) / 1e3 / (double)(100 * n));

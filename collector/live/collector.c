@@ -290,7 +290,7 @@ collector_drain(struct collector *c, struct channel *ch)
 	struct ring_stats st = { 0 };
 
 	/* Allocations before the samples of their pages. */
-	allocs_drain(&c->allocs, ch);
+	collector_allocs_drain(c, ch);
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
 	if (tasks) {

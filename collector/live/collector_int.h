@@ -236,4 +236,8 @@ const char *collector_damon_note(struct collector *c, const char *src_note);
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);
 
+/* allocs_live.c: every record of ch's allocation ring into the object
+ * table (and the --record file). */
+void collector_allocs_drain(struct collector *c, struct channel *ch);
+
 #endif

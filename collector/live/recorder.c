@@ -86,6 +86,22 @@ recorder_add_source(struct perfdata_writer *w, const struct source *src,
 		if (ret < 0)
 			return ret;
 	}
+	for (size_t i = 0; i < src->n_alloc; i++) {
+		/* As channel_open_alloc() opens them: every syscall exit of
+		 * the filter sampled, no task records. */
+		struct perf_event_attr attr = src->alloc[i].attr;
+		int ret;
+
+		attr.size = sizeof(attr);
+		attr.sample_period = 1;
+		attr.freq = 0;
+		attr.sample_id_all = 1;
+		attr.use_clockid = 1;
+		attr.clockid = CLOCK_MONOTONIC;
+		ret = perfdata_writer_add_event(w, &attr, src->alloc[i].name);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -175,6 +191,30 @@ recorder_rewrite(const struct source *src, const struct channel *ch,
 		return nh;
 	}
 	return NULL;
+}
+
+void
+recorder_record_alloc(struct perfdata_writer *w, const struct source *src,
+		      const struct channel *ch,
+		      const struct perf_event_header *hdr)
+{
+	const struct event_spec *ev;
+	uint64_t id;
+
+	/* IDENTIFIER: a sample's first u64, the last of any other record's
+	 * sample_id trailer. */
+	if (hdr->size < sizeof(*hdr) + sizeof(id))
+		return;
+	memcpy(&id, hdr->type == PERF_RECORD_SAMPLE ?
+		    (const unsigned char *)(hdr + 1) :
+		    (const unsigned char *)hdr + hdr->size - sizeof(id),
+	       sizeof(id));
+	ev = channel_alloc_event(ch, id);
+	if (!ev)
+		return;
+	perfdata_writer_add_id(w, src->n_events + (size_t)(ev - src->alloc),
+			       id);
+	perfdata_writer_write(w, hdr);
 }
 
 /* The build id of the file an MMAP2 names, for BUILD_ID (once per

@@ -29,15 +29,6 @@ enum event_role {
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
 };
 
-/* What an allocation event (source_alloc_init) reports. */
-enum alloc_call {
-	ALLOC_NONE,
-	ALLOC_MMAP,
-	ALLOC_MUNMAP,
-	ALLOC_MREMAP,
-	ALLOC_BRK,
-};
-
 /* Bytes of user stack each allocation event copies for unwinding. */
 #define SOURCE_ALLOC_STACK 4096
 #define SOURCE_ALLOC_EVENTS 1
@@ -131,10 +122,8 @@ int source_damon_init(struct source *src, char *why, size_t whylen);
  * they are or what is missing and the fix.
  */
 int source_alloc_init(struct source *src);
-/* The tracepoint filter the allocation event is opened with, and what a
- * syscall number means to it (ALLOC_NONE: not one of its calls). */
+/* The tracepoint filter the allocation event is opened with. */
 const char *source_alloc_filter(void);
-enum alloc_call source_alloc_call(int64_t nr);
 /* The offset of `field` in a tracefs format file's text, or -1. */
 int source_tp_offset(const char *format, const char *field);
 /*

@@ -63,8 +63,11 @@ struct aggr {
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
 	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:
-	 * the collector fills it (collector/live/allocs.c). */
+	 * the producer fills it (src/aggr/allocs.c). */
 	struct objtab *objects;
+	/* The time objects' ages are counted to (replay: the frame's
+	 * recorded end); 0 = CLOCK_MONOTONIC now. */
+	uint64_t objects_now;
 	int n_cpus;
 	int n_nodes;
 	/* Copies of the topology's answers, read per sample: the node index

@@ -71,12 +71,23 @@ fbo_page(struct page_entry *e, void *arg)
 	return 0;
 }
 
+/* tid into the first FRAME_OBJ_TIDS distinct ones of v. */
+static void
+fbo_add_tid(int32_t *v, size_t *n, int32_t tid)
+{
+	size_t k;
+
+	for (k = 0; k < *n && v[k] != tid; k++)
+		;
+	if (k == *n && k < FRAME_OBJ_TIDS)
+		v[(*n)++] = tid;
+}
+
 static int
 fbo_object(int32_t pid, const struct obj *o, void *arg)
 {
 	struct fbo_ctx *c = arg;
 	struct frame_objsite *s;
-	size_t k;
 
 	(void)pid;
 	if (o->site >= c->n_sites)
@@ -84,10 +95,10 @@ fbo_object(int32_t pid, const struct obj *o, void *arg)
 	s = &c->acc[o->site];
 	s->objects++;
 	s->bytes += o->size;
-	for (k = 0; k < s->n_tids && s->tids[k] != o->tid; k++)
-		;
-	if (k == s->n_tids && k < FRAME_OBJ_TIDS)
-		s->tids[s->n_tids++] = o->tid;
+	s->requested += o->alloc_size;
+	fbo_add_tid(s->tids, &s->n_tids, o->tid);
+	if (o->touch_tid)
+		fbo_add_tid(s->touch_tids, &s->n_touch_tids, o->touch_tid);
 	return 0;
 }
 
@@ -180,6 +191,8 @@ fbo_pages(struct fbo_ctx *c, uint64_t now_ns)
 		fo->size = o->size;
 		fo->base = o->base;
 		fo->tid = o->tid;
+		fo->requested = o->alloc_size;
+		fo->first_touch = o->touch_tid;
 		fo->age = now_ns > o->birth ? (now_ns - o->birth) / 1e9 : 0;
 		{
 			const struct objsite *os = objtab_site(c->a->objects,
@@ -217,7 +230,8 @@ framebuild_objects(struct frame *f, struct aggr *a)
 	objtab_foreach(a->objects, fbo_object, &c);
 	fbo_rows(&c);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fbo_pages(&c, (uint64_t)ts.tv_sec * 1000000000ull +
+	fbo_pages(&c, a->objects_now ? a->objects_now :
+		      (uint64_t)ts.tv_sec * 1000000000ull +
 		      (uint64_t)ts.tv_nsec);
 	return !c.oom;
 }

@@ -89,6 +89,8 @@ struct frame_object {
 	uint64_t base;
 	int32_t tid;		/* the allocating thread */
 	double age;		/* seconds since the allocation */
+	uint64_t requested;	/* bytes the allocating call asked */
+	int32_t first_touch;	/* thread of its first sample; 0 = none */
 };
 
 /* An allocation site's row in the objects view: its live objects and the
@@ -103,6 +105,11 @@ struct frame_objsite {
 	uint64_t *nodes;	/* n_nodes: samples by the page's node */
 	int32_t tids[FRAME_OBJ_TIDS];	/* allocating threads, first ones */
 	size_t n_tids;
+	uint64_t requested;	/* bytes their allocating calls asked */
+	/* Their first touchers (the thread of each one's first sample),
+	 * first ones. */
+	int32_t touch_tids[FRAME_OBJ_TIDS];
+	size_t n_touch_tids;
 };
 
 #define FRAME_SITES		4

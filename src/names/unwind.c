@@ -3,12 +3,15 @@
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "maps.h"
+#include "names_int.h"
 #include "unwind.h"
 
 #define UNWIND_PROCS 64		/* Dwfls kept; the oldest is dropped */
@@ -45,6 +48,7 @@ struct unwinder {
 	uint64_t clock;
 	char *debuginfo_path;
 	Dwfl_Callbacks callbacks;
+	struct names *names;	/* modules from here, not /proc (replay) */
 };
 
 static const char *const unwind_allocators[] = {
@@ -215,7 +219,71 @@ static const Dwfl_Thread_Callbacks unwind_thread_callbacks = {
 	.set_initial_registers = unwind_set_initial_registers,
 };
 
-/* pid's Dwfl, reporting its modules from /proc when new; NULL on error. */
+void
+unwind_use_names(struct unwinder *u, struct names *names)
+{
+	u->names = names;
+}
+
+/* Did names open path as a module of np and prove it (by build id)? */
+static bool
+unwind_proven(const struct names_proc *np, const char *path)
+{
+	for (size_t i = 0; i < np->n_mods; i++)
+		if (np->mods[i].file && !np->mods[i].pending &&
+		    np->mods[i].path && strcmp(np->mods[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * pid's modules as names knows them from a capture's MMAP2 records,
+ * written as /proc/PID/maps lines for libdwfl, so that a module spans the
+ * same pages as live: its file mappings, for the files names opened and
+ * proved by build id.  0 when at least one was reported.
+ */
+static int
+unwind_report_names(struct unwinder *u, Dwfl *dwfl, int pid)
+{
+	struct names_proc *np;
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	FILE *f;
+	int ret;
+
+	names_prepare(u->names, pid);
+	np = names_proc(u->names, pid);
+	f = np ? open_memstream(&text, &len) : NULL;
+	if (!f)
+		return -1;
+	for (size_t i = 0; i < maps_count(np->maps); i++) {
+		const struct maps_region *r = maps_at(np->maps, i);
+
+		if (r->kind != MAPS_FILE || !r->path ||
+		    !unwind_proven(np, r->path))
+			continue;
+		fprintf(f, "%llx-%llx r%c%cp %llx %02x:%02x %llu %s\n",
+			(unsigned long long)r->start,
+			(unsigned long long)r->end,
+			r->prot & MAPS_PROT_WRITE ? 'w' : '-',
+			r->prot & MAPS_PROT_EXEC ? 'x' : '-',
+			(unsigned long long)r->pgoff, r->dev_major,
+			r->dev_minor, (unsigned long long)r->inode, r->path);
+		n++;
+	}
+	/* A memstream is written only: read the text through another. */
+	if (fclose(f) != 0 || n == 0 || !(f = fmemopen(text, len, "r"))) {
+		free(text);
+		return -1;
+	}
+	ret = dwfl_linux_proc_maps_report(dwfl, f);
+	fclose(f);
+	free(text);
+	return ret;
+}
+
+/* pid's Dwfl, reporting its modules from /proc (or names) when new; NULL
+ * on error. */
 static struct unwind_proc *
 unwind_proc(struct unwinder *u, int pid)
 {
@@ -240,7 +308,8 @@ unwind_proc(struct unwinder *u, int pid)
 	if (!p->dwfl)
 		return NULL;
 	dwfl_report_begin(p->dwfl);
-	if (dwfl_linux_proc_report(p->dwfl, pid) != 0 ||
+	if ((u->names ? unwind_report_names(u, p->dwfl, pid) :
+			dwfl_linux_proc_report(p->dwfl, pid)) != 0 ||
 	    dwfl_report_end(p->dwfl, NULL, NULL) != 0) {
 		unwind_drop(p);
 		return NULL;

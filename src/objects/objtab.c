@@ -214,6 +214,15 @@ objtab_find(const struct objtab *t, int32_t pid, uint64_t addr)
 	return i < p->n && p->v[i].base <= addr ? &p->v[i] : NULL;
 }
 
+void
+objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid)
+{
+	struct obj *o = (struct obj *)objtab_find(t, pid, addr);
+
+	if (o && o->touch_tid == 0)
+		o->touch_tid = tid;
+}
+
 size_t
 objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 	       uint64_t size, struct obj *out, size_t max)

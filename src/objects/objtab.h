@@ -23,6 +23,10 @@ struct obj {
 	int32_t tid;		/* the allocating thread */
 	uint64_t birth;		/* allocation time (perf clock, ns) */
 	uint64_t alloc_size;	/* the size the allocating call asked */
+	/* The thread of the first sample seen on its pages (objtab_touch):
+	 * its first toucher, where first-touch placement put its pages; 0 =
+	 * none yet. */
+	int32_t touch_tid;
 };
 
 /* An allocation site: its frame and the frames that called it. */
@@ -65,6 +69,9 @@ const struct obj *objtab_find(const struct objtab *t, int32_t pid,
  */
 size_t objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 		      uint64_t size, struct obj *out, size_t max);
+/* A sample of tid at addr of pid: the object holding addr, when it has
+ * no first toucher yet, gets tid. */
+void objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid);
 /* Forgets every object of pid (the process exited). */
 void objtab_drop_pid(struct objtab *t, int32_t pid);
 /* Forgets the objects of pid born before `birth` (exec(2) replaced its

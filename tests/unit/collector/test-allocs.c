@@ -1,5 +1,5 @@
 /*
- * The allocation records of the live collector (collector/live/allocs.c)
+ * The allocation records of the producers (src/aggr/allocs.c)
  * from hand-built byte buffers laid out as the kernel writes them for the
  * events of collector/sources/source_alloc.c: mmap makes an object (named
  * by its call chain when there is no stack to unwind), munmap splits it,
@@ -33,18 +33,19 @@ allocs_test_site(int x)
 	return x * 3 + 1;
 }
 
-static struct event_spec
+static struct allocs_event
 spec(void)
 {
-	struct event_spec ev;
+	struct allocs_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			      PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
-			      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
-			      PERF_SAMPLE_STACK_USER;
-	ev.tp_addr_off = RET_OFF;
-	ev.tp_ip_off = NR_OFF;
+	ev.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_STACK_USER;
+	ev.regs_user = ALLOCS_REGS_MASK;
+	ev.ret_off = RET_OFF;
+	ev.id_off = NR_OFF;
 	return ev;
 }
 
@@ -68,7 +69,7 @@ put(struct rec *r, uint64_t v)
  * copy.
  */
 static const struct perf_event_header *
-build(struct rec *r, const struct event_spec *ev, int64_t nr, int32_t pid,
+build(struct rec *r, const struct allocs_event *ev, int64_t nr, int32_t pid,
       int64_t ret,
       uint64_t rdi, uint64_t rsi, uint64_t rdx, uint64_t r10,
       const uint64_t *chain, size_t nchain)
@@ -119,7 +120,7 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
  * (drained from another CPU's ring) spares the newer object, and an
  * older mmap read late does not replace it. */
 static void
-test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
+test_order(struct allocs *ap, const struct allocs_event *mm, int32_t pid,
 	   const uint64_t *chain)
 {
 	struct rec r;
@@ -141,7 +142,7 @@ test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
 int
 main(void)
 {
-	struct event_spec ev = spec(), *mm = &ev;
+	struct allocs_event ev = spec(), *mm = &ev;
 	int32_t pid = (int32_t)getpid();
 	uint64_t chain[2] = { (uint64_t)PERF_CONTEXT_USER,
 			      (uint64_t)(uintptr_t)&allocs_test_site + 4 };

@@ -454,6 +454,39 @@ test_distinct_counts(void)
 	frame_free(f);
 }
 
+/*
+ * A page's object and the objects rows (issue 18), exactly as the man
+ * page's JSON FIELDS list them: the size asked and the first toucher
+ * (null without one), the rows' allocating and first-touching threads.
+ */
+static void
+test_objects(void)
+{
+	struct frame *f = make_frame(2);
+	struct frame_objsite *o;
+	char *s;
+
+	frame_one_objsite(f, 7, 0);
+	o = &f->objects[0];
+	o->requested = 4198400;
+	o->touch_tids[0] = 9;
+	o->touch_tids[1] = 11;
+	o->n_touch_tids = 2;
+	frame_page_object(&f->pages[0], "make_table+0x1c", 4198400);
+	f->pages[0].object->requested = 4194320;
+	f->pages[0].object->first_touch = 9;
+	frame_page_object(&f->pages[1], "make_grid+0x8", 8192);
+	s = render(f, true, 0);
+	contains(s, "\"size\":4198400,\"base\":\"0x");
+	contains(s, "\"age\":1.500,\"requested\":4194320,"
+		 "\"first_touch\":9}");
+	contains(s, "\"age\":1.500,\"requested\":0,\"first_touch\":null}");
+	contains(s, "\"tids\":[7],\"requested\":4198400,"
+		 "\"first_touch\":[9,11]}");
+	free(s);
+	frame_free(f);
+}
+
 int
 main(void)
 {
@@ -462,6 +495,7 @@ main(void)
 	test_key_order();
 	test_levels();
 	test_distinct_counts();
+	test_objects();
 	test_escapes();
 	test_nulls_and_numbers();
 	test_two_nodes();
