@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keysort.h"
 #include "threadtab.h"
 
 #define THREADTAB_MIN_SLOTS	64
@@ -170,6 +171,30 @@ threadtab_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+/* Most samples first, then by tid: a radix sort (keysort.h) for a whole
+ * machine's thousands, qsort when it has no memory. */
+static void
+threadtab_sort(struct thread_entry *v, size_t n)
+{
+	struct keysort_item *k = malloc((n ? n : 1) * sizeof(*k));
+	struct thread_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+
+	for (size_t i = 0; k && i < n; i++) {
+		k[i].hi = UINT64_MAX - v[i].samples;
+		k[i].lo = (uint64_t)((int64_t)v[i].tid - INT32_MIN);
+		k[i].index = i;
+	}
+	if (!k || !sorted || keysort(k, n) < 0) {
+		qsort(v, n, sizeof(*v), threadtab_cmp);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = v[k[i].index];
+		memcpy(v, sorted, n * sizeof(*v));
+	}
+	free(k);
+	free(sorted);
+}
+
 struct thread_entry *
 threadtab_snapshot(const struct threadtab *t, size_t *n)
 {
@@ -191,7 +216,7 @@ threadtab_snapshot(const struct threadtab *t, size_t *n)
 	for (size_t i = 0; i <= t->mask; i++)
 		if (t->slots[i].epoch == t->epoch && t->slots[i].samples)
 			out[used++] = t->slots[i];
-	qsort(out, used, sizeof(*out), threadtab_cmp);
+	threadtab_sort(out, used);
 	*n = used;
 	return out;
 }
