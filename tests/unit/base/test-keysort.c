@@ -2,10 +2,12 @@
  * keysort (src/base/keysort.c) against qsort on the same items: random
  * keys over the full 64-bit range and over a few small values (where
  * most byte passes are skipped), equal keys keeping their input order
- * (stable), and the sizes 0, 1 and 2.
+ * (stable), keys most of which are 0 (a byte value that most, not all,
+ * items share), and the sizes 0, 1 and 2.
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "keysort.h"
@@ -34,7 +36,7 @@ ktest_rand(uint64_t *s)
 }
 
 static void
-ktest_run(size_t n, uint64_t mask, uint64_t seed)
+ktest_run(size_t n, uint64_t mask, uint64_t seed, bool skew)
 {
 	struct keysort_item *v = malloc((n ? n : 1) * sizeof(*v));
 	struct keysort_item *w = malloc((n ? n : 1) * sizeof(*w));
@@ -48,6 +50,9 @@ ktest_run(size_t n, uint64_t mask, uint64_t seed)
 	for (size_t i = 0; i < n; i++) {
 		v[i].hi = ktest_rand(&seed) & mask;
 		v[i].lo = ktest_rand(&seed) & mask;
+		/* Skewed: most keys 0, as most rows' idle counts are. */
+		if (skew && ktest_rand(&seed) % 10 < 8)
+			v[i].hi = v[i].lo = 0;
 		v[i].index = i;
 		w[i] = v[i];
 	}
@@ -64,11 +69,12 @@ ktest_run(size_t n, uint64_t mask, uint64_t seed)
 int
 main(void)
 {
-	ktest_run(0, UINT64_MAX, 1);
-	ktest_run(1, UINT64_MAX, 2);
-	ktest_run(2, UINT64_MAX, 3);
-	ktest_run(20000, UINT64_MAX, 4);
-	ktest_run(20000, 7, 5);		/* many ties: stability */
-	ktest_run(5000, 0xff00ff0000ull, 6);	/* some bytes all zero */
+	ktest_run(0, UINT64_MAX, 1, false);
+	ktest_run(1, UINT64_MAX, 2, false);
+	ktest_run(2, UINT64_MAX, 3, false);
+	ktest_run(20000, UINT64_MAX, 4, false);
+	ktest_run(20000, 7, 5, false);		/* many ties: stability */
+	ktest_run(5000, 0xff00ff0000ull, 6, false);	/* bytes all zero */
+	ktest_run(5000, 0xffff, 7, true);	/* one byte value most */
 	return test_result();
 }
