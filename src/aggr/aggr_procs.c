@@ -278,28 +278,23 @@ aggr_proc_cmp(const void *pa, const void *pb, void *ctx)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
+static void
+aggr_proc_sort_key(const void *item, const void *ctx, uint64_t *hi,
+		   uint64_t *lo)
+{
+	const struct frame_process *r = item;
+
+	*hi = UINT64_MAX - aggr_proc_key(r, *(const enum sort_key *)ctx);
+	*lo = (uint64_t)((int64_t)r->pid - INT32_MIN);
+}
+
 /* By the sort key, most first, then by pid: a radix sort (keysort.h) for
  * a whole machine's thousands of rows, qsort_r when it has no memory. */
 static void
 aggr_procs_sort(struct frame_process *v, size_t n, enum sort_key key)
 {
-	struct keysort_item *k = malloc((n ? n : 1) * sizeof(*k));
-	struct frame_process *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-
-	for (size_t i = 0; k && i < n; i++) {
-		k[i].hi = UINT64_MAX - aggr_proc_key(&v[i], key);
-		k[i].lo = (uint64_t)((int64_t)v[i].pid - INT32_MIN);
-		k[i].index = i;
-	}
-	if (!k || !sorted || keysort(k, n) < 0) {
+	if (keysort_array(v, n, sizeof(*v), aggr_proc_sort_key, &key) < 0)
 		qsort_r(v, n, sizeof(*v), aggr_proc_cmp, &key);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			sorted[i] = v[k[i].index];
-		memcpy(v, sorted, n * sizeof(*v));
-	}
-	free(k);
-	free(sorted);
 }
 
 /* After the frame: rows shown dead (or dead unsampled) go; a table near

@@ -12,7 +12,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,46 +193,44 @@ framebuild_code_collect(const struct codetab_entry *e, uint64_t samples,
 	l->v[l->n++].samples = samples;
 }
 
-/* The list in pid order (a radix sort, keysort.h: a whole machine's
- * code table has tens of thousands of entries).  0 or -ENOMEM. */
-static int
-framebuild_code_by_pid(struct framebuild_code_list *l)
+static void
+framebuild_code_pid_key(const void *item, const void *ctx, uint64_t *hi,
+			uint64_t *lo)
 {
-	struct keysort_item *k = malloc((l->n ? l->n : 1) * sizeof(*k));
-	struct framebuild_code_entry *v = malloc((l->n ? l->n : 1) *
-						 sizeof(*v));
-	int ret = k && v ? 0 : -ENOMEM;
+	const struct framebuild_code_entry *v = item;
 
-	for (size_t i = 0; ret == 0 && i < l->n; i++) {
-		k[i].hi = (uint64_t)((int64_t)l->v[i].e->pid - INT32_MIN);
-		k[i].lo = 0;
-		k[i].index = i;
-	}
-	if (ret == 0)
-		ret = keysort(k, l->n);
-	for (size_t i = 0; ret == 0 && i < l->n; i++)
-		v[i] = l->v[k[i].index];
-	if (ret == 0) {
-		free(l->v);
-		l->v = v;
-		v = NULL;
-	}
-	free(v);
-	free(k);
-	return ret;
+	(void)ctx;
+	*hi = (uint64_t)((int64_t)v->e->pid - INT32_MIN);
+	*lo = 0;
 }
 
-/* The list's entries grouped by pid (l sorted by pid), the groups in the
- * view's order of their sums; NULL on ENOMEM. */
+/* A group's place: the larger sums first (the sort is stable on pid
+ * order, so ties of both sums stay lowest pid first). */
+static void
+framebuild_code_group_key(const void *item, const void *ctx, uint64_t *hi,
+			  uint64_t *lo)
+{
+	const struct framebuild_code_group *g = item;
+
+	(void)ctx;
+	*hi = UINT64_MAX - g->key;
+	*lo = UINT64_MAX - g->other;
+}
+
+/* The list's entries grouped by pid, the groups in the view's order of
+ * their sums (radix sorts, keysort.h: a whole machine's code table has
+ * tens of thousands of entries); NULL on ENOMEM. */
 static struct framebuild_code_group *
-framebuild_code_groups(const struct framebuild_code_list *l, bool by_total,
+framebuild_code_groups(struct framebuild_code_list *l, bool by_total,
 		       size_t *n)
 {
-	struct framebuild_code_group *g = calloc(l->n ? l->n : 1, sizeof(*g));
-	struct framebuild_code_group *sorted = NULL;
-	struct keysort_item *k = NULL;
+	struct framebuild_code_group *g;
 	size_t m = 0;
 
+	if (keysort_array(l->v, l->n, sizeof(*l->v), framebuild_code_pid_key,
+			  NULL) < 0)
+		return NULL;
+	g = calloc(l->n ? l->n : 1, sizeof(*g));
 	for (size_t i = 0; g && i < l->n; i++) {
 		uint64_t s = l->v[i].samples, t = l->v[i].e->total;
 
@@ -245,28 +242,11 @@ framebuild_code_groups(const struct framebuild_code_list *l, bool by_total,
 		g[m - 1].key += by_total ? t : s;
 		g[m - 1].other += by_total ? s : t;
 	}
-	if (g) {
-		k = malloc((m ? m : 1) * sizeof(*k));
-		sorted = malloc((m ? m : 1) * sizeof(*sorted));
-	}
-	/* Stable on pid order: ties of both sums stay lowest pid first. */
-	for (size_t i = 0; k && i < m; i++) {
-		k[i].hi = UINT64_MAX - g[i].key;
-		k[i].lo = UINT64_MAX - g[i].other;
-		k[i].index = i;
-	}
-	if (!k || !sorted || keysort(k, m) < 0) {
+	if (g && keysort_array(g, m, sizeof(*g), framebuild_code_group_key,
+			       NULL) < 0) {
 		free(g);
 		g = NULL;
-	} else {
-		for (size_t i = 0; i < m; i++)
-			sorted[i] = g[k[i].index];
-		free(g);
-		g = sorted;
-		sorted = NULL;
 	}
-	free(sorted);
-	free(k);
 	*n = m;
 	return g;
 }
@@ -303,8 +283,6 @@ framebuild_code_walk(const struct codetab *t, struct framebuild_code *c)
 	size_t n_groups = 0;
 
 	codetab_foreach(t, framebuild_code_collect, &l);
-	if (!l.failed && framebuild_code_by_pid(&l) < 0)
-		l.failed = true;
 	if (!l.failed)
 		g = framebuild_code_groups(&l, c->by_total, &n_groups);
 	if (!g) {

@@ -65,3 +65,26 @@ keysort(struct keysort_item *v, size_t n)
 	free(tmp);
 	return 0;
 }
+
+int
+keysort_array(void *v, size_t n, size_t size, keysort_key_fn key,
+	      const void *ctx)
+{
+	struct keysort_item *k = malloc((n ? n : 1) * sizeof(*k));
+	char *sorted = malloc((n ? n : 1) * size), *in = v;
+	int ret = k && sorted ? 0 : -ENOMEM;
+
+	for (size_t i = 0; ret == 0 && i < n; i++) {
+		key(in + i * size, ctx, &k[i].hi, &k[i].lo);
+		k[i].index = i;
+	}
+	if (ret == 0)
+		ret = keysort(k, n);
+	for (size_t i = 0; ret == 0 && i < n; i++)
+		memcpy(sorted + i * size, in + k[i].index * size, size);
+	if (ret == 0 && n)
+		memcpy(v, sorted, n * size);
+	free(sorted);
+	free(k);
+	return ret;
+}

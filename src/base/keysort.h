@@ -21,4 +21,13 @@ struct keysort_item {
 /* Sorts v[0..n) in place; 0, or -ENOMEM (v left as it was). */
 int keysort(struct keysort_item *v, size_t n);
 
+/* The keys of one item of an array keysort_array sorts. */
+typedef void (*keysort_key_fn)(const void *item, const void *ctx,
+			       uint64_t *hi, uint64_t *lo);
+
+/* Sorts n items of size bytes at v by the keys key gives them (stable);
+ * 0, or -ENOMEM (v left as it was: the caller may sort another way). */
+int keysort_array(void *v, size_t n, size_t size, keysort_key_fn key,
+		  const void *ctx);
+
 #endif

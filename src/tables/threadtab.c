@@ -171,28 +171,23 @@ threadtab_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+static void
+threadtab_key(const void *item, const void *ctx, uint64_t *hi, uint64_t *lo)
+{
+	const struct thread_entry *e = item;
+
+	(void)ctx;
+	*hi = UINT64_MAX - e->samples;
+	*lo = (uint64_t)((int64_t)e->tid - INT32_MIN);
+}
+
 /* Most samples first, then by tid: a radix sort (keysort.h) for a whole
  * machine's thousands, qsort when it has no memory. */
 static void
 threadtab_sort(struct thread_entry *v, size_t n)
 {
-	struct keysort_item *k = malloc((n ? n : 1) * sizeof(*k));
-	struct thread_entry *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-
-	for (size_t i = 0; k && i < n; i++) {
-		k[i].hi = UINT64_MAX - v[i].samples;
-		k[i].lo = (uint64_t)((int64_t)v[i].tid - INT32_MIN);
-		k[i].index = i;
-	}
-	if (!k || !sorted || keysort(k, n) < 0) {
+	if (keysort_array(v, n, sizeof(*v), threadtab_key, NULL) < 0)
 		qsort(v, n, sizeof(*v), threadtab_cmp);
-	} else {
-		for (size_t i = 0; i < n; i++)
-			sorted[i] = v[k[i].index];
-		memcpy(v, sorted, n * sizeof(*v));
-	}
-	free(k);
-	free(sorted);
 }
 
 struct thread_entry *
