@@ -325,9 +325,8 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;
 	cfg.resolve_nodes = true;
-	/* Per-CPU inherited channels open every event on every CPU; on a
-	 * hybrid machine cpu_atom events cannot open on P-cores, so such a
-	 * source follows a launched command per thread instead. */
+	/* A hybrid source follows a launched command per thread: inherited
+	 * per-CPU channels were never tried on a hybrid part. */
 	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
@@ -579,7 +578,8 @@ main(int argc, char **argv)
 	case MODE_DRY_RUN:
 		ret = dryrun_print(&(struct source_opts){
 			.choice = st.opt.source, .period = st.opt.period,
-			.ldlat = st.opt.ldlat }, st.opt.json, stdout);
+			.ldlat = st.opt.ldlat, .system = st.opt.dry_run_system },
+			st.opt.json, st.opt.dry_run_system, st.opt.cpus, stdout);
 		cli_fini(&st.opt);
 		return ret;
 	default:

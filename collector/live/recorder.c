@@ -249,7 +249,8 @@ recorder_record(struct perfdata_writer *w, const struct source *src,
 	uint64_t task_id;
 
 	for (size_t i = 0; i < ev->n; i++)
-		perfdata_writer_add_id(w, i, ev->ids[i]);
+		if (ev->ids[i])		/* 0: not opened on this CPU */
+			perfdata_writer_add_id(w, i, ev->ids[i]);
 	/* The task ring's dummy event shares the first event's sample_type,
 	 * so its records read as that event's. */
 	if (channel_task_id(ch, &task_id))

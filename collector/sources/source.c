@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "cpulist.h"
 #include "procfs.h"
 #include "source.h"
 #include "sysfs.h"
@@ -28,6 +29,16 @@ source_perf_event_open(struct perf_event_attr *attr, int pid, int cpu,
 			  flags);
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+bool
+source_event_on_cpu(const struct event_spec *ev, int cpu)
+{
+	struct cpulist l;
+
+	if (!ev->cpus[0] || cpulist_parse(ev->cpus, &l) < 0)
+		return true;
+	return cpulist_has(&l, cpu);
 }
 
 int

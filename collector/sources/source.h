@@ -44,6 +44,10 @@ struct event_spec {
 	int tp_ip_off;
 	int tp_error_off;	/* the allocation event: tp_addr_off is the
 				 * RAW `ret`, tp_ip_off the syscall `id` */
+	/* The CPUs its PMU counts on, from the PMU's sysfs `cpus` file
+	 * (hybrid parts: cpu_core and cpu_atom each cover their own
+	 * cores); "" = every CPU.  See source_event_on_cpu. */
+	char cpus[128];
 };
 
 struct source {
@@ -218,6 +222,10 @@ struct open_params {
 	bool inherit;		/* follow children (needs cpu >= 0 to mmap) */
 	uint32_t watermark_bytes;	/* 0 = kernel default wakeups */
 };
+
+/* Whether ev can be opened on cpu (a per-CPU channel): its PMU covers
+ * it.  A list that does not parse covers every CPU. */
+bool source_event_on_cpu(const struct event_spec *ev, int cpu);
 
 /* Opens ev, always disabled; returns fd or -errno. */
 int source_open_event(const struct event_spec *ev,

@@ -371,8 +371,10 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 {
 	int first = -1;
 
+	/* --dry-run -a / -G: which CPUs a whole-machine view opens on. */
+	opt->dry_run_system = mode_seen[MODE_DRY_RUN] && mode_seen[MODE_SYSTEM];
 	for (size_t i = 0; i < CLI_N_MODES; i++) {
-		if (!mode_seen[i])
+		if (!mode_seen[i] || (i == MODE_SYSTEM && opt->dry_run_system))
 			continue;
 		if (first >= 0)
 			return cli_error(err, errlen,
@@ -388,7 +390,7 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 	opt->mode = (enum run_mode)first;
 
 	/* perf's -C: which CPUs of a whole-machine view. */
-	if (opt->cpus && opt->mode != MODE_SYSTEM)
+	if (opt->cpus && opt->mode != MODE_SYSTEM && !opt->dry_run_system)
 		return cli_error(err, errlen, "-C needs -a or -G (it narrows "
 				 "the CPUs watched for every process)");
 
@@ -521,7 +523,7 @@ cli_usage(FILE *out)
 	      "  memtop [OPTIONS] --demo\n"
 	      "  memtop [OPTIONS] -i FILE\n"
 	      "  memtop --list-events\n"
-	      "  memtop --dry-run [-e SRC] [--json]\n"
+	      "  memtop --dry-run [-e SRC] [-a|-G CGROUP] [-C CPUS] [--json]\n"
 	      "\n"
 	      "Live view of the memory pages a process loads from and "
 	      "stores to.\n"

@@ -59,6 +59,7 @@ struct options {
 	size_t n_pids;
 	char **command;			/* MODE_COMMAND; NULL-terminated, argv */
 	bool all_cpus;			/* -a */
+	bool dry_run_system;		/* --dry-run with -a or -G */
 	struct cpulist *cpus;		/* -C; NULL = every online CPU */
 	char **cgroups;			/* -G names as typed; NULL-terminated */
 	size_t n_cgroups;
