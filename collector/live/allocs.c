@@ -131,9 +131,7 @@ allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
 	return c.p == c.end;
 }
 
-/* The site from frames f[0..n): the first outside the allocator.  true
- * when one was found. */
-static bool
+bool
 allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
 	    int64_t *site)
 {
@@ -295,6 +293,10 @@ allocs_record(struct allocs *a, const struct event_spec *ev,
 	struct alloc_rec r;
 	const uint64_t *g = r.regs;
 
+	if (ev->heap_fn != HEAP_NONE) {
+		heapobjs_record(&a->heap, ev, hdr);
+		return;
+	}
 	a->st.events++;
 	if (!allocs_parse(ev, hdr, &r) || !r.have_regs) {
 		a->st.bad++;
@@ -396,11 +398,19 @@ allocs_init(struct allocs *a, size_t max_objects)
 	return 0;
 }
 
+int
+allocs_heap_init(struct allocs *a, size_t max_objects, uint64_t min_size)
+{
+	return heapobjs_init(&a->heap, a->objs, a->unw, max_objects,
+			     min_size);
+}
+
 void
 allocs_fini(struct allocs *a)
 {
 	if (!a)
 		return;
+	heapobjs_fini(&a->heap);
 	objtab_free(a->objs);
 	unwinder_free(a->unw);
 	a->objs = NULL;
@@ -413,6 +423,7 @@ allocs_exec(struct allocs *a, int32_t pid, uint64_t time)
 	if (!a->objs)
 		return;
 	objtab_drop_older(a->objs, pid, time);
+	heapobjs_exec(&a->heap, pid, time);
 	unwind_stale(a->unw, pid);
 }
 

@@ -9,13 +9,16 @@
 #define MEMTOP_ALLOCS_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heapobjs.h"
 #include "objtab.h"
 #include "source.h"
 
 struct unwinder;
+struct unwind_frame;
 struct channel;
 
 #define ALLOCS_BRKS 64		/* processes whose brk is followed */
@@ -39,11 +42,20 @@ struct allocs {
 	} brks[ALLOCS_BRKS];
 	size_t n_brks;
 	struct allocs_stats st;
+	struct heapobjs heap;	/* --heap-objects; heap.objs NULL: off */
 };
 
 /* 0 or -ENOMEM.  max_objects as objtab_new(). */
 int allocs_init(struct allocs *a, size_t max_objects);
 void allocs_fini(struct allocs *a);	/* NULL-safe, idempotent */
+/* --heap-objects: small objects from the heap probes too (heapobjs.h).
+ * 0 or -ENOMEM. */
+int allocs_heap_init(struct allocs *a, size_t max_objects,
+		     uint64_t min_size);
+/* The site of frames f[0..n): the first outside the allocator and its
+ * callers, interned in t.  true when one was found. */
+bool allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
+		 int64_t *site);
 
 /* Decodes and applies one SAMPLE record of allocation event ev. */
 void allocs_record(struct allocs *a, const struct event_spec *ev,

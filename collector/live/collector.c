@@ -102,12 +102,8 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
 		names_start_helper(sides_names(aggr_sides(&c->aggr)));
 	}
-	if (cfg->src->n_alloc) {
-		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
-		if (ret < 0)
-			goto out_oom;
-		c->aggr.objects = c->allocs.objs;
-	}
+	if (collector_objects_init(c) < 0)
+		goto out_oom;
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)

@@ -65,6 +65,9 @@ struct aggr {
 	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:
 	 * the collector fills it (collector/live/allocs.c). */
 	struct objtab *objects;
+	/* Small heap objects (--heap-objects), whose sites are those of
+	 * `objects`: they name a page before the mapping holding it. */
+	struct objtab *heap_objects;
 	int n_cpus;
 	int n_nodes;
 	/* Copies of the topology's answers, read per sample: the node index
