@@ -22,8 +22,10 @@
 #include "log.h"
 #include "rlimits.h"
 
-/* Data pages: room for several records of SOURCE_ALLOC_STACK bytes. */
+/* Data pages: room for several records of SOURCE_ALLOC_STACK bytes; with
+ * heap probes, for bursts of allocations (an entry is ~700 bytes). */
 #define CHANNEL_ALLOC_PAGES 32
+#define CHANNEL_HEAP_PAGES 256
 
 void
 channel_alloc_init(struct channel *ch)
@@ -97,7 +99,9 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			goto fail;
 		}
 		if (i == 0) {
-			ch->alloc_map_len = (1 + CHANNEL_ALLOC_PAGES) * page;
+			ch->alloc_map_len = (1 + (src->n_alloc > 1 ?
+						  CHANNEL_HEAP_PAGES :
+						  CHANNEL_ALLOC_PAGES)) * page;
 			ch->alloc_map = mmap(NULL, ch->alloc_map_len,
 					     PROT_READ | PROT_WRITE,
 					     MAP_SHARED, fd, 0);

@@ -22,8 +22,8 @@
 #include "heapprobe.h"
 #include "source.h"
 
-#define HEAPCAL_BATCH 200	/* calls per batch: fits the ring */
-#define HEAPCAL_BATCHES 10
+#define HEAPCAL_BATCH 100	/* calls per batch: fits the ring */
+#define HEAPCAL_BATCHES 5
 #define HEAPCAL_PAGES 64
 #define HEAPCAL_EVENTS 3
 
@@ -61,6 +61,8 @@ heapcal_loop(struct perf_event_mmap_page *meta)
 	return total / (HEAPCAL_BATCH * HEAPCAL_BATCHES);
 }
 
+/* The events, the others redirected into the first's ring (mapped
+ * first: a redirect needs its buffer). */
 static int
 heapcal_open(struct source *src, int *fds, void **map, size_t *map_len)
 {
@@ -76,13 +78,15 @@ heapcal_open(struct source *src, int *fds, void **map, size_t *map_len)
 		if (i > 0 && ioctl(fds[i], PERF_EVENT_IOC_SET_OUTPUT,
 				   fds[0]) < 0)
 			return -errno;
-	}
-	*map_len = (1 + HEAPCAL_PAGES) * page;
-	*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0],
-		    0);
-	if (*map == MAP_FAILED) {
-		*map = NULL;
-		return -errno;
+		if (i > 0)
+			continue;
+		*map_len = (1 + HEAPCAL_PAGES) * page;
+		*map = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fds[0], 0);
+		if (*map == MAP_FAILED) {
+			*map = NULL;
+			return -errno;
+		}
 	}
 	return 0;
 }
@@ -113,11 +117,12 @@ heapcal_measure(const char *path, uint64_t malloc_off, uint64_t free_off,
 	    source_heap_add(src, 0, malloc_off, HEAP_MALLOC, true, 1) < 0 ||
 	    source_heap_add(src, 0, free_off, HEAP_FREE, false, 1) < 0)
 		goto out;
+	/* Before the probes exist: a disabled probe still traps. */
+	(void)heapcal_loop(NULL);	/* warm the allocator */
+	cost->plain_ns = heapcal_loop(NULL);
 	ret = heapcal_open(src, fds, &map, &map_len);
 	if (ret < 0)
 		goto out;
-	(void)heapcal_loop(NULL);	/* warm the allocator */
-	cost->plain_ns = heapcal_loop(NULL);
 	heapcal_ioctl(fds, PERF_EVENT_IOC_ENABLE, 0);
 	cost->full_ns = heapcal_loop(map);
 	heapcal_ioctl(fds, PERF_EVENT_IOC_PERIOD, UINT64_C(1) << 40);

@@ -159,13 +159,23 @@ heapprobe_calibrate(struct symbols *syms, struct heap_cost *cost)
 	uint64_t off[2] = { 0, 0 };
 	char what[96];
 
-	if (scratch && m && maps_refresh(m) == 0) {
+	if (scratch && m && maps_refresh(m) >= 0) {
 		scratch->n_alloc = 1;
+		int ret = -ENOENT;
+
 		if (heapprobe_add(scratch, &all, getpid(), syms, m, what,
-				  sizeof(what), off) > 0 && off[0] && off[1] &&
-		    heapcal_measure(scratch->heap_paths[0], off[0], off[1],
-				    cost) < 0)
-			memset(cost, 0, sizeof(*cost));
+				  sizeof(what), off) > 0 && off[0] && off[1])
+			ret = heapcal_measure(scratch->heap_paths[0], off[0],
+					      off[1], cost);
+		if (ret < 0)
+			log_msg("heap objects: their cost not measured: %s",
+				strerror(-ret));
+		else
+			log_msg("heap objects: malloc + free %llu ns, probed "
+				"+%llu ns, +%llu ns when not recorded",
+				(unsigned long long)cost->plain_ns,
+				(unsigned long long)cost->full_ns,
+				(unsigned long long)cost->trap_ns);
 	}
 	maps_free(m);
 	free(scratch);
@@ -199,7 +209,7 @@ heapprobe_prepare(struct source *src, const struct heap_opts *o, pid_t pid,
 		pid = getpid();
 	m = maps_new((int32_t)pid);
 	syms = symbols_new();
-	if (m && syms && maps_refresh(m) == 0)
+	if (m && syms && maps_refresh(m) >= 0)
 		n = heapprobe_add(src, o, pid, syms, m, what, sizeof(what),
 				  off);
 	if (n > 0)
