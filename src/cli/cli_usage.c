@@ -8,6 +8,7 @@
 
 #include "cli.h"
 
+/* A long function: one string, the whole text. */
 void
 cli_usage(FILE *out)
 {
