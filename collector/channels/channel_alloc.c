@@ -71,7 +71,10 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			.period = src->alloc[i].attr.sample_period ?
 				  src->alloc[i].attr.sample_period : 1,
 			.enable_on_exec = p->enable_on_exec,
-			.watermark_bytes = i == 0 ? 1 : 0,
+			/* Every mapping wakes the collector; heap records
+			 * would wake it at every malloc: a quarter ring. */
+			.watermark_bytes = i > 0 ? 0 : src->n_alloc == 1 ? 1 :
+					   CHANNEL_HEAP_PAGES / 4 * page,
 		};
 		int fd = source_open_event(&src->alloc[i], &op);
 

@@ -123,7 +123,8 @@ collector_heap_tick(struct collector *c)
 	c->allocs.heap.sampled = c->heap.period > 1;
 	snprintf(c->heap.note, sizeof(c->heap.note),
 		 "heap objects: %.0f allocations/s, +%llu ns each "
-		 "(measured at start): target +%.1f %%, memtop %.1f %% CPU; %s",
+		 "(measured at start): target +%.1f %% (its time in the "
+		 "probes), memtop %.1f %% CPU; %s",
 		 rate, (unsigned long long)k->full_ns,
 		 100.0 * heaplive_cost(k, rate, c->heap.period), cpu_pct,
 		 c->heap.period == 1 ? "every allocation" : "");
@@ -135,5 +136,13 @@ collector_heap_tick(struct collector *c)
 			 (unsigned long long)c->heap.period,
 			 c->cfg.heap.every ? "" : " (every one would cost the "
 			 "target more than 5 %)");
+	}
+	if (c->heap.period > 1 &&
+	    heaplive_cost(k, rate, 1000000) > HEAP_MAX_COST) {
+		size_t used = strlen(c->heap.note);
+
+		snprintf(c->heap.note + used, sizeof(c->heap.note) - used,
+			 "; the traps alone cost %.1f %%: sampling cannot help",
+			 100.0 * heaplive_cost(k, rate, 1000000));
 	}
 }
