@@ -103,13 +103,25 @@ assert bad == 0, '%d pages misnamed' % bad
 PY
 [ "$failures" -eq 0 ] && ok "heap objects counted and named by their sites"
 
-# Without the uprobe PMU's permission: --list-events and the header say
-# what is missing and the fix.
+# Without the uprobe PMU's permission (nor the tracepoints'): --list-events
+# and the header say what is missing and the fix.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 	"${NOBODY[@]}" "$MEMTOP" --list-events > "$TMP/list-nobody.txt" 2>&1
 	grep -E '^heap +--heap-objects off: .*fix: ' "$TMP/list-nobody.txt" ||
 		fail "--list-events as nobody: $(grep '^heap' "$TMP/list-nobody.txt")"
+	NB=$TMP/nobody
+	mkdir -m 0777 "$NB" && chmod o+x "$TMP"
+	(cd /tmp && "${NOBODY[@]}" env MEMTOP_FAULTS_NO_TRACEPOINT=1 \
+		"$MEMTOP" -b --json -e faults -d 0.1 -n 2 --heap-objects \
+		-o "$NB/frames.jsonl" -- "$MEMTOP_HEAP_TEST" --nodes 100 \
+		--run-ms 300 --phase-ms 150 > /dev/null 2>"$NB/err") ||
+		fail "as nobody: $(cat "$NB/err")"
+	python3 - "$NB/frames.jsonl" <<'PY' || fail "header as nobody"
+import json, sys
+note = [json.loads(l) for l in open(sys.argv[1])][-1]['source_note']
+assert 'heap objects: off' in note and 'fix:' in note, note
+PY
 else
 	skip_part "permission checks need root and setpriv"
 fi
