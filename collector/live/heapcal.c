@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "heapprobe.h"
 #include "source.h"
 
@@ -31,15 +32,6 @@
 static void *(*volatile heapcal_malloc)(size_t) = malloc;
 static void (*volatile heapcal_free)(void *) = free;
 
-static uint64_t
-heapcal_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* ns per malloc + free over every batch; the ring emptied between. */
 static uint64_t
 heapcal_loop(struct perf_event_mmap_page *meta)
@@ -47,11 +39,11 @@ heapcal_loop(struct perf_event_mmap_page *meta)
 	uint64_t total = 0;
 
 	for (int b = 0; b < HEAPCAL_BATCHES; b++) {
-		uint64_t t0 = heapcal_now();
+		uint64_t t0 = base_clock_ns(CLOCK_MONOTONIC);
 
 		for (int i = 0; i < HEAPCAL_BATCH; i++)
 			heapcal_free(heapcal_malloc(64));
-		total += heapcal_now() - t0;
+		total += base_clock_ns(CLOCK_MONOTONIC) - t0;
 		if (meta)
 			__atomic_store_n(&meta->data_tail,
 					 __atomic_load_n(&meta->data_head,
