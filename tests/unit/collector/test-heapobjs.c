@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@ heap_site_b(int x)
 }
 
 static uint64_t rec_time = 1000;
+/* libc's malloc, not a sanitizer's interceptor: the entry's pc. */
+static uint64_t libc_malloc;
 
 struct rec {
 	uint64_t buf[256];
@@ -98,7 +101,7 @@ enter(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
 	struct rec r;
 
 	regs[7] = sp;
-	regs[8] = (uint64_t)(uintptr_t)&malloc;	/* in libc */
+	regs[8] = libc_malloc;
 	regs[5] = di;
 	regs[4] = si;
 	regs[3] = dx;
@@ -242,6 +245,13 @@ main(void)
 	char cmd[64];
 
 	check(mkdtemp(dir) != NULL && unw && sites && p);
+	{
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+		check(libc != NULL);
+		libc_malloc = (uint64_t)(uintptr_t)(libc ? dlsym(libc, "malloc") :
+							   NULL);
+	}
 	fake_pmu(p, dir);
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 0), 0);
 	/* malloc(64) from a, then free. */
