@@ -22,12 +22,20 @@
 
 #define HEAPLIVE_MAX_EVERY 1000
 
-bool
-collector_inherit_ok(const struct source *src)
+static bool
+heaplive_probes(const struct source *src)
 {
 	for (size_t i = 0; i < src->n_alloc; i++)
 		if (src->alloc[i].heap_fn != HEAP_NONE)
-			return false;
+			return true;
+	return false;
+}
+
+bool
+collector_inherit_ok(const struct source *src)
+{
+	if (heaplive_probes(src))
+		return false;
 	for (size_t i = 1; i < src->n_events; i++)
 		if (strcmp(src->events[i].pmu, src->events[0].pmu) != 0)
 			return false;
@@ -48,8 +56,8 @@ collector_objects_init(struct collector *c)
 	if (ret < 0)
 		return ret;
 	c->aggr.objects = c->allocs.objs;
-	if (collector_inherit_ok(cfg->src))
-		return 0;	/* no heap probes */
+	if (!heaplive_probes(cfg->src))
+		return 0;
 	ret = allocs_heap_init(&c->allocs, COLLECTOR_MAX_OBJECTS,
 			       cfg->heap.min_size);
 	if (ret < 0)

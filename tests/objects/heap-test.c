@@ -161,6 +161,10 @@ main(int argc, char **argv)
 		nodes[i] = a ? node_a() : node_b();
 		if (!nodes[i])
 			return 1;
+		/* A pause per run: memtop's collector drains its ring even
+		 * on a busy machine. */
+		if (i % runlen == runlen - 1)
+			usleep(2000);
 	}
 	for (long i = 0; i < n; i++)
 		printf("node %s %p %d\n", (i / runlen) % 2 == 0 ? "node_a" :
