@@ -129,12 +129,60 @@ cmp_ptr(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+/*
+ * Every 4th of node_a's nodes freed; node_c mallocs all but HEAP_SPARE
+ * as many again; node_d reallocs every 10th of node_b's nodes to 256
+ * bytes (they move).  0, or -1 when an allocation failed.
+ */
+static int
+rework(char **nodes, long n, long runlen)
+{
+	char **freed = calloc((size_t)n, sizeof(*freed));
+	long n_a = 0, n_re, reused = 0;
+
+	if (!freed)
+		return -1;
+	for (long i = 0; i < n; i++)
+		if ((i / runlen) % 2 == 0 && n_a++ % 4 == 0) {
+			freed[reused++] = nodes[i];
+			printf("free %p\n", (void *)nodes[i]);
+			free(nodes[i]);
+			nodes[i] = NULL;
+		}
+	n_re = reused;
+	qsort(freed, (size_t)n_re, sizeof(*freed), cmp_ptr);
+	reused = 0;
+	for (long i = 0, k = 0; i < n && k < n_re - HEAP_SPARE; i++) {
+		if (nodes[i])
+			continue;
+		nodes[i] = node_c();
+		if (!nodes[i])
+			return -1;
+		k++;
+		reused += bsearch(&nodes[i], freed, (size_t)n_re,
+				  sizeof(*freed), cmp_ptr) != NULL;
+		printf("node node_c %p %d\n", (void *)nodes[i], NODE);
+	}
+	for (long i = 0, n_b = 0; i < n; i++)
+		if ((i / runlen) % 2 == 1 && nodes[i] && n_b++ % 10 == 0) {
+			printf("free %p\n", (void *)nodes[i]);
+			nodes[i] = node_d(nodes[i]);
+			if (!nodes[i])
+				return -1;
+			printf("node node_d %p %d\n", (void *)nodes[i],
+			       4 * NODE);
+		}
+	printf("reused %ld of %ld\n", reused, n_re - HEAP_SPARE);
+	free(freed);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	double run_ms = 2000, phase = 1000, t0;
-	long n = 10000, runlen = 50, n_a = 0, n_re, reused = 0;
-	char **nodes, **freed;
+	long n = 10000, runlen = 50;
+	char **nodes;
 	int round = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -152,8 +200,7 @@ main(int argc, char **argv)
 	if (n < 2 || runlen < 1)
 		return 2;
 	nodes = calloc((size_t)n, sizeof(*nodes));
-	freed = calloc((size_t)n, sizeof(*freed));
-	if (!nodes || !freed)
+	if (!nodes)
 		return 1;
 	for (long i = 0; i < n; i++) {
 		bool a = (i / runlen) % 2 == 0;
@@ -173,40 +220,8 @@ main(int argc, char **argv)
 	t0 = now_ms();
 	while (now_ms() - t0 < phase)
 		touch(nodes, n, ++round);
-	/* Every 4th of node_a's nodes freed; node_c mallocs all but
-	 * HEAP_SPARE as many again; node_d reallocs every 10th of node_b's
-	 * nodes to 256 bytes (they move). */
-	for (long i = 0; i < n; i++)
-		if ((i / runlen) % 2 == 0 && n_a++ % 4 == 0) {
-			freed[reused++] = nodes[i];
-			printf("free %p\n", (void *)nodes[i]);
-			free(nodes[i]);
-			nodes[i] = NULL;
-		}
-	n_re = reused;
-	qsort(freed, (size_t)n_re, sizeof(*freed), cmp_ptr);
-	reused = 0;
-	for (long i = 0, k = 0; i < n && k < n_re - HEAP_SPARE; i++) {
-		if (nodes[i])
-			continue;
-		nodes[i] = node_c();
-		if (!nodes[i])
-			return 1;
-		k++;
-		reused += bsearch(&nodes[i], freed, (size_t)n_re,
-				  sizeof(*freed), cmp_ptr) != NULL;
-		printf("node node_c %p %d\n", (void *)nodes[i], NODE);
-	}
-	for (long i = 0, n_b = 0; i < n; i++)
-		if ((i / runlen) % 2 == 1 && nodes[i] && n_b++ % 10 == 0) {
-			printf("free %p\n", (void *)nodes[i]);
-			nodes[i] = node_d(nodes[i]);
-			if (!nodes[i])
-				return 1;
-			printf("node node_d %p %d\n", (void *)nodes[i],
-			       4 * NODE);
-		}
-	printf("reused %ld of %ld\n", reused, n_re - HEAP_SPARE);
+	if (rework(nodes, n, runlen) < 0)
+		return 1;
 	fflush(stdout);
 	while (now_ms() - t0 < run_ms)
 		touch(nodes, n, ++round);
