@@ -158,7 +158,8 @@ rework(char **nodes, long n, long runlen)
 		nodes[i] = node_c();
 		if (!nodes[i])
 			return -1;
-		k++;
+		if (++k % 50 == 0)
+			usleep(2000);	/* as in main */
 		reused += bsearch(&nodes[i], freed, (size_t)n_re,
 				  sizeof(*freed), cmp_ptr) != NULL;
 		printf("node node_c %p %d\n", (void *)nodes[i], NODE);
@@ -166,6 +167,8 @@ rework(char **nodes, long n, long runlen)
 	for (long i = 0, n_b = 0; i < n; i++)
 		if ((i / runlen) % 2 == 1 && nodes[i] && n_b++ % 10 == 0) {
 			printf("free %p\n", (void *)nodes[i]);
+			if (n_b % 50 == 0)
+				usleep(2000);
 			nodes[i] = node_d(nodes[i]);
 			if (!nodes[i])
 				return -1;
