@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "dryrun.h"
 #include "frame.h"
+#include "heapprobe.h"
 #include "launch.h"
 #include "log.h"
 #include "metrics.h"
@@ -178,16 +179,6 @@ main_attach(struct main_state *st, char *err, size_t errlen)
 	return 0;
 }
 
-/* Events on more than one PMU (cpu_core and cpu_atom). */
-static bool
-main_source_is_hybrid(const struct source *src)
-{
-	for (size_t i = 1; i < src->n_events; i++)
-		if (strcmp(src->events[i].pmu, src->events[0].pmu) != 0)
-			return true;
-	return false;
-}
-
 /* -i FILE: the reader, the recording's topology, the replay thread. */
 static int
 main_start_replay(struct main_state *st, char *err, size_t errlen)
@@ -325,9 +316,10 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;
 	cfg.resolve_nodes = true;
-	/* A hybrid source follows a launched command per thread: inherited
-	 * per-CPU channels were never tried on a hybrid part. */
-	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
+	cfg.heap = st->opt.heap;	/* --heap-objects: probes added here */
+	(void)heapprobe_prepare(&st->src, &st->opt.heap, st->opt.n_pids ?
+				st->opt.pids[0] : 0, &cfg.heap_cost);
+	cfg.inherit_launched = collector_inherit_ok(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
 	cfg.scope = st->opt.mode == MODE_SYSTEM ? &st->scope : NULL;

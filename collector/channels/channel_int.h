@@ -47,6 +47,7 @@ struct channel {
 	void *alloc_map;
 	size_t alloc_map_len;
 	struct ring alloc_ring;
+	uint64_t heap_period;	/* of the heap entries; 0: the source's */
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
 	/*

@@ -64,6 +64,10 @@ allocs_on_record(const struct perf_event_header *hdr, void *arg)
 		a->st.bad++;
 		return 0;
 	}
+	if (ev->heap_fn != HEAP_NONE) {
+		heapobjs_record(&d->c->heap_objs, ev, hdr);
+		return 0;
+	}
 	ae = allocs_event_of(ev);
 	allocs_record(a, &ae, hdr);
 	return 0;

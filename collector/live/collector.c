@@ -102,12 +102,8 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
 		names_start_helper(sides_names(aggr_sides(&c->aggr)));
 	}
-	if (cfg->src->n_alloc) {
-		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
-		if (ret < 0)
-			goto out_oom;
-		c->aggr.objects = c->allocs.objs;
-	}
+	if (collector_objects_init(c) < 0)
+		goto out_oom;
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -165,6 +161,7 @@ collector_destroy(struct producer *p)
 	collector_damon_stop(c);
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
+	heapobjs_fini(&c->heap_objs);
 	allocs_fini(&c->allocs);
 	nodemap_free(c->nodemap);
 	physnode_free(c->physnode);

@@ -20,6 +20,7 @@
 #include "chanset.h"
 #include "collector.h"
 #include "cpulist.h"
+#include "heapobjs.h"
 #include "ingest.h"
 #include "lathist.h"
 #include "migrate.h"
@@ -104,6 +105,16 @@ struct collector {
 	struct aggr aggr;
 	struct ingest ingest;		/* the per-sample path into aggr */
 	struct allocs allocs;		/* objects and their sites (issue 18) */
+	struct heapobjs heap_objs;	/* --heap-objects; objs NULL: off */
+	/* --heap-objects at run time (heaplive.c): the rate since the last
+	 * frame, the sample period of the allocating entries, the note. */
+	struct {
+		uint64_t calls_at;	/* allocs.heap.st.calls then */
+		uint64_t cpu_at;	/* collector CPU ns then */
+		double at;		/* base_now_s() then */
+		uint64_t period;	/* 1: every allocation */
+		char note[320];
+	} heap;
 	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
 	struct lathist *lat;
 	struct nodemap *nodemap;
@@ -225,6 +236,11 @@ void collector_rearm(struct collector *c, double now, bool frame);
 const char *collector_rearm_note(struct collector *c, const char *src_note);
 /* The frame's whole source note, in buf. */
 const char *collector_frame_note(struct collector *c, char *buf, size_t len);
+
+/* heaplive.c */
+int collector_objects_init(struct collector *c);
+/* At each frame, before its note: the rate, the cost, sampling. */
+void collector_heap_tick(struct collector *c);
 
 /* damonfeed.c */
 int collector_damon_start(struct collector *c);

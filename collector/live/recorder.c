@@ -92,6 +92,11 @@ recorder_add_source(struct perfdata_writer *w, const struct source *src,
 		struct perf_event_attr attr = src->alloc[i].attr;
 		int ret;
 
+		/* Heap probes (--heap-objects) come after the syscall event
+		 * and are not recorded (recorder_record_alloc). */
+		if (src->alloc[i].heap_fn != HEAP_NONE)
+			break;
+
 		attr.size = sizeof(attr);
 		attr.sample_period = 1;
 		attr.freq = 0;
@@ -210,7 +215,7 @@ recorder_record_alloc(struct perfdata_writer *w, const struct source *src,
 		    (const unsigned char *)hdr + hdr->size - sizeof(id),
 	       sizeof(id));
 	ev = channel_alloc_event(ch, id);
-	if (!ev)
+	if (!ev || ev->heap_fn != HEAP_NONE)
 		return;
 	perfdata_writer_add_id(w, src->n_events + (size_t)(ev - src->alloc),
 			       id);

@@ -169,6 +169,14 @@ dryrun_list_events(FILE *out)
 		fprintf(out, "%-7s %s\n", "objects", src.alloc_note +
 			(strncmp(src.alloc_note, "objects: ", 9) ? 0 : 9));
 	}
+	/* --heap-objects: the uprobe PMU and the right to open it. */
+	{
+		char why[200];
+
+		fprintf(out, "%-7s %s: %s\n", "heap",
+			source_heap_check(why, sizeof(why)) == 0 ?
+			"--heap-objects works" : "--heap-objects off", why);
+	}
 	return any ? 0 : 1;
 }
 

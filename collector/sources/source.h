@@ -29,9 +29,30 @@ enum event_role {
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
 };
 
+/* The allocator function a heap probe (--heap-objects,
+ * source_heap.c) sits on. */
+enum heap_fn {
+	HEAP_NONE,	/* not a heap probe */
+	HEAP_MALLOC,	/* malloc, operator new, new[]: size in rdi */
+	HEAP_CALLOC,	/* rdi * rsi */
+	HEAP_REALLOC,	/* rdi moved to a block of rsi bytes */
+	HEAP_MEMALIGN,	/* posix_memalign: *rdi set, rdx bytes */
+	HEAP_ALIGNED,	/* aligned_alloc, memalign: rsi bytes */
+	HEAP_FREE,	/* free, operator delete: rdi */
+};
+
 /* Bytes of user stack each allocation event copies for unwinding. */
 #define SOURCE_ALLOC_STACK 4096
-#define SOURCE_ALLOC_EVENTS 1
+/* ... and each heap probe's entry (an allocator called from the
+ * allocator's own module is unwound from it); a posix_memalign return
+ * reads its out pointer from the caller's frame. */
+#define SOURCE_HEAP_STACK 512
+#define SOURCE_HEAP_RET_STACK 256
+/* Heap probes at most: the C allocator's 6 functions (entry and
+ * return, free entry only) and libstdc++'s new and delete. */
+#define SOURCE_HEAP_EVENTS 24
+/* The syscall tracepoint, then the heap probes. */
+#define SOURCE_ALLOC_EVENTS (1 + SOURCE_HEAP_EVENTS)
 
 struct event_spec {
 	char name[64];		/* as perf names it: "page-faults" */
@@ -48,6 +69,9 @@ struct event_spec {
 	 * (hybrid parts: cpu_core and cpu_atom each cover their own
 	 * cores); "" = every CPU.  See source_event_on_cpu. */
 	char cpus[128];
+	/* A heap probe: its function, entry or return (uretprobe). */
+	enum heap_fn heap_fn;
+	bool heap_ret;
 };
 
 struct source {
@@ -76,6 +100,11 @@ struct source {
 	/* The probe's event, kept open until exit (source_alloc.c); -1
 	 * none.  Valid only after source_alloc_init. */
 	int alloc_hold_fd;
+	/* --heap-objects: alloc[1..n_alloc) are uprobes on these files
+	 * (the C allocator, libstdc++), named by their attr.config1;
+	 * heap_note says what is probed, or what is missing and the fix. */
+	char heap_paths[2][512];
+	char heap_note[256];
 };
 
 /*
@@ -128,6 +157,16 @@ int source_damon_init(struct source *src, char *why, size_t whylen);
 int source_alloc_init(struct source *src);
 /* The tracepoint filter the allocation event is opened with. */
 const char *source_alloc_filter(void);
+/*
+ * Heap probes (source_heap.c).  source_heap_check: 0 when the uprobe PMU
+ * is there and memtop may open it, else -errno with what is missing and
+ * the fix in why.  source_heap_add: a probe on file heap_paths[lib] at
+ * file offset off into src->alloc[] (after source_alloc_init), sampling
+ * every `period`th call; 0, -ENOSPC, or -errno of the PMU.
+ */
+int source_heap_check(char *why, size_t whylen);
+int source_heap_add(struct source *src, int lib, uint64_t off,
+		    enum heap_fn fn, bool ret, uint64_t period);
 /* The offset of `field` in a tracefs format file's text, or -1. */
 int source_tp_offset(const char *format, const char *field);
 /*

@@ -68,6 +68,9 @@ struct aggr {
 	/* The time objects' ages are counted to (replay: the frame's
 	 * recorded end); 0 = CLOCK_MONOTONIC now. */
 	uint64_t objects_now;
+	/* Small heap objects (--heap-objects), whose sites are those of
+	 * `objects`: they name a page before the mapping holding it. */
+	struct objtab *heap_objects;
 	int n_cpus;
 	int n_nodes;
 	/* Copies of the topology's answers, read per sample: the node index

@@ -183,9 +183,7 @@ allocs_parse(const struct allocs_event *ev,
 	return c.p == c.end || st >= PERF_SAMPLE_STACK_USER << 1;
 }
 
-/* The site from frames f[0..n): the first outside the allocator.  true
- * when one was found. */
-static bool
+bool
 allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
 	    int64_t *site)
 {

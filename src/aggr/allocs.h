@@ -14,12 +14,14 @@
 #define MEMTOP_ALLOCS_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "objtab.h"
 
 struct unwinder;
+struct unwind_frame;
 struct names;
 
 /* What an allocation record holds, from its event's attr. */
@@ -71,6 +73,11 @@ int allocs_init(struct allocs *a, size_t max_objects);
 /* Replay: modules for unwinding from names' recorded mappings (MMAP2
  * records, build ids), never /proc (unwind_use_names). */
 void allocs_use_names(struct allocs *a, struct names *names);
+/* The site of frames f[0..n): the first outside the allocator and its
+ * callers, interned in t.  true when one was found (the heap probes'
+ * sites too, collector/live/heapobjs.c). */
+bool allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
+		 int64_t *site);
 void allocs_fini(struct allocs *a);	/* NULL-safe, idempotent */
 
 /* Decodes and applies one SAMPLE record of allocation event ev (host

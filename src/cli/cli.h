@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "heapopt.h"
 #include "sortkey.h"
 #include "source_choice.h"
 
@@ -50,6 +51,7 @@ struct options {
 	/* --rearm[=SECS], soft-dirty re-arm (faults): 0 = off, < 0 = at
 	 * every frame, else every SECS. */
 	double rearm_s;
+	struct heap_opts heap;		/* --heap-objects[=N|SIZE] */
 	const char *record_path;
 	bool force;			/* --record may replace a file */
 	const char *output_path;

@@ -19,6 +19,16 @@ objtab_new(size_t max_objects)
 	return t;
 }
 
+struct objtab *
+objtab_new_sharing(size_t max_objects, struct objtab *sites)
+{
+	struct objtab *t = objtab_new(max_objects);
+
+	if (t)
+		t->site_of = sites;
+	return t;
+}
+
 void
 objtab_free(struct objtab *t)
 {

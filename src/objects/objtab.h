@@ -40,6 +40,10 @@ struct objtab;
 /* max_objects 0 = unbounded.  NULL on ENOMEM. */
 struct objtab *objtab_new(size_t max_objects);
 void objtab_free(struct objtab *t);	/* NULL-safe */
+/* A table whose sites are those of `sites` (interned there, same
+ * indexes): heap objects beside the mappings they lie in.  `sites`
+ * outlives it. */
+struct objtab *objtab_new_sharing(size_t max_objects, struct objtab *sites);
 
 /*
  * The index of a site (site, callers[0..n)), interned: the same strings
