@@ -60,7 +60,7 @@ def pages(frames):
     out = {}
     for f in frames:
         for p in f['pages']:
-            if p['object'] and fn(p['object']['site']) in WORK:
+            if p['object']:
                 out.setdefault((p['pid'], p['addr']), set()).add(
                     p['object']['site'])
     return out
@@ -76,8 +76,7 @@ named = {fn(s) for v in rp.values() for s in v}
 assert set(WORK) <= named, named
 # The last frame's objects per site, and the run's samples per site.
 def rows(frames):
-    objs = {fn(o['site']): o['objects'] for o in frames[-1]['objects']
-            if fn(o['site']) in WORK}
+    objs = {o['site']: o['objects'] for o in frames[-1]['objects']}
     samples = {}
     for f in frames:
         for o in f['objects']:
@@ -167,6 +166,7 @@ PY
 	-o "$TMP/short-replay.jsonl" || fail "short: memtop -i exited $?"
 python3 - "$TMP/short-live.jsonl" "$TMP/short-replay.jsonl" <<'PY' ||
 import json, sys
+named = []
 for path in sys.argv[1:]:
     frames = [json.loads(l) for l in open(path)]
     assert len(frames) == 1, (path, len(frames))
@@ -175,6 +175,8 @@ for path in sys.argv[1:]:
     print('%s: one frame, sites %s' % (path.split('/')[-1], sorted(sites)))
     assert {'make_table', 'make_grid', 'make_array',
             'remake_table'} <= sites, sites
+    named.append(sites)
+assert named[0] == named[1], named
 PY
 	fail "short-lived target: sites"
 [ "$failures" -eq 0 ] && ok "replay names objects as the live frames did"
