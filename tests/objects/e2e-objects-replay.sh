@@ -15,11 +15,7 @@
 # workload's report, and a target living under one frame is named live
 # and in replay.
 . "$(dirname "$0")/../lib/lib.sh"
-need_perf
-need_python
-: "${MEMTOP_OBJECTS_TEST:=$MEMTOP_BUILDDIR/tests/objects/objects-test}"
-[ -x "$MEMTOP_OBJECTS_TEST" ] || skip "objects-test not built"
-"$MEMTOP" --list-events > "$TMP/list.txt" 2>&1
+. "$(dirname "$0")/objects-lib.sh"
 grep -q '^objects .*off' "$TMP/list.txt" &&
 	skip "allocation events unavailable: $(grep '^objects ' "$TMP/list.txt")"
 
