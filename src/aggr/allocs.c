@@ -218,6 +218,11 @@ allocs_site(struct allocs *a, const struct alloc_rec *r)
 	for (uint64_t i = 0; i < r->nr && m < ALLOCS_FRAMES; i++) {
 		if (r->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
 			continue;	/* a context marker */
+		/* A frame-pointer walk that left the stack ends in 0 (or
+		 * garbage below the first page): no frame, and libdwfl would
+		 * put 0 - 1 in whatever module it likes. */
+		if (r->chain[i] < ALLOCS_PAGE)
+			break;
 		if (unwind_name(a->unw, (int)r->pid,
 				m ? r->chain[i] - 1 : r->chain[i], &f[m]) < 0)
 			break;

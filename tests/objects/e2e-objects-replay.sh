@@ -11,12 +11,11 @@
 # over the run for the sites whose objects live throughout (the grid and
 # the array: a frame built while the table is freed, which live and
 # replay cut at other times, counts its samples under no object).
+# Each object's fields (base, sizes, threads) are checked against the
+# workload's report, and a target living under one frame is named live
+# and in replay.
 . "$(dirname "$0")/../lib/lib.sh"
-need_perf
-need_python
-: "${MEMTOP_OBJECTS_TEST:=$MEMTOP_BUILDDIR/tests/objects/objects-test}"
-[ -x "$MEMTOP_OBJECTS_TEST" ] || skip "objects-test not built"
-"$MEMTOP" --list-events > "$TMP/list.txt" 2>&1
+. "$(dirname "$0")/objects-lib.sh"
 grep -q '^objects .*off' "$TMP/list.txt" &&
 	skip "allocation events unavailable: $(grep '^objects ' "$TMP/list.txt")"
 
@@ -57,7 +56,7 @@ def pages(frames):
     out = {}
     for f in frames:
         for p in f['pages']:
-            if p['object'] and fn(p['object']['site']) in WORK:
+            if p['object']:
                 out.setdefault((p['pid'], p['addr']), set()).add(
                     p['object']['site'])
     return out
@@ -73,8 +72,7 @@ named = {fn(s) for v in rp.values() for s in v}
 assert set(WORK) <= named, named
 # The last frame's objects per site, and the run's samples per site.
 def rows(frames):
-    objs = {fn(o['site']): o['objects'] for o in frames[-1]['objects']
-            if fn(o['site']) in WORK}
+    objs = {o['site']: o['objects'] for o in frames[-1]['objects']}
     samples = {}
     for f in frames:
         for o in f['objects']:
@@ -153,5 +151,29 @@ for path in sys.argv[1:3]:
         assert rows[fn]['first_touch'] == [pid], rows[fn]
     print('%s: fields as the workload reported' % path.split('/')[-1])
 PY
+
+# A target that lives under one frame (300 ms in a 2 s frame): its
+# allocations are named as they happen, live and from the recording.
+"$MEMTOP" -b --json -e faults -d 2 -s samples -k 2000 \
+	--record "$TMP/short.data" -o "$TMP/short-live.jsonl" -- \
+	"$MEMTOP_OBJECTS_TEST" --run-ms 300 --phase-ms 150 \
+	> /dev/null || fail "short: memtop --record exited $?"
+"$MEMTOP" -b --json -d 2 -s samples -k 2000 -i "$TMP/short.data" \
+	-o "$TMP/short-replay.jsonl" || fail "short: memtop -i exited $?"
+python3 - "$TMP/short-live.jsonl" "$TMP/short-replay.jsonl" <<'PY' ||
+import json, sys
+named = []
+for path in sys.argv[1:]:
+    frames = [json.loads(l) for l in open(path)]
+    assert len(frames) == 1, (path, len(frames))
+    sites = {p['object']['site'].split('+')[0]
+             for p in frames[0]['pages'] if p['object']}
+    print('%s: one frame, sites %s' % (path.split('/')[-1], sorted(sites)))
+    assert {'make_table', 'make_grid', 'make_array',
+            'remake_table'} <= sites, sites
+    named.append(sites)
+assert named[0] == named[1], named
+PY
+	fail "short-lived target: sites"
 [ "$failures" -eq 0 ] && ok "replay names objects as the live frames did"
 finish

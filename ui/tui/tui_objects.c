@@ -1,8 +1,8 @@
 /*
  * Objects view (key o, issue 18): allocation sites ranked by this
  * interval's samples on the pages of their objects, with their loads and
- * stores, locality, memory-node mix, the threads that made them and the
- * threads that first touched them (the thread of each object's first
+ * stores, locality, memory-node mix, bytes mapped and asked, the threads
+ * that made them and the threads that first touched them (the thread of each object's first
  * sample: first-touch placement put its pages on that thread's node), so
  * a remote-heavy data structure is seen with the code that allocated it.
  * UI thread.
@@ -54,7 +54,7 @@ tui_objects_row(const struct tui *t, struct tui_lines *l,
 {
 	const struct frame *f = t->cur;
 	char a[16], b[16], c[16], d[16], e[16], nodes[48], loc[8], tids[48];
-	char touch[48];
+	char touch[48], g[16];
 	int y = tui_draw_line(l);
 
 	if (y < 0)
@@ -76,8 +76,12 @@ tui_objects_row(const struct tui *t, struct tui_lines *l,
 		      tui_draw_kb(e, sizeof(e), s->bytes / 1024), nodes, tids);
 	if (COLS > 78)
 		tui_draw_safe(y, 78, COLS - 78, s->site);
-	/* Under the allocating threads, the first-touching ones. */
+	/* Under the bytes mapped, the bytes asked; under the allocating
+	 * threads, the first-touching ones. */
 	y = tui_draw_line(l);
+	if (y >= 0)
+		tui_draw_text(y, 35, 0, "%7s %9s", "asked",
+			      tui_draw_kb(g, sizeof(g), s->requested / 1024));
 	if (y >= 0 && COLS > 66)
 		tui_draw_text(y, 66, 0, "1st %-6.6s", touch);
 	if (y >= 0 && s->callers[0] && COLS > 80)

@@ -116,6 +116,22 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
 	return o ? objtab_site(a->objs, o->site)->site : "(none)";
 }
 
+/* A chain that ends in 0 (a frame-pointer walk off the stack) ends
+ * there: 0 is no site, whatever follows it. */
+static void
+test_chain_zero(struct allocs *ap, const struct allocs_event *mm, int32_t pid,
+		uint64_t site_ip)
+{
+	const uint64_t zero[] = { (uint64_t)PERF_CONTEXT_USER, 0, site_ip };
+	struct rec r;
+
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f5000000000, 0,
+				    0x1000, 3, 0x22, zero, 3));
+	check_eq_str(site_at(ap, pid, 0x7f5000000000), "[unknown]");
+	allocs_record(ap, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f5000000000,
+				    0x1000, 0, 0, NULL, 0));
+}
+
 /* Per-CPU rings: an munmap read after a newer mmap of the same range
  * (drained from another CPU's ring) spares the newer object, and an
  * older mmap read late does not replace it. */
@@ -162,6 +178,7 @@ main(void)
 	o = objtab_find(a.objs, pid, 0x7f1000001000);
 	check(o && o->size == 0x2000 && o->alloc_size == 0x1001);
 	check_eq_str(site_at(&a, pid, 0x7f1000000000), "[unknown]");
+	test_chain_zero(&a, mm, pid, chain[1]);
 	/* munmap in the middle splits the first. */
 	allocs_record(&a, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f0000004000, 0x1000,
 				     0, 0, NULL, 0));
