@@ -22,7 +22,7 @@ def check(cond, what):
 
 def parse(path):
     frames, truth = [], {"WRITE": [], "READ": [], "INTERVAL": [], "RATE": [],
-                         "KDAMONDS_AFTER": []}
+                         "KDAMONDS_AFTER": [], "PID": [], "PAGE": []}
     other = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -36,6 +36,17 @@ def parse(path):
             word = line.split(" ", 1)[0]
             if word in truth:
                 truth[word].append(line.split()[1:])
+                if word == "PID":
+                    truth.setdefault("procs", []).append(
+                        {"pid": int(line.split()[1]), "WRITE": set(),
+                         "READ": set(), "PAGE": []})
+                elif word in ("WRITE", "READ", "PAGE") and "procs" in truth:
+                    arg = line.split()[1:]
+                    if word == "PAGE":
+                        truth["procs"][-1]["PAGE"].append(
+                            (int(arg[0], 16), int(arg[1], 16), int(arg[2])))
+                    else:
+                        truth["procs"][-1][word].add(int(arg[0], 16))
             elif line:
                 other.append(line)
     return frames, truth, other
@@ -178,6 +189,8 @@ def damon(frames, truth):
           "in %d of the last %d frames" % (sum(c >= 8 for c in late),
                                            len(late)))
     reads_seen(cr)
+    damon_entries(mid)
+    damon_ages(mid, write)
     sizes = {p["size"] for f in mid for p in f["pages"]}
     check(any(z > 4096 for z in sizes), "entries carry their region's "
           "size (largest %d)" % max(sizes, default=0))
@@ -186,6 +199,130 @@ def damon(frames, truth):
     check(all(f["processes"] and f["processes"][0]["samples"] ==
               f["totals"]["samples"] for f in mid),
           "the process row has every sample")
+
+
+def entry_range(p):
+    a = int(p["addr"], 16)
+    return a, a + p["size"]
+
+
+def mid_frames(frames):
+    return [f for f in frames[1:-1] if f["totals"]["samples"] > 0]
+
+
+def damon_entries(mid):
+    """Every entry has its region: accesses = samples (one snapshot a
+    frame), age in aggregations and seconds, nodes probed."""
+    ents = [p for f in mid for p in f["pages"]]
+    ok = [p for p in ents if p.get("damon") and
+          p["damon"]["accesses"] == p["samples"] and
+          p["damon"]["checks"] == 20 and
+          p["damon"]["probed"] >= len(p["damon"]["nodes"])]
+    check(ents and len(ok) == len(ents), "every entry has its region "
+          "(damon.accesses = samples, of 20 checks): %d of %d"
+          % (len(ok), len(ents)))
+
+
+def hot_cover(entries, pages):
+    hot = [entry_range(p) for p in entries if p["samples"] >= 8]
+    return len(covered(hot, pages))
+
+
+def damon_ages(mid, write):
+    """The written cluster is accessed in every check all along: its
+    region keeps that count, so its age grows, aggregation by
+    aggregation (0.1 s each at period 1)."""
+    ages = [max([p["damon"]["age"] for p in f["pages"]
+                 if p["samples"] >= 16 and covered([entry_range(p)], write)]
+                or [0]) for f in mid]
+    late = ages[len(ages) // 2:]
+    check(late and max(late) >= 5, "the written cluster's region ages "
+          "(its oldest hot entry per frame: %s aggregations)" % ages)
+
+
+def damon_procs(frames, truth):
+    procs = truth.get("procs", [])
+    check(len(procs) == 2 and all(len(p["WRITE"]) == 16 for p in procs),
+          "two workloads reported 16 written pages each")
+    mid = mid_frames(frames)
+    late = mid[len(mid) // 2:]
+    check(len(late) >= 3, "%d frames with DAMON samples" % len(mid))
+    damon_entries(mid)
+    for i, pr in enumerate(procs):
+        node = 1 if i == 0 else 0
+        pid = pr["pid"]
+        cw = [hot_cover([p for p in f["pages"] if p["pid"] == pid],
+                        pr["WRITE"]) for f in late]
+        check(sum(c >= 8 for c in cw) * 2 >= len(cw),
+              "pid %d (bound to node %d): its own entries of >= 8 checks "
+              "cover >= 8 of its 16 written pages in %d of the last %d "
+              "frames (%s)" % (pid, node, sum(c >= 8 for c in cw),
+                               len(cw), cw))
+        rows = [sum(r["samples"] for r in f["processes"] if r["pid"] == pid)
+                for f in late]
+        check(sum(r > 0 for r in rows) * 2 > len(rows),
+              "pid %d has a process row with samples in %d of %d frames"
+              % (pid, sum(r > 0 for r in rows), len(rows)))
+        lo = min(v for v, _, _ in pr["PAGE"])
+        hi = max(v for v, _, _ in pr["PAGE"]) + 4096
+        want = sorted({n for _, _, n in pr["PAGE"]})
+        inside = [p["damon"]["nodes"] for f in mid for p in f["pages"]
+                  if p["pid"] == pid and p.get("damon") and
+                  lo <= entry_range(p)[0] and entry_range(p)[1] <= hi]
+        # An entry of the gap between the two mappings probes no node.
+        check(want == [node] and any(inside) and
+              all(n in (want, []) for n in inside),
+              "pid %d: entries inside its two bound mappings probe node "
+              "%s (the workload's move_pages: %s; %d entries: %s)"
+              % (pid, [node], want, len(inside),
+                 sorted({tuple(n) for n in inside})))
+    check(all(sum(r["samples"] for r in f["processes"]) +
+              f.get("processes_untracked", 0) == f["totals"]["samples"]
+              for f in frames), "process rows add up to the totals")
+    mem = [{n["node"]: n["mem_samples"] for n in f["nodes"]} for f in late]
+    check(all(m.get(0, 0) > 0 and m.get(1, 0) > 0 for m in mem),
+          "both nodes have memory-side samples in every late frame")
+
+
+def damon_paddr(frames, truth):
+    pages = truth.get("procs", [{}])[0].get("PAGE", [])
+    wphys = {ph for v, ph, n in pages
+             if v in truth["procs"][0]["WRITE"] and ph}
+    check(len(wphys) == 1024 and all(n == 1 for _, _, n in pages),
+          "the workload's 1024 written pages have physical addresses, "
+          "all on node 1")
+    mid = mid_frames(frames)
+    late = mid[len(mid) // 2:]
+    check(len(late) >= 3, "%d frames with DAMON samples" % len(mid))
+    check(all(f["source"] == "damon" for f in frames), "source damon")
+    damon_entries(mid)
+    rows = [f["processes"] for f in mid]
+    check(all(len(r) == 1 and r[0]["pid"] == 0 and
+              r[0]["comm"] == "[physical]" and
+              r[0]["samples"] == f["totals"]["samples"]
+              for r, f in zip(rows, mid)),
+          "one process row, pid 0 [physical], with every sample")
+    names = {p["region"] for f in mid for p in f["pages"]}
+    check(names and all((n or "").startswith("System RAM") for n in names),
+          "entries are named by the RAM they cover: %s" % sorted(
+              names, key=str)[:4])
+    cw = []
+    for f in late:
+        cw.append(hot_cover(f["pages"], wphys))
+        print("# frame %d: hot entries cover %d of the 1024 written "
+              "physical pages" % (f["seq"], cw[-1]))
+    check(sum(c >= 256 for c in cw) * 2 >= len(cw),
+          "entries of >= 8 of 20 checks cover >= 256 written pages in %d "
+          "of the last %d frames" % (sum(c >= 256 for c in cw), len(cw)))
+    over = [(p["node"], p["damon"]["nodes"]) for f in mid for p in f["pages"]
+            if p["samples"] >= 8 and covered([entry_range(p)], wphys)]
+    check(over and all(n == 1 and 1 in ns for n, ns in over),
+          "hot entries over the written pages are on node 1: %s"
+          % sorted(set((n, tuple(ns)) for n, ns in over))[:6])
+    mem = [{n["node"]: n["mem_samples"] for n in f["nodes"]} for f in late]
+    check(all(m.get(1, 0) > 0 for m in mem),
+          "node 1 has memory-side samples in every late frame")
+    check(truth["KDAMONDS_AFTER"] == [["0"]], "memtop removed its kdamond")
 
 
 def damon_refuse(frames, truth, lines):
@@ -214,7 +351,8 @@ def main():
         print("\n".join(other[-20:]))
         check(False, "%s: memtop wrote frames" % name)
         return 1
-    {"rearm": rearm, "damon": damon}[name](frames, truth)
+    {"rearm": rearm, "damon": damon, "damon_procs": damon_procs,
+     "damon_paddr": damon_paddr}[name](frames, truth)
     if failures:
         print("\n".join(other[-20:]))
     return 1 if failures else 0
