@@ -167,8 +167,6 @@ aggr_proc_name(struct proc_entry *e)
 {
 	char buf[4096];
 
-	if (e->flags & PROC_VIRTUAL)
-		return;
 	e->flags |= PROC_INFO;
 	if (procfs_start_time(e->pid, &e->start_time) < 0) {
 		aggr_proc_gone(e);

@@ -104,23 +104,21 @@ def rearm(frames, truth):
           % (stores, samples))
 
 
-TCG_READS = ("# SKIP read cluster hot: not seen in any snapshot; under "
-             "QEMU's TCG a translation DAMON aged stays in the software TLB, "
-             "so reads of it set no accessed bit (pti=on does not always "
-             "help)")
-
-
 def covered(hot, pages):
     """Pages inside one of hot's (start, end) ranges."""
     return {p for p in pages if any(s <= p < e for s, e in hot)}
 
 
 def reads_seen(counts):
-    if max(counts, default=0) >= 8:
-        check(True, "the read cluster is hot in %d of %d snapshots"
-              % (sum(c >= 8 for c in counts), len(counts)))
-    else:
-        print(TCG_READS)
+    """The read cluster, judged as the written one over the later half:
+    the guest boots with pti=on, so each kernel entry switches page
+    tables and QEMU's software TLB (TCG) drops the translations DAMON
+    aged; reads set accessed bits again (tests/numa/access-qemu.sh)."""
+    late = counts[len(counts) // 2:]
+    check(late and sum(c >= 8 for c in late) * 2 >= len(late),
+          "the read cluster is hot (>= 8 of 16 pages in regions of >= 8 "
+          "of 20 checks) in %d of the last %d (%s)"
+          % (sum(c >= 8 for c in late), len(late), counts))
 
 
 def damon_regions(frames, truth, lines):
@@ -297,11 +295,11 @@ def damon_paddr(frames, truth):
     check(all(f["source"] == "damon" for f in frames), "source damon")
     damon_entries(mid)
     rows = [f["processes"] for f in mid]
-    check(all(len(r) == 1 and r[0]["pid"] == 0 and
+    check(all(len(r) == 1 and r[0]["pid"] == 0 and r[0]["alive"] and
               r[0]["comm"] == "[physical]" and
               r[0]["samples"] == f["totals"]["samples"]
               for r, f in zip(rows, mid)),
-          "one process row, pid 0 [physical], with every sample")
+          "one process row, pid 0 [physical], alive, with every sample")
     names = {p["region"] for f in mid for p in f["pages"]}
     check(names and all((n or "").startswith("System RAM") for n in names),
           "entries are named by the RAM they cover: %s" % sorted(
