@@ -28,10 +28,10 @@ scenario_rearm() {
 # memtop's DAMON driver on the real interface (damon-live): a vaddr
 # kdamond on the workload; its regions must find both clusters hot.
 scenario_damon_regions() {
-	access-clusters --pages 16 --secs 12 --report /tmp/ac.txt &
+	access-clusters --pages 16 --secs 20 --report /tmp/ac.txt &
 	local pid=$! rc
 	sleep 1
-	damon-live $pid 5
+	damon-live $pid 8
 	rc=$?
 	wait $pid
 	cat /tmp/ac.txt
@@ -54,8 +54,8 @@ scenario_damon() {
 # them through /proc's children lists, one DAMON target each.
 scenario_damon_procs() {
 	access_run -b --json -e damon -d 1 -k 60 -- sh -c \
-		'access-clusters --pages 16 --secs 16 --node 1 --report /tmp/ac1.txt &
-		 access-clusters --pages 16 --secs 16 --node 0 --report /tmp/ac2.txt &
+		'access-clusters --pages 16 --secs 20 --node 1 --report /tmp/ac1.txt &
+		 access-clusters --pages 16 --secs 20 --node 0 --report /tmp/ac2.txt &
 		 wait'
 	local rc=$?
 	cat /tmp/ac1.txt /tmp/ac2.txt
