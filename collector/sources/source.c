@@ -166,7 +166,7 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 				 "damon:damon_aggregated tracepoint with perf "
 				 "record)" : "-G and -C watch part of the "
 				 "machine; DAMON's paddr context sees all "
-				 "physical memory (fix: -a, or -p PID)");
+				 "physical memory (fix: -a alone, or -p PID)");
 			ret = -EOPNOTSUPP;
 			break;
 		}
