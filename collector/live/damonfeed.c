@@ -62,23 +62,18 @@ damonfeed_paddr(struct collector *c, struct damon_opts *o,
 	return 0;
 }
 
-/* The vaddr kdamond's processes: every target alive now. */
-static int
-damonfeed_pids(struct collector *c)
+/* The vaddr kdamond's processes: every target alive now, in a new
+ * array (*n of them), or NULL for want of memory. */
+static pid_t *
+damonfeed_pids(const struct collector *c, size_t *n)
 {
 	pid_t *p = calloc(c->n_targets ? c->n_targets : 1, sizeof(*p));
 
-	if (!p) {
-		snprintf(c->error, sizeof(c->error), "out of memory");
-		return -ENOMEM;
-	}
-	free(c->damon_pids);
-	c->damon_pids = p;
-	c->n_damon_pids = 0;
-	for (size_t i = 0; i < c->n_targets; i++)
+	*n = 0;
+	for (size_t i = 0; p && i < c->n_targets; i++)
 		if (c->targets[i].alive)
-			p[c->n_damon_pids++] = c->targets[i].pid;
-	return 0;
+			p[(*n)++] = c->targets[i].pid;
+	return p;
 }
 
 /* At the collector thread's start: the kdamond on the targets (-a: on
@@ -92,12 +87,14 @@ collector_damon_start(struct collector *c)
 
 	if (!c->cfg.src->damon)
 		return 0;
-	if (c->damon_paddr)
+	if (c->damon_paddr) {
 		ret = damonfeed_paddr(c, &o, &ranges);
-	else
-		ret = damonfeed_pids(c);
-	if (ret < 0)
-		return ret;
+		if (ret < 0)
+			return ret;
+	} else if (!(c->damon_pids = damonfeed_pids(c, &c->n_damon_pids))) {
+		snprintf(c->error, sizeof(c->error), "out of memory");
+		return -ENOMEM;
+	}
 	if (!c->damon_paddr && c->n_damon_pids == 0) {
 		snprintf(c->error, sizeof(c->error), "damon: no process left "
 			 "to watch");
@@ -164,6 +161,8 @@ static void
 damonfeed_update(struct collector *c)
 {
 	char why[256];
+	pid_t *pids;
+	size_t n;
 
 	if (chanset_period(c->cs) != c->damon_period) {
 		uint64_t s_us, a_us;
@@ -176,13 +175,18 @@ damonfeed_update(struct collector *c)
 			c->damon_aggr_us = a_us;
 	}
 	if (c->damon_paddr || !damonfeed_follow_children(c) ||
-	    damonfeed_pids(c) < 0)
+	    !(pids = damonfeed_pids(c, &n)))
 		return;
-	if (damon_set_pids(c->damon, c->damon_pids, c->n_damon_pids, why,
-			   sizeof(why)) < 0)
+	/* The kdamond keeps its old targets when the commit fails. */
+	if (damon_set_pids(c->damon, pids, n, why, sizeof(why)) < 0) {
 		log_msg("%s", why);
-	else
-		log_msg("damon: %zu processes watched", c->n_damon_pids);
+		free(pids);
+		return;
+	}
+	free(c->damon_pids);
+	c->damon_pids = pids;
+	c->n_damon_pids = n;
+	log_msg("damon: %zu processes watched", n);
 }
 
 /*
