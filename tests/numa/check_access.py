@@ -366,7 +366,8 @@ def main():
         check(False, "%s: memtop wrote frames" % name)
         return 1
     {"rearm": rearm, "damon": damon, "damon_procs": damon_procs,
-     "damon_paddr": damon_paddr}[name](frames, truth)
+     "damon_pids": damon_procs, "damon_paddr": damon_paddr}[name](frames,
+                                                                 truth)
     if failures:
         print("\n".join(other[-20:]))
     return 1 if failures else 0

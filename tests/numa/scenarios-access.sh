@@ -4,7 +4,7 @@
 # workload's ground truth (access-clusters --report: WRITE, READ,
 # INTERVAL and RATE lines), and ends with memtop's status.
 
-SCENARIOS="rearm damon_regions damon damon_procs damon_paddr damon_refuse"
+SCENARIOS="rearm damon_regions damon damon_procs damon_pids damon_paddr damon_refuse"
 
 # Frames and then the report; memtop's status.
 access_run() {
@@ -60,6 +60,21 @@ scenario_damon_procs() {
 	local rc=$?
 	cat /tmp/ac1.txt /tmp/ac2.txt
 	rm -f /tmp/ac1.txt /tmp/ac2.txt
+	return $rc
+}
+
+# The same two workloads given as -p PID,PID: one target each.
+scenario_damon_pids() {
+	access-clusters --pages 16 --secs 20 --node 1 --report /tmp/ac1.txt &
+	local p1=$! p2 rc
+	access-clusters --pages 16 --secs 20 --node 0 --report /tmp/ac2.txt &
+	p2=$!
+	sleep 1
+	memtop -o /tmp/frames.jsonl -b --json -e damon -d 1 -k 60 -p $p1,$p2
+	rc=$?
+	wait $p1 $p2
+	cat /tmp/frames.jsonl /tmp/ac1.txt /tmp/ac2.txt
+	rm -f /tmp/frames.jsonl /tmp/ac1.txt /tmp/ac2.txt
 	return $rc
 }
 
