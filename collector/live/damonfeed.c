@@ -245,12 +245,19 @@ collector_damon_note(struct collector *c, const char *src_note)
 {
 	uint64_t ns = c->kdamond > 0 ? damonfeed_kdamond_ns(c->kdamond) : 0;
 	uint64_t s_us, a_us;
+	char what[64];
 
 	damonfeed_intervals(c->damon_period, &s_us, &a_us);
+	if (c->damon_paddr)
+		snprintf(what, sizeof(what), "paddr: physical memory, in the "
+			 "[physical] row");
+	else
+		snprintf(what, sizeof(what), "vaddr on %zu process(es)",
+			 c->n_damon_pids);
 	snprintf(c->damon_note, sizeof(c->damon_note),
-		 "%s; %zu regions, sampled every %llu us, %u checks per "
+		 "%s; %s; %zu regions, sampled every %llu us, %u checks per "
 		 "aggregation; kdamond %d CPU %.1f ms this interval%s%s",
-		 src_note, c->n_regs, (unsigned long long)s_us,
+		 src_note, what, c->n_regs, (unsigned long long)s_us,
 		 DAMONFEED_CHECKS, (int)c->kdamond,
 		 (double)(ns - c->kdamond_ns) / 1e6,
 		 c->damon_why[0] ? "; last snapshot: " : "", c->damon_why);

@@ -8,6 +8,7 @@ report (WRITE/READ page addresses, INTERVAL lines, RATE): the oracle.
 Prints 'ok: ...' lines, 'FAIL: ...' lines, and exits 1 on any failure.
 """
 import json
+import re
 import sys
 
 failures = 0
@@ -256,6 +257,10 @@ def damon_procs(frames, truth):
     mid = mid_frames(frames)
     late = mid[len(mid) // 2:]
     check(len(mid) >= 4, "%d frames with DAMON samples" % len(mid))
+    note = (late or frames)[-1].get("source_note") or ""
+    check(re.search(r"vaddr on [23] process", note),
+          "the note counts the kdamond's processes: %s"
+          % note[note.find("vaddr"):][:40])
     damon_entries(mid)
     inside = []
     for i, pr in enumerate(procs):
@@ -309,6 +314,8 @@ def damon_paddr(frames, truth):
     late = mid[len(mid) // 2:]
     check(len(late) >= 3, "%d frames with DAMON samples" % len(mid))
     check(all(f["source"] == "damon" for f in frames), "source damon")
+    check("paddr: physical memory" in (frames[0].get("source_note") or ""),
+          "the note says the kdamond watches physical memory")
     damon_entries(mid)
     rows = [f["processes"] for f in mid]
     check(all(len(r) == 1 and r[0]["pid"] == 0 and r[0]["alive"] and
