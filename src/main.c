@@ -261,8 +261,7 @@ main_close_record(struct main_state *st)
 
 	ret = perfdata_writer_close(st->recorder, why, sizeof(why));
 	if (ret < 0) {
-		log_error("--record %s: %s",
-			st->opt.record_path, why);
+		log_error("--record %s: %s", st->opt.record_path, why);
 		return ret;
 	}
 	log_msg("--record %s: %llu records (%llu samples), %llu bytes; "
@@ -285,6 +284,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	ret = source_select_opts(&(struct source_opts){
 		.choice = st->opt.source, .period = st->opt.period,
 		.ldlat = st->opt.ldlat, .system = st->opt.mode == MODE_SYSTEM,
+		.cgroups = st->opt.n_cgroups || st->opt.cpus,
 		.record = st->opt.record_path != NULL,
 		.objects = st->opt.mode != MODE_SYSTEM }, &st->src, err, errlen);
 	if (ret < 0)

@@ -31,6 +31,7 @@
 
 struct damon;
 struct damon_region;
+struct damonfeed_iomem;
 struct frame;
 
 /*
@@ -162,11 +163,19 @@ struct collector {
 	uint64_t hotplug;
 	struct collector_rearm rearm;
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
-	 * period its intervals follow, its CPU time at the last frame. */
+	 * period its intervals follow, its CPU time at the last frame; a
+	 * vaddr kdamond's processes in its targets' order (a region's
+	 * target indexes it), or (-a) a paddr one with the machine's RAM
+	 * from /proc/iomem, which names its regions. */
 	struct damon *damon;
+	bool damon_paddr;
+	pid_t *damon_pids;
+	size_t n_damon_pids;
+	struct damonfeed_iomem *iomem;
 	struct damon_region *regs;
 	size_t n_regs, regs_cap;
 	uint64_t damon_period;
+	uint64_t damon_aggr_us;		/* the current aggregation interval */
 	pid_t kdamond;
 	uint64_t kdamond_ns;
 	char damon_why[256];	/* why the last snapshot failed */
@@ -242,12 +251,20 @@ int collector_objects_init(struct collector *c);
 /* At each frame, before its note: the rate, the cost, sampling. */
 void collector_heap_tick(struct collector *c);
 
-/* damonfeed.c */
+/* damonfeed.c.  A region's rate is k of DAMONFEED_CHECKS checks. */
+#define DAMONFEED_CHECKS	20u
 int collector_damon_start(struct collector *c);
 void collector_damon_stop(struct collector *c);
 void collector_damon_drain(struct collector *c);
-void collector_damon_frame(struct collector *c, struct frame *f);
 const char *collector_damon_note(struct collector *c, const char *src_note);
+/* damonfeed_regions.c: the RAM of /proc/iomem (paddr), the processes a
+ * launched command starts (vaddr), and each entry's region, nodes and
+ * name in a frame. */
+int damonfeed_iomem_read(struct damonfeed_iomem **out, uint64_t (**ranges)[2],
+			 size_t *n_ranges, char *why, size_t whylen);
+void damonfeed_iomem_free(struct damonfeed_iomem *m);
+bool damonfeed_follow_children(struct collector *c);
+void collector_damon_frame(struct collector *c, struct frame *f);
 
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);

@@ -121,9 +121,11 @@ struct source_opts {
 	enum source_choice choice;
 	uint64_t period;	/* -c; 0 = the source's default */
 	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
-	/* -a/-G and --record: damon cannot serve them (no paddr context
-	 * yet, no perf events to record); auto passes it over. */
+	/* -a/-G and --record: damon watches -a with a paddr context but
+	 * not -G (physical memory is not a cgroup's) nor -C, and has no
+	 * perf events to record; auto passes it over for those. */
 	bool system;
+	bool cgroups;		/* -G or -C: only some of the machine */
 	bool record;
 	/* The allocation events too (source_alloc_init); not for
 	 * whole-machine views, where every process's mappings would be

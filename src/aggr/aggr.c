@@ -435,7 +435,9 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 				continue;
 			}
 		}
-		if (aggr_needs_query(a, e)) {
+		/* pid 0 (the idle task; -e damon -a's physical row) has no
+		 * address space: move_pages(0, ...) would ask memtop's own. */
+		if (s->pid > 0 && aggr_needs_query(a, e)) {
 			e->flags = aggr_query_stamp(a);
 			want[i] = true;
 			any_query = true;

@@ -213,6 +213,9 @@ int aggr_procs_config(struct aggr *a, size_t max, bool live);
 void aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm,
 		    uint64_t time);
 void aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid);
+/* A row that is no process (-e damon -a's pid 0, "[physical]"): named
+ * comm, alive, never looked up in /proc. */
+void aggr_proc_virtual(struct aggr *a, int32_t pid, const char *comm);
 /* time: the EXIT record's (CLOCK_MONOTONIC ns), 0 when it has none. */
 void aggr_proc_exit(struct aggr *a, int32_t pid, uint64_t time);
 /*

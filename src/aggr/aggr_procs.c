@@ -116,6 +116,17 @@ aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm, uint64_t time)
 }
 
 void
+aggr_proc_virtual(struct aggr *a, int32_t pid, const char *comm)
+{
+	struct proc_entry *e = proctab_get(a->procs, pid, NULL);
+
+	if (e == proctab_sink(a->procs) || (e->flags & PROC_VIRTUAL))
+		return;
+	aggr_proc_set_comm(e, comm, 0);
+	e->flags |= PROC_VIRTUAL | PROC_INFO;
+}
+
+void
 aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid)
 {
 	struct proc_entry *parent = proctab_find(a->procs, ppid), *e;
@@ -179,6 +190,8 @@ aggr_proc_check(struct proc_entry *e)
 {
 	uint64_t start;
 
+	if (e->flags & PROC_VIRTUAL)
+		return;
 	if (procfs_start_time(e->pid, &start) < 0 ||
 	    (e->start_time && start != e->start_time))
 		aggr_proc_gone(e);

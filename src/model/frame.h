@@ -59,6 +59,7 @@ struct frame_page {
 	char *region;		/* NULL when unknown */
 	char *symbol;		/* NULL when unknown */
 	struct frame_object *object;	/* NULL when none */
+	struct frame_damon *damon;	/* -e damon's region; NULL otherwise */
 	/* Code sites: the instruction pointers with most samples on this
 	 * page (at most FRAME_SITES), most first.  sites_other = total minus
 	 * their samples (ips without a slot, no ip, or sites forgotten). */
@@ -77,6 +78,24 @@ struct frame_page {
 };
 
 #define FRAME_LEVELS		14	/* DATASRC_LVL__COUNT */
+
+/*
+ * The DAMON region a page entry stands for (-e damon, issue 19): its
+ * access count and age from the kernel's snapshot, and the nodes of the
+ * pages memtop probed in it (move_pages on a few pages of a process's
+ * region, the memory-block map for a physical one).
+ */
+struct frame_damon {
+	uint32_t accesses;	/* checks of the last aggregation that hit it */
+	uint32_t checks;	/* checks per aggregation */
+	uint32_t age;		/* aggregations it kept that access count */
+	uint64_t aggr_us;	/* one aggregation, microseconds */
+	uint64_t nodes;		/* bit n: a probed page is on node n */
+	uint32_t probed;	/* pages probed */
+	uint32_t unknown;	/* of them, with no node (not present) */
+};
+
+#define FRAME_DAMON_NODES	64	/* nodes the mask can name */
 
 #define FRAME_OBJ_CALLERS	3
 #define FRAME_OBJ_TIDS		4

@@ -417,6 +417,29 @@ test_levels(void)
 	frame_free(f);
 }
 
+/* A -e damon entry's region: its counts, age (in seconds too) and the
+ * nodes of the mask in order; a page of any other source has no key. */
+static void
+test_damon(void)
+{
+	struct frame *f = make_frame(1);
+	char *s;
+
+	s = render(f, true, 0);
+	check(s && !strstr(s, "\"damon\""));
+	free(s);
+	f->pages[0].damon = calloc(1, sizeof(*f->pages[0].damon));
+	*f->pages[0].damon = (struct frame_damon){ .accesses = 17,
+		.checks = 20, .age = 12, .aggr_us = 100000,
+		.nodes = (1u << 1) | (1u << 3), .probed = 8, .unknown = 2 };
+	s = render(f, true, 0);
+	contains(s, "\"object\":null,\"damon\":{\"accesses\":17,"
+		 "\"checks\":20,\"age\":12,\"age_s\":1.200,"
+		 "\"nodes\":[1,3],\"probed\":8,\"unknown\":2}}");
+	free(s);
+	frame_free(f);
+}
+
 /*
  * Every count of the totals and of a page different from the others, so
  * that a field written from its neighbour shows (the fixture of
@@ -494,6 +517,7 @@ main(void)
 	test_exact();
 	test_key_order();
 	test_levels();
+	test_damon();
 	test_distinct_counts();
 	test_objects();
 	test_escapes();
