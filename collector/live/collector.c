@@ -77,12 +77,11 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	c->child_wstatus = -1;
 	c->spare_fd = -1;
 	collector_proc_end(c);
-	if (cfg->resolve_nodes) {
+	if (cfg->resolve_nodes)
 		c->nodemap = nodemap_new();
-		if (!c->nodemap) {
-			ret = -ENOMEM;
-			goto out_oom;
-		}
+	if (cfg->resolve_nodes && !c->nodemap) {
+		ret = -ENOMEM;
+		goto out_oom;
 	}
 	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
