@@ -1,8 +1,9 @@
 /*
  * System-wide drain benchmark (issue 15): the collector thread draining N
  * per-CPU rings (N = 2 ... 512), as `memtop -a` does on an N-CPU machine,
- * alone or with T drain threads (collector/live/dpool.h) decoding the
- * rings while it aggregates.
+ * alone or with T drain threads (collector/live/dpool.h), each draining
+ * the rings of its group into a shard of its own that the collector
+ * merges at each frame (every 100 rounds here, and after the last).
  *
  *   bench-drain [--quick] [--rings N,N,...] [--threads T,T,...] [--rate R]
  *               [--pages P] [--layout faults-tp|faults-sw|pebs]
@@ -51,6 +52,7 @@
 
 #define DRAIN_MAX_RINGS		512
 #define DRAIN_ROUND_MS		10
+#define DRAIN_FRAME_ROUNDS	100	/* 1 s: shards merged (a frame) */
 
 struct drain_opts {
 	size_t rings[16], n_rings;
@@ -113,6 +115,7 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 {
 	size_t per_ring = (size_t)(o->rate * DRAIN_ROUND_MS / 1000.0), next = 0;
 	unsigned k_threads = pool ? dpool_threads(pool) : 1;
+	size_t rounds = 0;
 	struct ingest in;
 
 	if (per_ring == 0)
@@ -133,9 +136,13 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 		t0 = benchlib_now();
 		c0 = benchlib_thread_cpu_ns();
 		if (pool) {
-			dpool_drain(pool, items, n, 1, a, drain_other, res);
+			dpool_drain(pool, items, n, 1, drain_other, res);
 			for (size_t k = 0; k < n; k++)
 				res->bad += items[k].bad;
+			/* A frame a second: the shards merged. */
+			if (++rounds % DRAIN_FRAME_ROUNDS == 0 ||
+			    res->samples >= o->samples)
+				dpool_merge(pool, a);
 		} else {
 			for (size_t k = 0; k < n; k++)
 				ingest_drain(&in, &bc[k].ch, &bc[k].br.ring, 1,
@@ -219,7 +226,7 @@ drain_case(size_t n, const struct bench_stream *st,
 		bool ok;
 
 		if (aggr_init(&a, topo, NULL, 12, 0) < 0 ||
-		    (t && dpool_new(&pool, (unsigned)t) < 0)) {
+		    (t && dpool_new(&pool, (unsigned)t, &a) < 0)) {
 			fprintf(stderr, "bench-drain: no memory or thread\n");
 			aggr_fini(&a);
 			goto fini;

@@ -160,6 +160,7 @@ struct collector {
 	struct dpool_item *par_items;
 	struct channel **par_chans;
 	size_t par_cap;
+	uint64_t par_cpu_gone;	/* CPU time of pools stopped */
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
 	 * period its intervals follow, its CPU time at the last frame. */
 	struct damon *damon;
@@ -221,6 +222,9 @@ int collector_par_setup(struct collector *c, char *err, size_t errlen);
 /* The drain threads in use (0: the collector drains alone). */
 unsigned collector_par_threads(const struct collector *c);
 uint64_t collector_par_cpu_ns(struct collector *c);
+/* The drain threads' shards into the aggregation (a frame, a change of
+ * page size). */
+void collector_par_merge(struct collector *c);
 void collector_par_fini(struct collector *c);
 void collector_sync_lost(struct collector *c, struct channel *ch);
 

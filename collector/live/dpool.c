@@ -1,14 +1,16 @@
 /*
  * The parallel drain's threads and the collector's side of a drain.  See
- * dpool.h.  dpool_new, dpool_drain, dpool_cpu_ns and dpool_free: the
- * collector thread only; dpool_thread and what it calls: the drain
- * threads.
+ * dpool.h.  dpool_new, dpool_drain, dpool_merge, dpool_like, dpool_cpu_ns
+ * and dpool_free: the collector thread only; dpool_thread and what it
+ * calls: the drain threads.
  *
  * One mutex guards each thread's block queue (head, tail), its done flag
  * and the job; block contents are written by the drain thread before it
  * moves head and read by the collector before it moves tail, both under
- * the mutex, so each block has one owner at a time.  A lock a block of
- * AGGR_BATCH samples costs a few ns a sample at most.
+ * the mutex, so each block has one owner at a time.  Blocks carry only
+ * the rings' records other than samples (rare); samples stay in the
+ * thread's shard.  A shard is touched by its thread during a drain and by
+ * the collector (merge) only between drains.
  */
 #include "config.h"
 
@@ -22,22 +24,21 @@
 #include "base.h"
 #include "dpool.h"
 #include "ingest.h"
+#include "nodemap.h"
+#include "pagetab.h"
 
-/* Blocks in each thread's queue: the decoder runs this far ahead. */
+/* Blocks in each thread's queue: the drain runs this far ahead of the
+ * collector's handling of its other records. */
 #define DPOOL_BLOCKS	16
-
-enum { DB_SAMPLES, DB_RECORD };
+/* A block holds a record of up to this many bytes (MMAP2 records with
+ * the longest paths); a longer one is copied to the heap. */
+#define DPOOL_RECORD	4352
 
 struct dblock {
-	uint32_t kind;
-	uint32_t n;		/* samples, or the record's bytes */
+	uint32_t n;		/* the record's bytes */
 	size_t item;
-	bool weights;		/* a sample may carry a weight */
-	unsigned char *big;	/* a record larger than u.rec, malloc'd */
-	union {
-		struct sample s[AGGR_BATCH];
-		unsigned char rec[AGGR_BATCH * sizeof(struct sample)];
-	} u;
+	unsigned char *big;	/* a record larger than rec, malloc'd */
+	unsigned char rec[DPOOL_RECORD];
 };
 
 struct drainer {
@@ -45,13 +46,13 @@ struct drainer {
 	pthread_t thread;
 	unsigned idx;
 	bool started;
-	/* The decoder, learning layouts per source as the collector's; its
-	 * aggr is a batch only (ingest.flush hands it on, never
-	 * aggr_flush), whose interval counts unattributed and lost. */
+	/* The decoder, learning layouts per source as the collector's,
+	 * into the thread's shard (aggr_shard_init) and its nodemap. */
 	struct ingest in;
-	struct aggr batch;
+	struct aggr shard;
+	bool shard_ok;
+	struct nodemap *nm;
 	size_t cur;		/* the item being drained */
-	bool failed;		/* a record could not be copied */
 	struct dblock *blocks;	/* DPOOL_BLOCKS */
 	/* Under pool->mu. */
 	size_t head, tail;
@@ -101,51 +102,27 @@ dpool_push(struct drainer *d)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* ingest.flush: the batch to the queue. */
-static void
-dpool_flush(struct ingest *in)
-{
-	struct drainer *d = (struct drainer *)((char *)in -
-					       offsetof(struct drainer, in));
-	size_t n = d->batch.n_batch;
-	struct dblock *b;
-
-	d->batch.n_batch = 0;
-	if (n == 0 || !(b = dpool_slot(d)))
-		return;
-	b->kind = DB_SAMPLES;
-	b->n = (uint32_t)n;
-	b->item = d->cur;
-	b->weights = d->batch.weights_possible;
-	d->batch.weights_possible = false;
-	memcpy(b->u.s, d->batch.batch, n * sizeof(b->u.s[0]));
-	dpool_push(d);
-}
-
-/* ingest_drain's other: the samples before it, then the record. */
+/* ingest_drain's other: the record to the collector. */
 static int
 dpool_other(const struct perf_event_header *hdr, void *ctx)
 {
 	struct drainer *d = ctx;
-	struct dblock *b;
+	struct dblock *b = dpool_slot(d);
 
-	dpool_flush(&d->in);
-	b = dpool_slot(d);
 	if (!b)
 		return 1;
-	b->kind = DB_RECORD;
 	b->n = hdr->size;
 	b->item = d->cur;
 	b->big = NULL;
-	if (hdr->size > sizeof(b->u.rec)) {
+	if (hdr->size > sizeof(b->rec)) {
 		b->big = malloc(hdr->size);
 		if (!b->big) {
 			/* Counted lost, as a record that cannot be read. */
-			aggr_count_lost(&d->batch, 1);
+			aggr_count_lost(&d->shard, 1);
 			return 0;
 		}
 	}
-	memcpy(b->big ? b->big : b->u.rec, hdr, hdr->size);
+	memcpy(b->big ? b->big : b->rec, hdr, hdr->size);
 	dpool_push(d);
 	return 0;
 }
@@ -166,7 +143,6 @@ dpool_run(struct drainer *d, struct dpool_item *items, size_t n,
 		memset(&items[i].st, 0, sizeof(items[i].st));
 		ingest_drain(&d->in, items[i].ev, items[i].ring, period,
 			     dpool_other, d, &items[i].st);
-		dpool_flush(&d->in);
 		items[i].bad = d->in.stats.bad - bad;
 	}
 }
@@ -200,7 +176,7 @@ dpool_thread(void *arg)
 }
 
 int
-dpool_new(struct dpool **out, unsigned n_threads)
+dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 {
 	struct dpool *p;
 	int ret = 0;
@@ -222,13 +198,16 @@ dpool_new(struct dpool **out, unsigned n_threads)
 		d->idx = i;
 		d->done = true;
 		pthread_cond_init(&d->room, NULL);
-		ingest_init(&d->in, &d->batch);
-		d->in.flush = dpool_flush;
 		d->blocks = calloc(DPOOL_BLOCKS, sizeof(*d->blocks));
-		if (!d->blocks) {
+		if (like->nodemap)
+			d->nm = nodemap_new();
+		if (!d->blocks || (like->nodemap && !d->nm) ||
+		    aggr_shard_init(&d->shard, like, d->nm) < 0) {
 			ret = -ENOMEM;
 			break;
 		}
+		d->shard_ok = true;
+		ingest_init(&d->in, &d->shard);
 		ret = -pthread_create(&d->thread, NULL, dpool_thread, d);
 		if (ret < 0)
 			break;
@@ -258,6 +237,9 @@ dpool_free(struct dpool *p)
 			pthread_join(p->d[i].thread, NULL);
 		pthread_cond_destroy(&p->d[i].room);
 		free(p->d[i].blocks);
+		if (p->d[i].shard_ok)
+			aggr_fini(&p->d[i].shard);
+		nodemap_free(p->d[i].nm);
 	}
 	pthread_cond_destroy(&p->job);
 	pthread_cond_destroy(&p->ready);
@@ -271,36 +253,20 @@ dpool_threads(const struct dpool *p)
 	return p->n;
 }
 
-/* A block into the aggregation (samples) or to other(). */
+/* A record to other(). */
 static void
-dpool_take(struct dblock *b, struct dpool_item *items, struct aggr *a,
-	   dpool_other_fn other, void *ctx)
+dpool_take(struct dblock *b, struct dpool_item *items, dpool_other_fn other,
+	   void *ctx)
 {
-	if (b->kind == DB_RECORD) {
-		other(b->big ? (const void *)b->big : (const void *)b->u.rec,
-		      items[b->item].tag, ctx);
-		free(b->big);
-		b->big = NULL;
-		return;
-	}
-	if (b->weights)
-		aggr_weights_possible(a);
-	for (size_t k = 0; k < b->n;) {
-		size_t room = AGGR_BATCH - a->n_batch;
-		size_t m = b->n - k < room ? b->n - k : room;
-
-		memcpy(&a->batch[a->n_batch], &b->u.s[k],
-		       m * sizeof(b->u.s[0]));
-		a->n_batch += m;
-		k += m;
-		if (a->n_batch == AGGR_BATCH)
-			aggr_flush(a);
-	}
+	other(b->big ? (const void *)b->big : (const void *)b->rec,
+	      items[b->item].tag, ctx);
+	free(b->big);
+	b->big = NULL;
 }
 
 void
 dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
-	    uint64_t period, struct aggr *a, dpool_other_fn other, void *ctx)
+	    uint64_t period, dpool_other_fn other, void *ctx)
 {
 	pthread_mutex_lock(&p->mu);
 	p->items = items;
@@ -321,7 +287,7 @@ dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
 					&d->blocks[d->tail % DPOOL_BLOCKS];
 
 				pthread_mutex_unlock(&p->mu);
-				dpool_take(b, items, a, other, ctx);
+				dpool_take(b, items, other, ctx);
 				pthread_mutex_lock(&p->mu);
 				d->tail++;
 				pthread_cond_signal(&d->room);
@@ -335,14 +301,27 @@ dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
 			pthread_cond_wait(&p->ready, &p->mu);
 	}
 	pthread_mutex_unlock(&p->mu);
-	/* What the decoders counted; theirs are read only between drains. */
-	for (unsigned i = 0; i < p->n; i++) {
-		struct counts *ic = &p->d[i].batch.interval;
+}
 
-		aggr_count_lost(a, ic->lost);
-		aggr_count_unattributed(a, ic->unattributed);
-		ic->lost = ic->unattributed = 0;
+int
+dpool_merge(struct dpool *p, struct aggr *dst)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		int r = aggr_merge(dst, &p->d[i].shard);
+
+		if (r < 0 && ret == 0)
+			ret = r;
 	}
+	return ret;
+}
+
+bool
+dpool_like(const struct dpool *p, const struct aggr *a)
+{
+	return p->n == 0 || (pagetab_page_shift(p->d[0].shard.pages) ==
+			     pagetab_page_shift(a->pages));
 }
 
 uint64_t

@@ -3,10 +3,13 @@
  * reported at a wakeup, those the sweeps find.  Collector thread only.
  *
  * Under -a and -G with many rings the collector drains with drain threads
- * (dpool.h: they read and decode the rings of their CPU group, the
- * collector folds the samples into the aggregation meanwhile); with few
- * rings, per-thread channels (-p, a command), --record or the latency
- * histogram, it drains alone as it always has.  Drain threads are used
+ * (dpool.h: each drains the rings of its CPU group into a shard of its
+ * own; the collector handles their other records meanwhile and merges the
+ * shards into its aggregation at each frame, collector_drain_all); with
+ * few rings, per-thread channels (-p, a command), --record or the latency
+ * histogram, it drains alone as it always has.  Rings it drains alone
+ * between (a channel closing) go to its aggregation directly: the sums
+ * are the same.  Drain threads are used
  * from COLLECTOR_PAR_RINGS rings on, one for each COLLECTOR_PAR_RINGS
  * rings, at most one fewer than the online CPUs; MEMTOP_DRAIN_THREADS=N
  * forces N (1: the collector alone), for tests and benchmarks.
@@ -15,6 +18,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -55,6 +59,8 @@ collector_par_setup(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
+static void collector_par_fini_pool(struct collector *c);
+
 /* The drain threads this drain should use (0: none). */
 static unsigned
 collector_par_want(const struct collector *c)
@@ -83,13 +89,15 @@ collector_par_threads(const struct collector *c)
 }
 
 /* The pool, of k threads when it starts (it keeps its threads when the
- * rings' count changes later: CPU hotplug).  false: none. */
+ * rings' count changes later: CPU hotplug), made again after a change of
+ * page size (its shards were merged before).  false: none. */
 static bool
 collector_par_pool(struct collector *c, unsigned k)
 {
-	if (c->pool)
+	if (c->pool && dpool_like(c->pool, &c->aggr))
 		return true;
-	if (dpool_new(&c->pool, k) < 0) {
+	collector_par_fini_pool(c);
+	if (dpool_new(&c->pool, k, &c->aggr) < 0) {
 		log_msg("drain threads: cannot start %u; the collector drains "
 			"alone", k);
 		return false;
@@ -165,7 +173,7 @@ collector_drain_many(struct collector *c, struct channel **chans, size_t n)
 					    (unsigned)i,
 		};
 	}
-	dpool_drain(c->pool, c->par_items, n, chanset_period(c->cs), &c->aggr,
+	dpool_drain(c->pool, c->par_items, n, chanset_period(c->cs),
 		    collector_par_other, c);
 	for (size_t i = 0; i < n; i++) {
 		c->bad_records += c->par_items[i].bad;
@@ -191,11 +199,21 @@ collector_drain_if(struct collector *c, bool (*want)(const struct channel *ch))
 }
 
 void
+collector_par_merge(struct collector *c)
+{
+	int ret = c->pool ? dpool_merge(c->pool, &c->aggr) : 0;
+
+	if (ret < 0)
+		log_msg("drain threads: merge: %s", strerror(-ret));
+}
+
+void
 collector_drain_all(struct collector *c)
 {
 	size_t n = chanset_count(c->cs);
 
 	collector_drain_if(c, NULL);
+	collector_par_merge(c);
 	for (size_t i = 0; i < n; i++)
 		collector_sync_lost(c, chanset_at(c->cs, i));
 	for (size_t i = chanset_count(c->cs); i-- > 0;) {
@@ -210,14 +228,24 @@ collector_drain_all(struct collector *c)
 uint64_t
 collector_par_cpu_ns(struct collector *c)
 {
-	return c->pool ? dpool_cpu_ns(c->pool) : 0;
+	return c->par_cpu_gone + (c->pool ? dpool_cpu_ns(c->pool) : 0);
+}
+
+/* The pool's threads stopped, their CPU time kept. */
+static void
+collector_par_fini_pool(struct collector *c)
+{
+	if (!c->pool)
+		return;
+	c->par_cpu_gone += dpool_cpu_ns(c->pool);
+	dpool_free(c->pool);
+	c->pool = NULL;
 }
 
 void
 collector_par_fini(struct collector *c)
 {
-	dpool_free(c->pool);
-	c->pool = NULL;
+	collector_par_fini_pool(c);
 	free(c->par_items);
 	free(c->par_chans);
 }

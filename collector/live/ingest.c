@@ -437,10 +437,7 @@ ingest_drain_loop(struct ingest *in, const struct channel_events *ch,
 		if (__builtin_expect(++s == end, 0)) {
 			queued += (uint64_t)(s - from);
 			a->n_batch = AGGR_BATCH;
-			if (in->flush)
-				in->flush(in);
-			else
-				aggr_flush(a);
+			aggr_flush(a);
 			s = from = &a->batch[a->n_batch];
 		}
 	}

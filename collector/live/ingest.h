@@ -60,10 +60,6 @@ struct ingest_stats {
 struct ingest {
 	struct aggr *aggr;
 	struct lathist *lat;	/* sample -> frame latency; NULL = off */
-	/* Called by ingest_drain instead of aggr_flush when the batch is
-	 * full (NULL: aggr_flush): the parallel drain's threads hand the
-	 * batch on (dpool.c); it must leave aggr->n_batch at 0. */
-	void (*flush)(struct ingest *in);
 	struct ingest_stats stats;
 	/* Fixed layouts of fast_src's events, learnt from the first record
 	 * of each that the general decoder accepts. */

@@ -157,7 +157,7 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 			tring_publish(&tr->t[k]);
 		}
 		if (pool) {
-			dpool_drain(pool, items, N_RINGS, 5, a, count_other,
+			dpool_drain(pool, items, N_RINGS, 5, count_other,
 				    a);
 			for (int k = 0; k < N_RINGS; k++)
 				check_eq_u64(items[k].st.bad_size, 0);
@@ -167,6 +167,8 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 					     serial_other, a, NULL);
 		}
 	}
+	if (pool)
+		check_eq_i64(dpool_merge(pool, a), 0);
 	aggr_flush(a);
 	for (int k = 0; k < N_RINGS; k++)
 		check_eq_u64(ring_pending(&tr->r[k]), 0);
@@ -228,6 +230,14 @@ same_frame(struct frame *a, struct frame *b)
 		check_eq_u64(a->cpus[i].samples, b->cpus[i].samples);
 	check_eq_u64(a->cpu_unknown, b->cpu_unknown);
 	check_eq_u64(a->mem_unknown, b->mem_unknown);
+	check_eq_u64(a->n_nodes, b->n_nodes);
+	for (size_t i = 0; i < a->n_nodes && i < b->n_nodes; i++) {
+		check_eq_u64(a->nodes[i].mem_samples, b->nodes[i].mem_samples);
+		check_eq_u64(a->matrix_unknown[i], b->matrix_unknown[i]);
+		for (size_t j = 0; j < a->n_nodes && j < b->n_nodes; j++)
+			check_eq_u64(a->matrix[i * a->n_nodes + j],
+				     b->matrix[i * b->n_nodes + j]);
+	}
 	check_eq_u64(a->n_threads, b->n_threads);
 	qsort(a->threads, a->n_threads, sizeof(a->threads[0]), cmp_thread);
 	qsort(b->threads, b->n_threads, sizeof(b->threads[0]), cmp_thread);
@@ -250,48 +260,53 @@ static struct frame *
 build(struct aggr *a)
 {
 	struct frame_meta m = { .seq = 1, .interval = 1, .source = "faults",
+				.has_kinds = true,
 				.period = 5, .sort = SORT_SAMPLES,
 				.top_k = 100000 };
 
 	return frame_build(a, &m);
 }
 
+/* Two intervals of the same records: alone, then with t threads. */
 static void
-test_layout(const struct topo *topo, int layout)
+test_threads(const struct topo *topo, int layout, unsigned t)
 {
 	struct source src;
 	struct channel_events ch;
 	struct trings tr;
-	struct aggr one;
-	struct frame *f1;
-	uint64_t want;
+	struct aggr one, par;
+	struct dpool *pool = NULL;
 
 	rec_setup(&src, &ch, layout);
 	if (!check(trings_new(&tr)) ||
 	    !check(aggr_init(&one, topo, NULL, 12, 0) == 0))
 		return;
-	want = run(&tr, &one, NULL, layout, &src, &ch);
-	f1 = build(&one);
-	check(f1 != NULL && f1->totals.samples + f1->totals.untracked == want);
-	check(want > 1000 && f1 && f1->totals.lost > 0 &&
-	      f1->totals.unattributed > 0);
-	for (unsigned t = 1; f1 && t <= 3; t++) {
-		struct dpool *pool;
-		struct aggr par;
-		struct frame *f2;
+	if (!check(aggr_init(&par, topo, NULL, 12, 0) == 0) ||
+	    !check(dpool_new(&pool, t, &par) == 0))
+		goto out;
+	for (int interval = 0; interval < 2; interval++) {
+		uint64_t want = run(&tr, &one, NULL, layout, &src, &ch);
+		struct frame *f1 = build(&one), *f2;
 
-		if (!check(dpool_new(&pool, t) == 0) ||
-		    !check(aggr_init(&par, topo, NULL, 12, 0) == 0))
-			break;
 		check_eq_u64(run(&tr, &par, pool, layout, &src, &ch), want);
-		dpool_free(pool);
 		f2 = build(&par);
-		if (check(f2 != NULL))
+		if (check(f1 && f2)) {
+			check_eq_u64(f1->totals.samples + f1->totals.untracked,
+				     want);
+			check(want > 1000 && f1->totals.lost > 0 &&
+			      f1->totals.unattributed > 0);
+			check(interval == 0 || f1->cumulative.samples >
+						       f1->totals.samples);
 			same_frame(f1, f2);
+		}
+		frame_free(f1);
 		frame_free(f2);
-		aggr_fini(&par);
+		aggr_next_interval(&one);
+		aggr_next_interval(&par);
 	}
-	frame_free(f1);
+out:
+	dpool_free(pool);
+	aggr_fini(&par);
 	aggr_fini(&one);
 	trings_free(&tr);
 }
@@ -301,14 +316,11 @@ main(void)
 {
 	int cpu_node[8] = { 0, 0, 0, 0, 1, 1, 1, 1 };
 	struct topo *topo = topo_new_fake(8, cpu_node);
-	struct dpool *p;
-
 	if (!check(topo != NULL))
 		return test_result();
-	check_eq_i64(dpool_new(&p, 0), -EINVAL);
-	check_eq_i64(dpool_new(&p, DPOOL_MAX_THREADS + 1), -EINVAL);
 	for (int layout = 0; layout < 4; layout++)
-		test_layout(topo, layout);
+		for (unsigned t = 1; t <= 3; t++)
+			test_threads(topo, layout, t);
 	topo_free(topo);
 	return test_result();
 }
