@@ -14,8 +14,8 @@
  * other() meanwhile, in each ring's order.  dpool_merge adds the shards'
  * interval to the collector's aggregation and empties them: the frame is
  * that of one collector draining the same rings (tests/unit/collector/
- * test-dpool.c), less what shards do not keep (aggr_shard_init: the side
- * tables, the migration vote of more than two nodes).
+ * test-dpool.c), less what shards do not keep (aggr_shard_init: the
+ * migration vote of more than two nodes).
  */
 #ifndef MEMTOP_DPOOL_H
 #define MEMTOP_DPOOL_H

@@ -225,15 +225,15 @@ void aggr_procs_cutoff(struct aggr *a, uint64_t ns);
 /*
  * Shards (src/aggr/aggr_merge.c): an aggregation made like `like` (its
  * topology, page size, process limit, memory-block map; nm, owned by the
- * caller, may be NULL) without side tables or migration votes, for a
- * drain thread of its own.  0 or -ENOMEM.
+ * caller, may be NULL) without names or migration votes, for a drain
+ * thread of its own.  0 or -ENOMEM.
  */
 int aggr_shard_init(struct aggr *shard, const struct aggr *like,
 		    struct nodemap *nm);
 /*
  * Adds the shard's interval to dst as if dst had taken its samples
  * (counts, pages and their nodes, threads, process rows, CPU and node
- * sums), then empties the shard.  0, -EINVAL (not made like dst: page
+ * sums, side tables), then empties the shard.  0, -EINVAL (not made like dst: page
  * size, nodes, CPUs) or -ENOMEM (dst then misses some of it).
  */
 int aggr_merge(struct aggr *dst, struct aggr *src);

@@ -7,12 +7,15 @@
  * A shard counts its samples as the aggregation it is made like: pages
  * (with their nodes, asked through its own nodemap or the shared
  * memory-block map), per-CPU, node and matrix cells, threads, process
- * rows, so that each sample costs what it costs the collector.  Its pages,
- * threads and rows last one interval: aggr_merge adds them to the
- * aggregation, as if it had taken the shard's samples itself, and empties
- * the shard.  What a shard does not keep: the side tables (code sites,
- * line heat, data-source levels) and the migration vote of machines with
- * more than two nodes.
+ * rows, side tables (code sites, line heat, code addresses, data-source
+ * levels), so that each sample costs what it costs the collector.  What
+ * it holds lasts one interval: aggr_merge adds it to the aggregation, as
+ * if that had taken the shard's samples itself, and empties the shard.
+ * What a shard does not keep: names (the collector reads the records
+ * they come from) and the migration vote of machines with more than two
+ * nodes.  Where the side tables keep only some pages (line heat's slots,
+ * code sites' sets), the merge keeps what the aggregation has room for,
+ * as a sample would find it.
  */
 #include "config.h"
 
@@ -38,8 +41,8 @@ aggr_shard_init(struct aggr *shard, const struct aggr *like,
 
 	if (ret < 0)
 		return ret;
-	sides_free(shard->sides);
-	shard->sides = NULL;
+	/* Names come from the records the collector reads: its own. */
+	sides_names_off(shard->sides);
 	cpuvote_free(shard->cpuvote);
 	shard->cpuvote = NULL;
 	aggr_set_physnode(shard, like->physnode);
@@ -172,6 +175,7 @@ aggr_merge(struct aggr *dst, struct aggr *src)
 			      te[i].samples);
 	free(te);
 	proctab_foreach(src->procs, aggr_merge_proc, &m);
+	sides_merge(dst->sides, src->sides);
 	aggr_merge_row(proctab_sink(dst->procs), proctab_sink(src->procs),
 		       dst->n_nodes);
 	if (dst->merge_unplaced != unplaced)

@@ -64,6 +64,8 @@ codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
 	}
 	codetab_add_slow(t, pid, ip);
 }
+/* Adds src's interval (entries, unknown, untracked) to dst's. */
+void codetab_merge(struct codetab *dst, const struct codetab *src);
 void codetab_next_interval(struct codetab *t);
 void codetab_reset(struct codetab *t);
 

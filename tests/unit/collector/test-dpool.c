@@ -79,7 +79,10 @@ make_record(struct rec *r, int layout, uint64_t *rng)
 		memcpy(r->b, &lh, sizeof(lh));
 		return (const void *)r->b;
 	}
-	addr = (v & 15) == 0 ? 0 : 0x10000000ull + ((v >> 8) & 0x3ff) * 4096;
+	/* 768 pages in all: each has a line-heat slot (LINETAB_SLOTS), so
+	 * which pages have line heat does not depend on the order. */
+	addr = (v & 15) == 0 ? 0 : 0x10000000ull + ((v >> 8) & 0xff) * 4096 +
+				   ((v >> 20) & 0xfc0);
 	pid = (v & 0x300) == 0 ? (uint32_t)-1 : PID + (uint32_t)(v >> 60) % 3;
 	/* A tid belongs to one pid, as in the kernel. */
 	tid = 5000 + (uint32_t)(v >> 60) % 3 * 20 + (uint32_t)((v >> 32) % 20);
@@ -186,6 +189,35 @@ cmp_page(const void *x, const void *y)
 }
 
 static int
+cmp_site(const void *x, const void *y)
+{
+	const struct frame_site *a = x, *b = y;
+
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+/* A page's side-table figures: code sites (in any order among equals),
+ * line heat, levels. */
+static void
+same_sides(struct frame_page *p, struct frame_page *q)
+{
+	check_eq_u64(p->n_sites, q->n_sites);
+	check_eq_u64(p->sites_other, q->sites_other);
+	qsort(p->sites, p->n_sites, sizeof(p->sites[0]), cmp_site);
+	qsort(q->sites, q->n_sites, sizeof(q->sites[0]), cmp_site);
+	for (size_t k = 0; k < p->n_sites && k < q->n_sites; k++)
+		check(p->sites[k].ip == q->sites[k].ip &&
+		      p->sites[k].samples == q->sites[k].samples);
+	check(!p->lines == !q->lines);
+	if (p->lines && q->lines)
+		check(memcmp(p->lines, q->lines, 64 * sizeof(*p->lines)) == 0);
+	check(!p->levels == !q->levels);
+	if (p->levels && q->levels)
+		check(memcmp(p->levels, q->levels,
+			     FRAME_LEVELS * sizeof(*p->levels)) == 0);
+}
+
+static int
 cmp_thread(const void *x, const void *y)
 {
 	const struct frame_thread *a = x, *b = y;
@@ -224,7 +256,15 @@ same_frame(struct frame *a, struct frame *b)
 		      p->stores == q->stores && p->other == q->other &&
 		      p->total == q->total && p->node == q->node &&
 		      p->local == q->local && p->remote == q->remote);
+		same_sides(&a->pages[i], &b->pages[i]);
 	}
+	check(memcmp(a->levels, b->levels, sizeof(a->levels)) == 0);
+	check_eq_u64(a->code_unknown, b->code_unknown);
+	check_eq_u64(a->code_untracked, b->code_untracked);
+	check_eq_u64(a->n_code_sites, b->n_code_sites);
+	for (size_t i = 0; i < a->n_code_sites && i < b->n_code_sites; i++)
+		check(a->code_sites[i].samples == b->code_sites[i].samples &&
+		      a->code_sites[i].total == b->code_sites[i].total);
 	check_eq_u64(a->n_cpus, b->n_cpus);
 	for (size_t i = 0; i < a->n_cpus && i < b->n_cpus; i++)
 		check_eq_u64(a->cpus[i].samples, b->cpus[i].samples);
@@ -254,6 +294,20 @@ same_frame(struct frame *a, struct frame *b)
 		      a->processes[i].samples == b->processes[i].samples &&
 		      a->processes[i].loads == b->processes[i].loads &&
 		      a->processes[i].stores == b->processes[i].stores);
+}
+
+/* Whether some page has code sites and line heat (so that comparing
+ * them compares something). */
+static bool
+with_sides(const struct frame *f)
+{
+	bool sites = false, lines = false;
+
+	for (size_t i = 0; i < f->n_pages; i++) {
+		sites |= f->pages[i].n_sites > 0;
+		lines |= f->pages[i].lines != NULL;
+	}
+	return sites && lines;
 }
 
 static struct frame *
@@ -297,6 +351,7 @@ test_threads(const struct topo *topo, int layout, unsigned t)
 			      f1->totals.unattributed > 0);
 			check(interval == 0 || f1->cumulative.samples >
 						       f1->totals.samples);
+			check(with_sides(f1));
 			same_frame(f1, f2);
 		}
 		frame_free(f1);
