@@ -73,6 +73,9 @@ aggr_merge_page(struct page_entry *e, void *ctx)
 	if (pagetab_interval_samples(m->src->pages, e) == 0)
 		return 0;
 	pagetab_read(m->src->pages, e, &c);
+	/* The shard's page lives on (its node known): its total is of
+	 * every interval, this one's is what dst has not seen. */
+	c.total = c.loads + c.stores + c.other;
 	d = pagetab_get(m->dst->pages, pagetab_entry_pid(e),
 			pagetab_entry_page(e) << m->shift, &inserted);
 	/* dst's table full (ENOMEM at its limit): the samples stay in
@@ -120,7 +123,7 @@ aggr_merge_sums(struct aggr *dst, const struct aggr *src)
 	size_t nn = (size_t)dst->n_nodes;
 
 	counts_add(&dst->interval, &src->interval);
-	for (int c = 0; c <= dst->n_cpus; c++)
+	for (int c = 0; c < dst->n_cpus; c++)
 		dst->cpu_samples[c] += src->cpu_samples[c];
 	for (size_t i = 0; i < nn; i++) {
 		dst->node_mem[i] += src->node_mem[i];
@@ -135,19 +138,30 @@ aggr_merge_sums(struct aggr *dst, const struct aggr *src)
 	dst->phys_resolved += src->phys_resolved;
 }
 
-/* The shard's rows, threads and pages forgotten: they last an interval. */
+/*
+ * The shard's next interval: its rows, threads and side tables forgotten
+ * (merged whole), its pages kept with their nodes, which are asked again
+ * as dst's are (the age and budget dst had this interval).  Pages with
+ * latencies are forgotten too: their weight sums are since the page came,
+ * and the next merge would add them again.
+ */
 static int
-aggr_shard_clear(struct aggr *src)
+aggr_shard_clear(struct aggr *src, const struct aggr *dst)
 {
 	size_t n;
 	int32_t *pids = proctab_pids(src->procs, &n);
 
-	aggr_reset(src);
+	aggr_next_interval(src);
+	if (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT)
+		pagetab_reset(src->pages);
+	threadtab_reset(src->threads);
+	sides_clear(src->sides);
 	aggr_tslots_forget(src);
 	for (size_t i = 0; i < n; i++)
 		proctab_remove(src->procs, pids[i]);
 	free(pids);
-	src->reval_pages = src->reval_changed = src->phys_resolved = 0;
+	src->reval_allow = dst->reval_allow;
+	src->reval_age = dst->reval_age;
 	return n && !pids ? -ENOMEM : 0;
 }
 
@@ -182,5 +196,5 @@ aggr_merge(struct aggr *dst, struct aggr *src)
 		log_msg("merge: %llu samples of pages without room in the "
 			"page table (in the sums, in no page row)",
 			(unsigned long long)(dst->merge_unplaced - unplaced));
-	return aggr_shard_clear(src) < 0 || (n_te && !te) ? -ENOMEM : 0;
+	return aggr_shard_clear(src, dst) < 0 || (n_te && !te) ? -ENOMEM : 0;
 }

@@ -203,6 +203,16 @@ codetab_reset(struct codetab *t)
 }
 
 void
+codetab_clear(struct codetab *t)
+{
+	memset(t->e, 0, (t->mask + 1) * sizeof(*t->e));
+	t->last = NULL;
+	t->n = 0;
+	memset(&t->interval, 0, sizeof(t->interval));
+	memset(&t->cumulative, 0, sizeof(t->cumulative));
+}
+
+void
 codetab_foreach(const struct codetab *t,
 		void (*fn)(const struct codetab_entry *e, uint64_t samples,
 			   void *ctx),

@@ -201,6 +201,18 @@ levtab_next_interval(struct levtab *t)
 }
 
 void
+levtab_clear(struct levtab *t)
+{
+	if (!t)
+		return;
+	if (t->slots)
+		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
+	t->count = 0;
+	memset(t->interval, 0, sizeof(t->interval));
+	t->untracked = 0;
+}
+
+void
 levtab_reset(struct levtab *t)
 {
 	if (!t)

@@ -108,5 +108,7 @@ void levtab_merge(struct levtab *dst, const struct levtab *src);
 void levtab_next_interval(struct levtab *t);
 /* Forgets pages and counts (reset, or a new page size). */
 void levtab_reset(struct levtab *t);
+/* The same at the size it has (sitetab_clear). */
+void levtab_clear(struct levtab *t);
 
 #endif

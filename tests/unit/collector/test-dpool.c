@@ -127,7 +127,7 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 	struct dpool_item items[N_RINGS];
 	struct ingest in, oracle;
 	uint64_t rng[N_RINGS], want = 0;
-	int written[N_RINGS] = { 0 }, left = N_RINGS;
+	int written[N_RINGS] = { 0 }, left = N_RINGS, rounds = 0;
 	struct rec r;
 
 	(void)src;
@@ -138,7 +138,9 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 		items[k] = (struct dpool_item){ .ring = &tr->r[k], .ev = ch,
 						.group = (unsigned)k };
 	}
-	while (left) {
+	/* A ring left undrained would never empty: a bounded number of
+	 * rounds (a few dozen suffice). */
+	while (left && check(++rounds < 1000)) {
 		for (int k = 0; k < N_RINGS; k++) {
 			for (; written[k] < N_RECORDS; written[k]++) {
 				uint64_t save = rng[k];
