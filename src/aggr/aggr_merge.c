@@ -27,6 +27,7 @@
 #include "aggr_int.h"
 #include "cpuvote.h"
 #include "log.h"
+#include "nodemap.h"
 #include "pagetab.h"
 #include "proctab.h"
 #include "sides.h"
@@ -136,6 +137,16 @@ aggr_merge_sums(struct aggr *dst, const struct aggr *src)
 	dst->reval_pages += src->reval_pages;
 	dst->reval_changed += src->reval_changed;
 	dst->phys_resolved += src->phys_resolved;
+	if (dst->nodemap && src->nodemap) {
+		const struct nodemap_stats *st = nodemap_stats(src->nodemap);
+
+		/* The shard's move_pages queries count in dst's figures
+		 * (aggr_noderes: stats less marks): dst's marks go back by
+		 * them, modulo 2^64. */
+		dst->nm_pages_mark -= st->pages - src->nm_pages_mark;
+		dst->nm_resolved_mark -= st->resolved - src->nm_resolved_mark;
+		dst->nm_ns_mark -= st->ns - src->nm_ns_mark;
+	}
 }
 
 /*
