@@ -30,6 +30,8 @@
 #include "record.h"
 
 struct damon;
+struct dpool;
+struct dpool_item;
 struct damon_region;
 struct damonfeed_iomem;
 struct frame;
@@ -162,6 +164,15 @@ struct collector {
 	struct cpulist open_failed;
 	uint64_t hotplug;
 	struct collector_rearm rearm;
+	/* The parallel drain (drainpar.c): drain threads forced by
+	 * MEMTOP_DRAIN_THREADS (-1: chosen by the rings' count; 0 or 1: the
+	 * collector alone), the pool and its items. */
+	int par_force;
+	struct dpool *pool;
+	struct dpool_item *par_items;
+	struct channel **par_chans;
+	size_t par_cap;
+	uint64_t par_cpu_gone;	/* CPU time of pools stopped */
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
 	 * period its intervals follow, its CPU time at the last frame; a
 	 * vaddr kdamond's processes in its targets' order (a region's
@@ -200,10 +211,41 @@ collector_of(struct producer *p)
 							 prod));
 }
 
+/* One ring's drain, for collector_on_record. */
+struct collector_drain {
+	struct collector *c;
+	struct channel *ch;
+	uint64_t period;	/* in force for this drain's samples */
+	bool task;		/* draining the task ring */
+};
+
 /* collector.c */
 extern const struct producer_ops collector_ops;
 void collector_drain(struct collector *c, struct channel *ch);
+/* A record of d's ring other than a sample (ring_record_fn). */
+int collector_on_record(const struct perf_event_header *hdr, void *ctx);
+/* Counts and logs the malformed headers a drain of ch skipped. */
+void collector_drain_bad(struct collector *c, struct channel *ch,
+			 const struct ring_stats *st);
+
+/* drainpar.c: drains of many rings, by the collector alone or with the
+ * drain threads (dpool.h). */
+void collector_drain_many(struct collector *c, struct channel **chans,
+			  size_t n);
+/* Drains the rings want() picks (NULL: all). */
+void collector_drain_if(struct collector *c,
+			bool (*want)(const struct channel *ch));
+/* Drains every ring, then closes the channels of exited threads. */
 void collector_drain_all(struct collector *c);
+/* MEMTOP_DRAIN_THREADS, read by collector_new: 0 or -EINVAL (err). */
+int collector_par_setup(struct collector *c, char *err, size_t errlen);
+/* The drain threads in use (0: the collector drains alone). */
+unsigned collector_par_threads(const struct collector *c);
+uint64_t collector_par_cpu_ns(struct collector *c);
+/* The drain threads' shards into the aggregation (a frame, a change of
+ * page size). */
+void collector_par_merge(struct collector *c);
+void collector_par_fini(struct collector *c);
 void collector_sync_lost(struct collector *c, struct channel *ch);
 
 /* follow.c */

@@ -292,7 +292,8 @@ struct frame {
 	uint64_t follow_task_lost;
 
 	/* memtop's own cost: CPU time of the collector thread during this
-	 * interval (draining, decoding, aggregating, frame building). */
+	 * interval (draining, decoding, aggregating, frame building), and of
+	 * its drain threads (collector/live/dpool.h). */
 	uint64_t collector_cpu_ns;
 
 	/* This interval's samples by data_src level class, all pages
