@@ -126,27 +126,23 @@ struct framebuild_code {
 
 /*
  * Adds one ip's samples to its function.  Functions are interned per
- * process, so the pointer alone identifies (pid, function).  One pass
- * over the code table (it is megabytes, mostly empty slots): a pid's maps
- * are prepared the first time one of its ips comes, before any of its
+ * process, so the pointer alone identifies (pid, function).  The caller
+ * has prepared pid's maps (framebuild_names_prepare) before any of its
  * ips is named, and not again in this frame, so its functions stay put
  * while they are summed.
  */
 static void
-framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
-		    void *ctx)
+framebuild_code_add(struct framebuild_code *c, int32_t pid, uint64_t ip,
+		    uint64_t samples, uint64_t total)
 {
-	struct framebuild_code *c = ctx;
-	const struct names_code *nc;
+	const struct names_code *nc = names_code(c->names, pid, ip);
 	struct framebuild_func *f, *nf;
 	uintptr_t idx;
 
-	framebuild_names_prepare(c->pids, c->names, e->pid);
-	nc = names_code(c->names, e->pid, e->ip);
 	if (!nc)
 		return;
 	idx = (uintptr_t)u64map_get(&c->index, (uintptr_t)nc->func);
-	if (idx && (c->f[idx - 1].pid != e->pid ||
+	if (idx && (c->f[idx - 1].pid != pid ||
 		    !framebuild_streq(c->f[idx - 1].name, nc->func->name) ||
 		    !framebuild_streq(c->f[idx - 1].module,
 				      nc->func->module)))
@@ -171,20 +167,37 @@ framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
 			return;
 		f = &c->f[c->n++];
 		memset(f, 0, sizeof(*f));
-		f->pid = e->pid;
+		f->pid = pid;
 		f->name = nc->func->name ? strdup(nc->func->name) : NULL;
 		f->module = nc->func->module ? strdup(nc->func->module) : NULL;
 	}
 	f->samples += samples;
-	f->total += e->total;
+	f->total += total;
 }
 
-/* The code table's entries, to be walked one process after another. */
+/* framebuild_code_add for one code table entry, in the table's order
+ * (one pass over a table of megabytes, mostly empty slots): a pid's maps
+ * are prepared the first time one of its ips comes. */
+static void
+framebuild_code_sum(const struct codetab_entry *e, uint64_t samples,
+		    void *ctx)
+{
+	struct framebuild_code *c = ctx;
+
+	framebuild_names_prepare(c->pids, c->names, e->pid);
+	framebuild_code_add(c, e->pid, e->ip, samples, e->total);
+}
+
+/* The code table's entries, copied (the sort and the sums then read
+ * them in order instead of one random line of the table each), to be
+ * walked one process after another. */
+struct framebuild_code_entry {
+	uint64_t ip, samples, total;
+	uint32_t key;		/* the pid, ordered as unsigned */
+};
+
 struct framebuild_code_list {
-	struct framebuild_code_entry {
-		const struct codetab_entry *e;
-		uint64_t samples;
-	} *v;
+	struct framebuild_code_entry *v;
 	size_t n, cap;
 	bool failed;
 };
@@ -194,6 +207,7 @@ framebuild_code_collect(const struct codetab_entry *e, uint64_t samples,
 			void *ctx)
 {
 	struct framebuild_code_list *l = ctx;
+	struct framebuild_code_entry *v;
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
@@ -206,21 +220,51 @@ framebuild_code_collect(const struct codetab_entry *e, uint64_t samples,
 		l->v = nv;
 		l->cap = cap;
 	}
-	l->v[l->n].e = e;
-	l->v[l->n++].samples = samples;
-}
-
-static int
-framebuild_code_cmp_pid(const void *a, const void *b)
-{
-	int32_t x = ((const struct framebuild_code_entry *)a)->e->pid;
-	int32_t y = ((const struct framebuild_code_entry *)b)->e->pid;
-
-	return x < y ? -1 : x > y;
+	v = &l->v[l->n++];
+	v->ip = e->ip;
+	v->samples = samples;
+	v->total = e->total;
+	v->key = (uint32_t)e->pid ^ 0x80000000u;
 }
 
 /*
- * framebuild_code_sum over every entry, grouped by process: in the
+ * Sorts l by pid, entries of one pid in the table's order (a stable
+ * sort): a radix sort of the key a byte at a time, least significant
+ * first, each pass a stable counting sort; a byte that every key shares
+ * (pids below 65536: the top two) costs no pass.  tmp holds l->n
+ * entries.
+ */
+static void
+framebuild_code_sort(struct framebuild_code_list *l,
+		     struct framebuild_code_entry *tmp)
+{
+	struct framebuild_code_entry *src = l->v, *dst = tmp, *t;
+
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[256] = { 0 }, at = 0;
+
+		for (size_t i = 0; i < l->n; i++)
+			count[(src[i].key >> shift) & 0xff]++;
+		if (count[(src[0].key >> shift) & 0xff] == l->n)
+			continue;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < l->n; i++)
+			dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != l->v)
+		memcpy(l->v, src, l->n * sizeof(*src));
+}
+
+/*
+ * framebuild_code_add over every entry, grouped by process: in the
  * table's own (hash) order the pids interleave, and on a whole machine
  * with more processes than the name cache holds (NAMES_MAX_PROCS) each
  * interleaved pid would evict another's names and read its maps again.
@@ -229,18 +273,28 @@ static void
 framebuild_code_by_pid(const struct codetab *t, struct framebuild_code *c)
 {
 	struct framebuild_code_list l = { 0 };
+	struct framebuild_code_entry *tmp;
 
 	codetab_foreach(t, framebuild_code_collect, &l);
-	if (l.failed) {
-		/* Out of memory: in the table's order, as before. */
+	if (!l.failed && !l.n)
+		return;
+	tmp = l.failed ? NULL : malloc(l.n * sizeof(*tmp));
+	if (!tmp) {
+		/* Out of memory: in the table's order. */
 		free(l.v);
 		codetab_foreach(t, framebuild_code_sum, c);
 		return;
 	}
-	if (l.n)
-		qsort(l.v, l.n, sizeof(*l.v), framebuild_code_cmp_pid);
-	for (size_t i = 0; i < l.n; i++)
-		framebuild_code_sum(l.v[i].e, l.v[i].samples, c);
+	framebuild_code_sort(&l, tmp);
+	free(tmp);
+	for (size_t i = 0; i < l.n; i++) {
+		const struct framebuild_code_entry *v = &l.v[i];
+		int32_t pid = (int32_t)(v->key ^ 0x80000000u);
+
+		if (i == 0 || v->key != l.v[i - 1].key)
+			framebuild_names_prepare(c->pids, c->names, pid);
+		framebuild_code_add(c, pid, v->ip, v->samples, v->total);
+	}
 	free(l.v);
 }
 
