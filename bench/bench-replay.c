@@ -209,11 +209,13 @@ bench_line(const char *what, unsigned long long n, struct bench_time bt)
 /* The command line: --quick, --memtop PATH, --workload PATH, --samples N
  * (the synthetic shapes'), --keep DIR (the captures are written to
  * DIR/faults.data, DIR/mem.data and DIR/phys.data and kept, for a
- * profile or a comparison of frames). */
+ * profile or a comparison of frames: bench/replay-same.sh), --write-only
+ * (with --keep: the captures and nothing else). */
 struct bench_opts {
 	unsigned long long samples;
 	unsigned fault_rounds;
 	const char *memtop, *workload, *keep;
+	bool write_only;
 };
 
 static void
@@ -230,6 +232,8 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 			o->workload = argv[++i];
 		} else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
 			o->keep = argv[++i];
+		} else if (strcmp(argv[i], "--write-only") == 0) {
+			o->write_only = true;
 		} else if (strcmp(argv[i], "--samples") == 0 &&
 			   i + 1 < argc) {
 			o->samples = strtoull(argv[++i], NULL, 0);
@@ -336,7 +340,7 @@ bench_synth(const char *path, const struct synth_opts *so,
 	       label, (unsigned long long)so->samples,
 	       so->phys ? " + PHYS_ADDR" : "", so->nodes, so->cpus,
 	       (unsigned long long)so->pages, so->pids, benchlib_now() - t0);
-	return bench_shape(path, (long long)so->samples, o);
+	return o->write_only ? 0 : bench_shape(path, (long long)so->samples, o);
 }
 
 /* The page-fault shape: perf record of the workload into path.  1 when
@@ -370,19 +374,23 @@ bench_faults(const char *path, const struct bench_opts *o)
 	       "memtop-workload refaulting %d pages x %u rounds, recorded "
 	       "in %.2f s\n", BENCH_FAULT_HOT, o->fault_rounds,
 	       benchlib_now() - t0);
-	return bench_shape(path, 0, o);
+	return o->write_only ? 0 : bench_shape(path, 0, o);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct bench_opts o = { BENCH_SAMPLES, BENCH_FAULT_ROUNDS,
-				getenv("MEMTOP"), NULL, NULL };
+				getenv("MEMTOP"), NULL, NULL, false };
 	struct synth_opts so;
 	char path[512];
 	int ret = 0;
 
 	bench_args(argc, argv, &o);
+	if (o.write_only && !o.keep) {
+		fprintf(stderr, "bench-replay: --write-only needs --keep DIR\n");
+		return 2;
+	}
 	printf("memtop replay benchmark: memtop -i beside perf report "
 	       "--mem-mode on three capture shapes\n");
 	benchlib_print_machine();
