@@ -113,8 +113,6 @@ static const enum record_field replay_read[] = {
 	RECORD_F_DATA_PAGE_SIZE,
 };
 
-_Static_assert(RECORD_F__N <= 256, "replay_fixed.read holds fields as u8");
-
 void
 replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 {
@@ -136,7 +134,6 @@ replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 		fx->past_raw[f] = fx->raw >= 0 && f > RECORD_F_RAW ?
 				  UINT32_MAX : 0;
 		fx->mask[f] = UINT64_MAX;
-		fx->read[fx->n_read++] = (uint8_t)f;
 	}
 	fx->present = l->sample_type;
 }
@@ -163,11 +160,12 @@ replay_fixed_parse(const struct replay_fixed *fx,
 		return -1;
 	/* Every read lies inside: off + 8 <= fx->size, and a field past
 	 * RAW ends at most raw_len further, at hdr->size. */
-	for (size_t i = 0; i < fx->n_read; i++) {
-		enum record_field f = fx->read[i];
+	for (size_t i = 0; i < ARRAY_SIZE(replay_read); i++) {
+		enum record_field f = replay_read[i];
 
 		memcpy(&v[f], rec + fx->off[f] + (raw_len & fx->past_raw[f]),
 		       sizeof(v[f]));
+		v[f] &= fx->mask[f];
 	}
 	record_sample_fill(v, fx->present, out);
 	out->caller = 0;	/* a fixed layout has no call chain */

@@ -51,10 +51,6 @@ struct replay_fixed {
 	uint16_t off[RECORD_F__N];	/* from the record's start */
 	uint32_t past_raw[RECORD_F__N];	/* UINT32_MAX: after RAW's data */
 	uint64_t mask[RECORD_F__N];	/* 0: absent */
-	/* The fields present, in the order replay_fixed_parse reads them:
-	 * it reads these alone (an absent field stays 0). */
-	uint8_t read[RECORD_F__N];
-	uint8_t n_read;
 };
 
 /* How one event of the file turns into samples. */
