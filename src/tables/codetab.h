@@ -64,12 +64,17 @@ codetab_hash(int32_t pid, uint64_t ip, unsigned shift)
 	return (size_t)(h >> shift);
 }
 
+/* Tables of more slots than this (128 KiB) are prefetched: a smaller
+ * one (a few thousand code addresses) stays in the cache anyway. */
+#define CODETAB_PREFETCH_SLOTS 4096
+
 /* Fetches the slot where (pid, ip) starts probing into the cache, a few
  * samples ahead of codetab_add (always_inline: see sides_prefetch). */
 static inline __attribute__((always_inline)) void
 codetab_prefetch(const struct codetab *t, int32_t pid, uint64_t ip)
 {
-	__builtin_prefetch(&t->e[codetab_hash(pid, ip, t->shift)], 1);
+	if (t->mask >= CODETAB_PREFETCH_SLOTS)
+		__builtin_prefetch(&t->e[codetab_hash(pid, ip, t->shift)], 1);
 }
 
 /* One sample at (pid, ip); inline for a run of samples at one ip. */
