@@ -207,11 +207,15 @@ bench_line(const char *what, unsigned long long n, struct bench_time bt)
 }
 
 /* The command line: --quick, --memtop PATH, --workload PATH, --samples N
- * (the synthetic shapes'). */
+ * (the synthetic shapes'), --keep DIR (the captures are written to
+ * DIR/faults.data, DIR/mem.data and DIR/phys.data and kept, for a
+ * profile or a comparison of frames: bench/replay-same.sh), --write-only
+ * (with --keep: the captures and nothing else). */
 struct bench_opts {
 	unsigned long long samples;
 	unsigned fault_rounds;
-	const char *memtop, *workload;
+	const char *memtop, *workload, *keep;
+	bool write_only;
 };
 
 static void
@@ -226,6 +230,10 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 		} else if (strcmp(argv[i], "--workload") == 0 &&
 			   i + 1 < argc) {
 			o->workload = argv[++i];
+		} else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
+			o->keep = argv[++i];
+		} else if (strcmp(argv[i], "--write-only") == 0) {
+			o->write_only = true;
 		} else if (strcmp(argv[i], "--samples") == 0 &&
 			   i + 1 < argc) {
 			o->samples = strtoull(argv[++i], NULL, 0);
@@ -234,13 +242,19 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 }
 
 /* A name of this run's own (mkstemps): another run's file, or one left by
- * a run killed before its unlink, is never written over.  0 or -1. */
+ * a run killed before its unlink, is never written over; with --keep,
+ * DIR/name.  0 or -1. */
 static int
-bench_temp_file(char *path, size_t len)
+bench_temp_file(char *path, size_t len, const struct bench_opts *o,
+		const char *name)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	int fd;
 
+	if (o->keep) {
+		snprintf(path, len, "%s/%s.data", o->keep, name);
+		return 0;
+	}
 	snprintf(path, len, "%s/memtop-bench-replay.XXXXXX.data", tmp);
 	fd = mkstemps(path, 5);
 	if (fd < 0) {
@@ -250,6 +264,14 @@ bench_temp_file(char *path, size_t len)
 	}
 	close(fd);
 	return 0;
+}
+
+/* Removes a capture unless --keep asked for it. */
+static void
+bench_drop(const char *path, const struct bench_opts *o)
+{
+	if (!o->keep)
+		unlink(path);
 }
 
 /*
@@ -318,7 +340,7 @@ bench_synth(const char *path, const struct synth_opts *so,
 	       label, (unsigned long long)so->samples,
 	       so->phys ? " + PHYS_ADDR" : "", so->nodes, so->cpus,
 	       (unsigned long long)so->pages, so->pids, benchlib_now() - t0);
-	return bench_shape(path, (long long)so->samples, o);
+	return o->write_only ? 0 : bench_shape(path, (long long)so->samples, o);
 }
 
 /* The page-fault shape: perf record of the workload into path.  1 when
@@ -352,40 +374,50 @@ bench_faults(const char *path, const struct bench_opts *o)
 	       "memtop-workload refaulting %d pages x %u rounds, recorded "
 	       "in %.2f s\n", BENCH_FAULT_HOT, o->fault_rounds,
 	       benchlib_now() - t0);
-	return bench_shape(path, 0, o);
+	return o->write_only ? 0 : bench_shape(path, 0, o);
 }
 
 int
 main(int argc, char **argv)
 {
 	struct bench_opts o = { BENCH_SAMPLES, BENCH_FAULT_ROUNDS,
-				getenv("MEMTOP"), NULL };
+				getenv("MEMTOP"), NULL, NULL, false };
 	struct synth_opts so;
 	char path[512];
 	int ret = 0;
 
 	bench_args(argc, argv, &o);
-	if (bench_temp_file(path, sizeof(path)) < 0)
-		return 1;
+	if (o.write_only && !o.keep) {
+		fprintf(stderr, "bench-replay: --write-only needs --keep DIR\n");
+		return 2;
+	}
 	printf("memtop replay benchmark: memtop -i beside perf report "
 	       "--mem-mode on three capture shapes\n");
 	benchlib_print_machine();
+	if (bench_temp_file(path, sizeof(path), &o, "faults") < 0)
+		return 1;
 	if (bench_faults(path, &o) < 0)
 		ret = 1;
+	bench_drop(path, &o);
 	synth_defaults(&so);
 	so.samples = o.samples;
 	so.pages = 65536;
 	so.pids = 4;
 	so.seconds = 30;
 	so.phys = false;
+	if (bench_temp_file(path, sizeof(path), &o, "mem") < 0)
+		return 1;
 	if (bench_synth(path, &so, &o, "perf mem") < 0)
 		ret = 1;
+	bench_drop(path, &o);
 	so.phys = true;
 	so.pids = 64;
 	so.cpus = 64;
 	so.pages = 4096;
+	if (bench_temp_file(path, sizeof(path), &o, "phys") < 0)
+		return 1;
 	if (bench_synth(path, &so, &o, "system-wide PHYS_ADDR") < 0)
 		ret = 1;
-	unlink(path);
+	bench_drop(path, &o);
 	return ret;
 }

@@ -100,6 +100,10 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	for (size_t i = 0; i < REPLAY_SEEN; i++)
 		r->seen[i].tid = -1;
 	ret = aggr_init(&r->aggr, cfg->topo, NULL, 12, cfg->max_pages);
+	/* A replay migrates nothing: the votes (a table as large as the
+	 * pages, a random line a sample) would never be read. */
+	if (ret == 0)
+		aggr_votes_off(&r->aggr);
 	/* A recording's pids are not processes of this machine now: names
 	 * come from its records alone, never /proc, and symbols from the
 	 * files they name, proven by the build ids it lists. */

@@ -290,7 +290,8 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 			sides_prefetch(a->sides,
 				       a->batch[i + AGGR_PREFETCH].pid,
 				       pagetab_entry_page(
-					       ents[i + AGGR_PREFETCH]));
+					       ents[i + AGGR_PREFETCH]),
+				       a->batch[i + AGGR_PREFETCH].ip);
 		if (__builtin_expect(!e, 0)) {
 			untracked++;
 			continue;

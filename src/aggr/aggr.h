@@ -184,6 +184,10 @@ struct sides *aggr_sides(struct aggr *a);
 
 /* Maps samples' PHYS_ADDR to nodes from now on (p outlives the aggr). */
 void aggr_set_physnode(struct aggr *a, const struct physnode *p);
+/* Keeps no migration vote from now on (a producer that never migrates:
+ * the replay); the votes are read by migrate.c alone, never by a frame.
+ * Before the first sample. */
+void aggr_votes_off(struct aggr *a);
 /*
  * Sets the memory node of (pid, page of addr), inserting the page when it
  * is new: a page just migrated, or a test placing pages on fake nodes.

@@ -18,6 +18,7 @@
 #include <errno.h>
 
 #include "aggr.h"
+#include "cpuvote.h"
 #include "frame.h"
 #include "nodemap.h"
 #include "pagetab.h"
@@ -35,6 +36,13 @@ void
 aggr_set_physnode(struct aggr *a, const struct physnode *p)
 {
 	a->physnode = p;
+}
+
+void
+aggr_votes_off(struct aggr *a)
+{
+	cpuvote_free(a->cpuvote);
+	a->cpuvote = NULL;
 }
 
 int

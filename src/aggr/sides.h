@@ -50,18 +50,20 @@ void sides_free(struct sides *s);	/* NULL-safe */
  */
 void sides_names_off(struct sides *s);
 
-/* Fetches what sides_account will touch for (pid, page) into the cache,
+/* Fetches what sides_account will touch for (pid, page, ip) into the cache,
  * a few samples ahead of it.  This and the tables' prefetch functions
  * are always_inline: otherwise gcc (12, at -O2/-O3) finds them pure (a
  * prefetch has no effect it can see), does not inline them early, and
  * then deletes the calls, so no prefetch instruction reaches aggr_flush. */
 static inline __attribute__((always_inline)) void
-sides_prefetch(const struct sides *s, int32_t pid, uint64_t page)
+sides_prefetch(const struct sides *s, int32_t pid, uint64_t page,
+	       uint64_t ip)
 {
 	if (!s)
 		return;
 	sitetab_prefetch(s->sites, pid, page);
 	levtab_prefetch(s->levels, pid, page);
+	codetab_prefetch(s->code, pid, ip);
 }
 
 /* A sample accounted to page (s->pid, page) of the current granularity. */

@@ -7,8 +7,9 @@
  * times keep file order.  Most captures are nearly sorted, so a record no
  * older than the last one queued goes to a FIFO (entries in a ring, bytes
  * in a ring: no allocation, no comparisons); any other goes to a binary
- * min-heap of malloc'd copies.  The next record out is the older of the
- * FIFO's head and the heap's top.  The record handed out last stays alive
+ * min-heap (of pointers into the file image for stable records, else of
+ * malloc'd copies).  The next record out is the older of the FIFO's head
+ * and the heap's top.  The record handed out last stays alive
  * until the next call (`out` for a heap copy, its place in the byte ring
  * for a FIFO one: nothing is written there before the next call).
  */
@@ -28,11 +29,13 @@ struct order_ent {
 	uint64_t seq;
 	uint64_t offset;
 	uint32_t event_idx;
-	struct perf_event_header *hdr;	/* malloc'd copy */
+	bool owned;			/* hdr is a malloc'd copy (heap) */
+	struct perf_event_header *hdr;
 };
 
 /*
- * The FIFO: entries in a ring of ent_cap; the bytes of the records that
+ * The FIFO: entries in a ring of ent_cap (a power of two, so a position
+ * wraps with a mask, not a division); the bytes of the records that
  * are not stable (perfdata_record.stable: in the file image, which
  * outlives the order) in a ring of byte_cap, in entry order.  A stable
  * record is not copied: its entry keeps the pointer.
@@ -90,7 +93,8 @@ perfdata_order_free(struct perfdata_order *o)
 	if (!o)
 		return;
 	for (size_t i = 0; i < o->n; i++)
-		free(o->heap[i].hdr);
+		if (o->heap[i].owned)
+			free(o->heap[i].hdr);
 	free(o->heap);
 	free(o->fifo.ent);
 	free(o->fifo.at);
@@ -120,11 +124,13 @@ order_swap(struct order_ent *a, struct order_ent *b)
 	*b = t;
 }
 
-/* A copy of rec into the heap. */
+/* rec into the heap: its pointer when it is stable (in the file image,
+ * which outlives the order), else a copy. */
 static int
 heap_push(struct perfdata_order *o, const struct order_ent *in,
-	  const struct perf_event_header *hdr)
+	  const struct perfdata_record *rec)
 {
+	const struct perf_event_header *hdr = rec->hdr;
 	struct order_ent *e;
 	size_t i;
 
@@ -139,10 +145,15 @@ heap_push(struct perfdata_order *o, const struct order_ent *in,
 	}
 	e = &o->heap[o->n];
 	*e = *in;
-	e->hdr = malloc(hdr->size);
-	if (!e->hdr)
-		return -ENOMEM;
-	memcpy(e->hdr, hdr, hdr->size);
+	if (rec->stable) {
+		e->hdr = (struct perf_event_header *)(uintptr_t)hdr;
+	} else {
+		e->hdr = malloc(hdr->size);
+		if (!e->hdr)
+			return -ENOMEM;
+		memcpy(e->hdr, hdr, hdr->size);
+		e->owned = true;
+	}
 	for (i = o->n++; i > 0 && order_less(&o->heap[i],
 					     &o->heap[(i - 1) / 2]);
 	     i = (i - 1) / 2)
@@ -196,7 +207,7 @@ fifo_place(const struct order_fifo *f, size_t n)
 static int
 fifo_grow_entries(struct order_fifo *f)
 {
-	size_t cap = 2 * f->ent_cap + 1024;
+	size_t cap = f->ent_cap ? 2 * f->ent_cap : 1024;
 	struct order_ent *ent = malloc(cap * sizeof(*ent));
 	uint64_t *at = malloc(cap * sizeof(*at));
 
@@ -206,7 +217,7 @@ fifo_grow_entries(struct order_fifo *f)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < f->n; i++) {
-		size_t k = (f->first + i) % f->ent_cap;
+		size_t k = (f->first + i) & (f->ent_cap - 1);
 
 		ent[i] = f->ent[k];
 		at[i] = f->at[k];
@@ -231,7 +242,7 @@ fifo_grow_bytes(struct order_fifo *f, size_t n)
 	if (!bytes)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->n; i++) {
-		size_t k = (f->first + i) % f->ent_cap, len;
+		size_t k = (f->first + i) & (f->ent_cap - 1), len;
 
 		if (f->at[k] == ORDER_STABLE)
 			continue;
@@ -269,7 +280,7 @@ fifo_push(struct order_fifo *f, const struct order_ent *in,
 		if (f->byte_n++ == 0)
 			f->byte_head = at;
 	}
-	k = (f->first + f->n++) % f->ent_cap;
+	k = (f->first + f->n++) & (f->ent_cap - 1);
 	f->ent[k] = *in;
 	/* A stable record's pointer: its place in the file image. */
 	f->ent[k].hdr = (struct perf_event_header *)(uintptr_t)rec->hdr;
@@ -284,11 +295,11 @@ fifo_pop(struct order_fifo *f)
 	struct order_ent e = f->ent[f->first];
 	uint64_t at = f->at[f->first];
 
-	f->first = (f->first + 1) % f->ent_cap;
+	f->first = (f->first + 1) & (f->ent_cap - 1);
 	f->n--;
 	/* A record read a window ago is cold: fetch one a few ahead. */
 	if (f->n > ORDER_AHEAD) {
-		size_t k = (f->first + ORDER_AHEAD) % f->ent_cap;
+		size_t k = (f->first + ORDER_AHEAD) & (f->ent_cap - 1);
 
 		__builtin_prefetch(f->at[k] == ORDER_STABLE ? f->ent[k].hdr :
 				   (void *)(f->bytes + f->at[k]));
@@ -341,7 +352,7 @@ order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 	};
 	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
 		  fifo_push(&o->fifo, &e, rec) :
-		  heap_push(o, &e, rec->hdr);
+		  heap_push(o, &e, rec);
 
 	if (ret < 0)
 		return ret;
@@ -357,11 +368,14 @@ order_pop(struct perfdata_order *o, struct perfdata_record *rec)
 {
 	struct order_ent top;
 
-	free(o->out);
-	o->out = NULL;
+	if (o->out) {
+		free(o->out);
+		o->out = NULL;
+	}
 	if (order_heap_first(o)) {
 		top = heap_pop(o);
-		o->out = top.hdr;
+		if (top.owned)
+			o->out = top.hdr;
 	} else {
 		top = fifo_pop(&o->fifo);
 	}

@@ -409,9 +409,12 @@ record_time(const struct record_layout *l,
 		return -ENOENT;
 	if (hdr->type == PERF_RECORD_SAMPLE) {
 		/* Only IDENTIFIER, IP and TID (u64 each) come before it. */
-		at = sizeof(*hdr) + 8 * (uint64_t)__builtin_popcountll(
-			l->sample_type & (PERF_SAMPLE_IDENTIFIER |
-					  PERF_SAMPLE_IP | PERF_SAMPLE_TID));
+		/* Three bits counted as such: a popcount builtin is a
+		 * library call on baseline x86-64. */
+		at = sizeof(*hdr) +
+		     8 * (uint64_t)(!!(l->sample_type & PERF_SAMPLE_IDENTIFIER) +
+				    !!(l->sample_type & PERF_SAMPLE_IP) +
+				    !!(l->sample_type & PERF_SAMPLE_TID));
 		if (hdr->size < at + sizeof(*time))
 			return -ENOENT;
 		memcpy(time, (const unsigned char *)hdr + at, sizeof(*time));

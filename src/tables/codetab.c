@@ -46,19 +46,6 @@ codetab_free(struct codetab *t)
 	free(t);
 }
 
-/* The slot where (pid, ip) starts probing in a table of mask + 1
- * slots: the product's top bits, which every bit of the key reaches
- * (its middle bits, at a small table, put code addresses a fixed stride
- * apart into a few long runs). */
-static size_t
-codetab_hash(int32_t pid, uint64_t ip, unsigned shift)
-{
-	uint64_t h = (ip ^ ((uint64_t)(uint32_t)pid << 44)) *
-		     0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> shift);
-}
-
 /* Twice the slots, every entry moved; -1 (table unchanged) on ENOMEM. */
 static int
 codetab_grow(struct codetab *t)

@@ -51,6 +51,32 @@ void codetab_free(struct codetab *t);		/* NULL-safe */
 
 void codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip);
 
+/* The slot where (pid, ip) starts probing in a table of 2^(64 - shift)
+ * slots: the product's top bits, which every bit of the key reaches
+ * (its middle bits, at a small table, put code addresses a fixed stride
+ * apart into a few long runs). */
+static inline size_t
+codetab_hash(int32_t pid, uint64_t ip, unsigned shift)
+{
+	uint64_t h = (ip ^ ((uint64_t)(uint32_t)pid << 44)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> shift);
+}
+
+/* Tables of more slots than this (128 KiB) are prefetched: a smaller
+ * one (a few thousand code addresses) stays in the cache anyway. */
+#define CODETAB_PREFETCH_SLOTS 4096
+
+/* Fetches the slot where (pid, ip) starts probing into the cache, a few
+ * samples ahead of codetab_add (always_inline: see sides_prefetch). */
+static inline __attribute__((always_inline)) void
+codetab_prefetch(const struct codetab *t, int32_t pid, uint64_t ip)
+{
+	if (t->mask >= CODETAB_PREFETCH_SLOTS)
+		__builtin_prefetch(&t->e[codetab_hash(pid, ip, t->shift)], 1);
+}
+
 /* One sample at (pid, ip); inline for a run of samples at one ip. */
 static inline void
 codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
