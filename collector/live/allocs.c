@@ -155,6 +155,7 @@ static int64_t
 allocs_site(struct allocs *a, const struct alloc_rec *r)
 {
 	struct unwind_frame f[ALLOCS_FRAMES];
+	uint64_t pcs[ALLOCS_FRAMES];
 	int64_t site;
 	int n = -1, m = 0;
 
@@ -168,11 +169,11 @@ allocs_site(struct allocs *a, const struct alloc_rec *r)
 	for (uint64_t i = 0; i < r->nr && m < ALLOCS_FRAMES; i++) {
 		if (r->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
 			continue;	/* a context marker */
-		if (unwind_name(a->unw, (int)r->pid,
-				m ? r->chain[i] - 1 : r->chain[i], &f[m]) < 0)
-			break;
+		pcs[m] = m ? r->chain[i] - 1 : r->chain[i];
 		m++;
 	}
+	if (m > 0)
+		m = unwind_names(a->unw, (int)r->pid, pcs, (size_t)m, f);
 	if (m > 0 && allocs_pick(a->objs, f, m, &site)) {
 		a->st.chained++;
 		return site;

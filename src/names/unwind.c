@@ -1,50 +1,61 @@
-/* Collector thread only.  See unwind.h. */
+/*
+ * Collector thread only (or the main thread before it starts).  See
+ * unwind.h; the split between the collector and the unwind helper is in
+ * unwind_int.h.
+ *
+ * The collector parses no ELF or DWARF here: it reads /proc/PID/maps
+ * (kernel text), opens the module files and passes their descriptors,
+ * and checks the helper's answers.  When the helper fails (crash, hang
+ * past MEMTOP_UNWIND_TIMEOUT_MS, nonsense) it is killed, reaped and
+ * counted, and restarted at the next request; the frames of that request
+ * are what the collector can say itself: each pc's module and file
+ * offset ("[libfoo.so]+0x1f00") or "[unknown]", counted as fallbacks.
+ */
 #include "config.h"
 
-#include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "unwind.h"
+#include "maps.h"
+#include "maps_int.h"
+#include "sandbox_int.h"
+#include "symbols_int.h"
+#include "unwind_int.h"
 
-#define UNWIND_PROCS 64		/* Dwfls kept; the oldest is dropped */
-/* Names kept per (pid, pc): libdwfl finds a symbol by walking the whole
- * symbol table, tens of microseconds in libc, and sites repeat. */
-#define UNWIND_CACHE 1024
+#define UNWIND_TIMEOUT_MS 1000
+#define UNWIND_PIDS 64		/* module lists kept; the oldest goes */
 
-/* The sample being unwound: what the thread callbacks read. */
-struct unwind_ctx {
-	int tid;
-	const uint64_t *regs;
-	const unsigned char *stack;
-	uint64_t size;
-	uint64_t sp;
+/* A module file as the collector knows it: which slot of the helper. */
+struct unwind_cfile {
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint64_t used;		/* 0 = free */
+	uint64_t sent;		/* the helper start it was sent to; 0 none */
+	bool failed;		/* could not be opened: not sent */
+	bool deleted;		/* " (deleted)" in the maps */
+	char path[UNWIND_PATH];
 };
 
-struct unwind_proc {
+/* A process's modules, from /proc/PID/maps. */
+struct unwind_pmods {
 	int pid;		/* 0 = free */
-	Dwfl *dwfl;
-	bool attached;		/* dwfl_attach_state done */
-	uint64_t used;		/* last use, for dropping the oldest */
-	struct unwind_ctx ctx;	/* the attach's argument: fixed address */
-};
-
-struct unwind_cached {
-	int pid;		/* 0 = empty */
-	uint64_t pc;
-	struct unwind_frame f;
+	bool stale;		/* re-read at the next use */
+	uint64_t used;
+	struct unwind_mod *mods;
+	size_t n;
 };
 
 struct unwinder {
-	struct unwind_proc procs[UNWIND_PROCS];
-	struct unwind_cached cache[UNWIND_CACHE];
+	struct sandbox sb;
+	struct unwind_cfile files[UNWIND_FILES];
+	struct unwind_pmods procs[UNWIND_PIDS];
+	struct maps *scratch;	/* parses the maps text */
 	uint64_t clock;
-	char *debuginfo_path;
-	Dwfl_Callbacks callbacks;
+	uint64_t fallbacks;
 };
 
 static const char *const unwind_allocators[] = {
@@ -66,52 +77,7 @@ unwind_is_allocator(const char *module)
 	return false;
 }
 
-/*
- * A module's ELF file read whole into memory, its descriptor closed: a
- * Dwfl is kept per process (up to UNWIND_PROCS), and holding a descriptor
- * per module would take them from the channels (RLIMIT_NOFILE).
- */
-static int
-unwind_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
-		Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	int fd = dwfl_linux_proc_find_elf(mod, userdata, name, base,
-					  file_name, elfp);
-	Elf *elf;
-
-	if (fd < 0 || *elfp)
-		return fd;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_cntl(elf, ELF_C_FDREAD) == 0) {
-		*elfp = elf;
-		close(fd);
-		return -1;
-	}
-	if (elf)
-		elf_end(elf);
-	return fd;
-}
-
-/* Sites come from the files' own symbols (.symtab, .dynsym); separate
- * debug files are not looked for: a lookup per module costs time and
- * descriptors, and CFI for unwinding is in .eh_frame. */
-static int
-unwind_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-		    Dwarf_Addr base, const char *file_name,
-		    const char *debuglink_file, GElf_Word debuglink_crc,
-		    char **debuginfo_file_name)
-{
-	(void)mod;
-	(void)userdata;
-	(void)modname;
-	(void)base;
-	(void)file_name;
-	(void)debuglink_file;
-	(void)debuglink_crc;
-	(void)debuginfo_file_name;
-	return -1;
-}
-
+/* The helper is forked now, before the collector thread starts. */
 struct unwinder *
 unwinder_new(void)
 {
@@ -119,19 +85,15 @@ unwinder_new(void)
 
 	if (!u)
 		return NULL;
-	elf_version(EV_CURRENT);
-	u->callbacks.find_elf = unwind_find_elf;
-	u->callbacks.find_debuginfo = unwind_no_debuginfo;
-	u->callbacks.debuginfo_path = &u->debuginfo_path;
+	u->scratch = maps_new(0);
+	if (!u->scratch) {
+		free(u);
+		return NULL;
+	}
+	sandbox_init(&u->sb, "unwind helper", unwind_helper_main, 0,
+		     "MEMTOP_UNWIND_TIMEOUT_MS", UNWIND_TIMEOUT_MS);
+	(void)sandbox_start(&u->sb);	/* else at the first request */
 	return u;
-}
-
-static void
-unwind_drop(struct unwind_proc *p)
-{
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	memset(p, 0, sizeof(*p));
 }
 
 void
@@ -139,15 +101,32 @@ unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < UNWIND_PROCS; i++)
-		unwind_drop(&u->procs[i]);
+	sandbox_stop(&u->sb);
+	for (size_t i = 0; i < UNWIND_PIDS; i++)
+		free(u->procs[i].mods);
+	maps_free(u->scratch);
 	free(u);
 }
 
-static struct unwind_proc *
+void
+unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
+{
+	st->starts = u->sb.stats.starts;
+	st->failures = u->sb.stats.failures;
+	st->pid = u->sb.stats.pid;
+	st->fallbacks = u->fallbacks;
+}
+
+void
+unwinder_timeout(struct unwinder *u, unsigned ms)
+{
+	u->sb.timeout_ns = (uint64_t)ms * 1000000ull;
+}
+
+static struct unwind_pmods *
 unwind_find(struct unwinder *u, int pid)
 {
-	for (size_t i = 0; i < UNWIND_PROCS; i++)
+	for (size_t i = 0; i < UNWIND_PIDS; i++)
 		if (u->procs[i].pid == pid)
 			return &u->procs[i];
 	return NULL;
@@ -156,202 +135,253 @@ unwind_find(struct unwinder *u, int pid)
 void
 unwind_stale(struct unwinder *u, int pid)
 {
-	struct unwind_proc *p = unwind_find(u, pid);
+	struct unwind_pmods *p = unwind_find(u, pid);
 
 	if (p)
-		unwind_drop(p);
-	for (size_t i = 0; i < UNWIND_CACHE; i++)
-		if (u->cache[i].pid == pid)
-			u->cache[i].pid = 0;
+		p->stale = true;
 }
 
 void
 unwind_forget(struct unwinder *u, int pid)
 {
-	unwind_stale(u, pid);
-}
-
-static pid_t
-unwind_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
-{
-	struct unwind_ctx *c = dwfl_arg;
-
-	(void)dwfl;
-	if (*thread_argp)
-		return 0;
-	*thread_argp = c;
-	return c->tid;
-}
-
-/* Only the copied stack is readable: the walk ends where it ends. */
-static bool
-unwind_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
-		   void *dwfl_arg)
-{
-	struct unwind_ctx *c = dwfl_arg;
-
-	(void)dwfl;
-	if (addr < c->sp || addr + sizeof(*result) > c->sp + c->size ||
-	    addr + sizeof(*result) < addr)
-		return false;
-	memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
-	return true;
-}
-
-static bool
-unwind_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
-{
-	struct unwind_ctx *c = thread_arg;
-	Dwarf_Word regs[UNWIND_REGS];
-
-	for (size_t i = 0; i < UNWIND_REGS; i++)
-		regs[i] = c->regs[i];
-	return dwfl_thread_state_registers(thread, 0, UNWIND_REGS, regs);
-}
-
-static const Dwfl_Thread_Callbacks unwind_thread_callbacks = {
-	.next_thread = unwind_next_thread,
-	.memory_read = unwind_memory_read,
-	.set_initial_registers = unwind_set_initial_registers,
-};
-
-/* pid's Dwfl, reporting its modules from /proc when new; NULL on error. */
-static struct unwind_proc *
-unwind_proc(struct unwinder *u, int pid)
-{
-	struct unwind_proc *p = unwind_find(u, pid), *old;
+	struct unwind_pmods *p = unwind_find(u, pid);
 
 	if (p) {
-		p->used = ++u->clock;
-		return p;
+		free(p->mods);
+		memset(p, 0, sizeof(*p));
 	}
-	old = &u->procs[0];
-	for (size_t i = 0; i < UNWIND_PROCS; i++) {
-		if (u->procs[i].pid == 0) {
-			old = &u->procs[i];
-			break;
+}
+
+/* The slot of r's file, taking the least recently used one for a new
+ * file (sent again at its next use). */
+static uint32_t
+unwind_slot(struct unwinder *u, const struct maps_region *r)
+{
+	struct unwind_cfile *f, *old = &u->files[0];
+
+	for (uint32_t i = 0; i < UNWIND_FILES; i++) {
+		f = &u->files[i];
+		if (f->used && f->inode == r->inode &&
+		    f->dev_major == r->dev_major &&
+		    f->dev_minor == r->dev_minor &&
+		    strncmp(f->path, r->path, sizeof(f->path)) == 0) {
+			f->used = ++u->clock;
+			return i;
 		}
-		if (u->procs[i].used < old->used)
-			old = &u->procs[i];
+		if (f->used < old->used)
+			old = f;
 	}
-	unwind_drop(old);
-	p = old;
-	p->dwfl = dwfl_begin(&u->callbacks);
-	if (!p->dwfl)
-		return NULL;
-	dwfl_report_begin(p->dwfl);
-	if (dwfl_linux_proc_report(p->dwfl, pid) != 0 ||
-	    dwfl_report_end(p->dwfl, NULL, NULL) != 0) {
-		unwind_drop(p);
-		return NULL;
-	}
-	p->pid = pid;
-	p->used = ++u->clock;
-	return p;
+	/* The processes whose modules named the slot's old file read
+	 * theirs again. */
+	for (size_t i = 0; old->used && i < UNWIND_PIDS; i++)
+		for (size_t j = 0; j < u->procs[i].n; j++)
+			if (u->procs[i].mods[j].file ==
+			    (uint32_t)(old - u->files))
+				u->procs[i].stale = true;
+	memset(old, 0, sizeof(*old));
+	old->deleted = r->deleted;
+	old->inode = r->inode;
+	old->dev_major = r->dev_major;
+	old->dev_minor = r->dev_minor;
+	snprintf(old->path, sizeof(old->path), "%s", r->path);
+	old->used = ++u->clock;
+	return (uint32_t)(old - u->files);
 }
 
-static void
-unwind_name_in(Dwfl *dwfl, uint64_t pc, struct unwind_frame *out)
+/* Does the file of regions[i] have an executable mapping? */
+static bool
+unwind_has_code(const struct maps *m, const struct maps_region *r)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-	const char *mname = NULL, *sym = NULL, *base;
-	Dwarf_Addr start = 0;
-	GElf_Off off = 0;
-	GElf_Sym s;
+	for (size_t i = 0; i < maps_count(m); i++) {
+		const struct maps_region *o = maps_at(m, i);
 
-	out->pc = pc;
-	if (mod) {
-		mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
-					 NULL, NULL);
-		sym = dwfl_module_addrinfo(mod, pc, &off, &s, NULL, NULL,
-					   NULL);
+		if (o->kind == MAPS_FILE && (o->prot & MAPS_PROT_EXEC) &&
+		    o->inode == r->inode && o->dev_major == r->dev_major &&
+		    o->dev_minor == r->dev_minor)
+			return true;
 	}
-	out->allocator = mname && unwind_is_allocator(mname);
-	if (sym) {
-		snprintf(out->name, sizeof(out->name), "%s+0x%llx", sym,
-			 (unsigned long long)off);
-		return;
-	}
-	base = mname ? strrchr(mname, '/') : NULL;
-	base = base ? base + 1 : mname;
-	if (base)
-		snprintf(out->name, sizeof(out->name), "[%s]+0x%llx", base,
-			 (unsigned long long)(pc - start));
-	else
-		snprintf(out->name, sizeof(out->name), "0x%llx",
-			 (unsigned long long)pc);
+	return false;
 }
 
-/* unwind_name_in through the cache. */
-static void
-unwind_name_cached(struct unwinder *u, int pid, Dwfl *dwfl, uint64_t pc,
-		   struct unwind_frame *out)
+/* p's modules from /proc/PID/maps: the file mappings of files with code.
+ * 0 or -errno (-ESRCH: gone). */
+static int
+unwind_read_mods(struct unwinder *u, struct unwind_pmods *p)
 {
-	uint64_t h = (pc ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull) *
-		     0x9e3779b97f4a7c15ull;
-	struct unwind_cached *c = &u->cache[h >> 54 & (UNWIND_CACHE - 1)];
+	char path[64], *text = NULL;
+	size_t len = 0, n = 0;
+	struct unwind_mod *mods;
+	int ret;
 
-	if (c->pid == pid && c->pc == pc) {
-		*out = c->f;
-		return;
+	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
+	ret = maps_read_file(path, &text, &len);
+	if (ret == 0)
+		ret = maps_load_text(u->scratch, text, len);
+	free(text);
+	if (ret < 0)
+		return ret == -ENOMEM ? ret : -ESRCH;
+	mods = calloc(maps_count(u->scratch) + 1, sizeof(*mods));
+	if (!mods)
+		return -ENOMEM;
+	for (size_t i = 0; i < maps_count(u->scratch) && n < UNWIND_MAX_MODS;
+	     i++) {
+		const struct maps_region *r = maps_at(u->scratch, i);
+
+		if (r->kind != MAPS_FILE || !r->path || r->path[0] != '/' ||
+		    !unwind_has_code(u->scratch, r))
+			continue;
+		mods[n++] = (struct unwind_mod){ .start = r->start,
+			.end = r->end, .pgoff = r->pgoff,
+			.file = unwind_slot(u, r) };
 	}
-	unwind_name_in(dwfl, pc, out);
-	c->pid = pid;
-	c->pc = pc;
-	c->f = *out;
-}
-
-int
-unwind_name(struct unwinder *u, int pid, uint64_t pc,
-	    struct unwind_frame *out)
-{
-	struct unwind_proc *p = unwind_proc(u, pid);
-
-	if (!p)
-		return -ESRCH;
-	unwind_name_cached(u, pid, p->dwfl, pc, out);
+	free(p->mods);
+	p->mods = mods;
+	p->n = n;
+	p->stale = false;
 	return 0;
 }
 
-struct unwind_walk {
-	struct unwind_frame *out;
-	size_t max, n;
-	size_t site;		/* index of the first frame outside, or max */
-	Dwfl *dwfl;
-};
-
-/* Is pc in an allocator's module?  No symbol lookup: cheap. */
-static bool
-unwind_in_allocator(Dwfl *dwfl, uint64_t pc)
+/* pid's modules, read when new or stale; NULL when pid is gone. */
+static struct unwind_pmods *
+unwind_pmods(struct unwinder *u, int pid)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-	const char *name = mod ? dwfl_module_info(mod, NULL, NULL, NULL,
-						  NULL, NULL, NULL, NULL) :
-				 NULL;
+	struct unwind_pmods *p = unwind_find(u, pid);
 
-	return name && unwind_is_allocator(name);
+	if (!p) {
+		p = &u->procs[0];
+		for (size_t i = 0; i < UNWIND_PIDS; i++) {
+			if (u->procs[i].pid == 0) {
+				p = &u->procs[i];
+				break;
+			}
+			if (u->procs[i].used < p->used)
+				p = &u->procs[i];
+		}
+		free(p->mods);
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		p->stale = true;
+	}
+	p->used = ++u->clock;
+	if (p->stale && unwind_read_mods(u, p) < 0) {
+		unwind_forget(u, pid);
+		return NULL;
+	}
+	return p;
 }
 
+/* Opens slot i's file as pid sees it and hands it over; a file that
+ * cannot be opened is not retried while its slot lasts. */
 static int
-unwind_frame_cb(Dwfl_Frame *state, void *arg)
+unwind_send_file(struct unwinder *u, int pid, const struct unwind_mod *m)
 {
-	struct unwind_walk *w = arg;
-	Dwarf_Addr pc;
-	bool activation;
+	struct unwind_cfile *f = &u->files[m->file];
+	struct maps_region r = { .start = m->start, .end = m->end,
+				 .pgoff = m->pgoff, .inode = f->inode,
+				 .dev_major = f->dev_major,
+				 .dev_minor = f->dev_minor,
+				 .kind = MAPS_FILE, .deleted = f->deleted,
+				 .path = f->path };
+	struct unwind_req q = { .magic = UNWIND_MAGIC,
+				.kind = UNWIND_REQ_FILE, .file = m->file };
+	struct stat st;
+	int fd = symbols_region_fd(pid, &r, &st), ret;
 
-	if (!dwfl_frame_pc(state, &pc, &activation))
-		return DWARF_CB_ABORT;
-	/* A return address points after the call: name the call. */
-	w->out[w->n].pc = activation ? pc : pc - 1;
-	w->out[w->n].allocator = unwind_in_allocator(w->dwfl,
-						     w->out[w->n].pc);
-	w->out[w->n].name[0] = '\0';
-	if (w->site == w->max && !w->out[w->n].allocator)
-		w->site = w->n;
-	/* The site and its callers are all a caller reads. */
-	if (++w->n == w->max || w->n > w->site + UNWIND_CALLERS)
-		return DWARF_CB_ABORT;
-	return DWARF_CB_OK;
+	if (fd < 0) {
+		f->failed = true;
+		return 0;
+	}
+	snprintf(q.path, sizeof(q.path), "%s", f->path);
+	ret = sandbox_hand(&u->sb, fd, &q, sizeof(q));
+	close(fd);
+	return ret;
+}
+
+/* Every file p's modules need is in the running helper: 0, or -EIO (no
+ * helper). */
+static int
+unwind_send_files(struct unwinder *u, const struct unwind_pmods *p)
+{
+	sandbox_reap(&u->sb);
+	for (int tries = 0; tries < 2; tries++) {
+		uint64_t start;
+		int ret = 0;
+
+		if (u->sb.pid == 0 && sandbox_start(&u->sb) < 0) {
+			sandbox_failed(&u->sb, "could not start");
+			return -EIO;
+		}
+		start = u->sb.stats.starts;
+		for (size_t i = 0; i < p->n && ret == 0; i++) {
+			struct unwind_cfile *f = &u->files[p->mods[i].file];
+
+			if (f->sent == start || f->failed)
+				continue;
+			ret = unwind_send_file(u, p->pid, &p->mods[i]);
+			f->sent = start;
+		}
+		/* A helper restarted on the way has the first files not. */
+		if (ret == 0 && u->sb.stats.starts == start && u->sb.pid)
+			return 0;
+	}
+	return -EIO;
+}
+
+/*
+ * One request: files first, then the head, modules and data; the answer
+ * into out.  The count of frames, or -errno: -EIO when the helper failed
+ * (killed and counted), the helper's own error otherwise.
+ */
+static int
+unwind_ask(struct unwinder *u, const struct unwind_pmods *p,
+	   struct unwind_req *q, const void *data, size_t len,
+	   struct unwind_frame *out)
+{
+	int n, status = 0;
+
+	if (unwind_send_files(u, p) < 0)
+		return -EIO;
+	q->magic = UNWIND_MAGIC;
+	q->pid = p->pid;
+	q->n_mods = (uint32_t)p->n;
+	if (sandbox_write(u->sb.sock, q, sizeof(*q)) < 0 ||
+	    sandbox_write(u->sb.sock, p->mods, p->n * sizeof(*p->mods)) < 0 ||
+	    sandbox_write(u->sb.sock, data, len) < 0) {
+		sandbox_failed(&u->sb, "died");
+		return -EIO;
+	}
+	n = unwind_ans_recv(u->sb.sock, sandbox_deadline(&u->sb), out,
+			    q->max, &status);
+	if (n < 0) {
+		sandbox_failed(&u->sb, sandbox_why(n));
+		return -EIO;
+	}
+	return status < 0 ? status : n;
+}
+
+/* What the collector says of pc without parsing: its module and file
+ * offset, or [unknown]. */
+static void
+unwind_fallback(struct unwinder *u, const struct unwind_pmods *p,
+		uint64_t pc, struct unwind_frame *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	snprintf(out->name, sizeof(out->name), "[unknown]");
+	for (size_t i = 0; i < p->n; i++) {
+		const struct unwind_mod *m = &p->mods[i];
+		const char *path = u->files[m->file].path;
+		const char *base = strrchr(path, '/');
+
+		if (pc < m->start || pc >= m->end)
+			continue;
+		snprintf(out->name, sizeof(out->name), "[%s]+0x%llx",
+			 base ? base + 1 : path,
+			 (unsigned long long)(pc - m->start + m->pgoff));
+		out->allocator = unwind_is_allocator(path);
+		break;
+	}
+	u->fallbacks++;
 }
 
 int
@@ -359,34 +389,43 @@ unwind_frames(struct unwinder *u, int pid, int tid,
 	      const uint64_t regs[UNWIND_REGS], const void *stack,
 	      uint64_t size, struct unwind_frame *out, size_t max)
 {
-	struct unwind_proc *p = unwind_proc(u, pid);
-	struct unwind_walk w = { .out = out, .max = max, .site = max };
+	struct unwind_pmods *p = unwind_pmods(u, pid);
+	struct unwind_req q = { .kind = UNWIND_REQ_WALK, .tid = tid };
+	int n;
 
 	if (!p)
 		return -ESRCH;
 	if (max == 0)
 		return 0;
-	p->ctx = (struct unwind_ctx){ .tid = tid, .regs = regs,
-				      .stack = stack, .size = size,
-				      .sp = regs[7] };
-	if (!p->attached) {
-		if (!dwfl_attach_state(p->dwfl, NULL, pid,
-				       &unwind_thread_callbacks, &p->ctx)) {
-			/* No CFI walk: the first pc alone. */
-			unwind_name_in(p->dwfl, regs[16], &out[0]);
-			return 1;
-		}
-		p->attached = true;
-	}
-	w.dwfl = p->dwfl;
-	(void)dwfl_getthread_frames(p->dwfl, tid, unwind_frame_cb, &w);
-	if (w.n == 0) {
-		unwind_name_in(p->dwfl, regs[16], &out[0]);
-		return 1;
-	}
-	/* Names for the site and its callers, else for the outermost
-	 * frame (an allocator memtop does not know). */
-	for (size_t i = w.site < w.n ? w.site : w.n - 1; i < w.n; i++)
-		unwind_name_cached(u, pid, p->dwfl, out[i].pc, &out[i]);
-	return (int)w.n;
+	q.max = (uint32_t)(max < UNWIND_MAX_PCS ? max : UNWIND_MAX_PCS);
+	q.stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
+	memcpy(q.regs, regs, sizeof(q.regs));
+	n = unwind_ask(u, p, &q, stack, q.stack_size, out);
+	if (n > 0)
+		return n;
+	unwind_fallback(u, p, regs[16], &out[0]);
+	return 1;
+}
+
+int
+unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,
+	     struct unwind_frame *out)
+{
+	struct unwind_pmods *p = unwind_pmods(u, pid);
+	struct unwind_req q = { .kind = UNWIND_REQ_NAMES };
+	int got;
+
+	if (!p)
+		return -ESRCH;
+	if (n == 0)
+		return 0;
+	if (n > UNWIND_MAX_PCS)
+		n = UNWIND_MAX_PCS;
+	q.n_pcs = q.max = (uint32_t)n;
+	got = unwind_ask(u, p, &q, pcs, n * sizeof(*pcs), out);
+	if (got == (int)n)
+		return got;
+	for (size_t i = 0; i < n; i++)
+		unwind_fallback(u, p, pcs[i], &out[i]);
+	return (int)n;
 }
