@@ -17,6 +17,7 @@
 
 struct unwinder;
 struct channel;
+struct alloc_rec;
 
 #define ALLOCS_BRKS 64		/* processes whose brk is followed */
 
@@ -33,6 +34,8 @@ struct allocs_stats {
 struct allocs {
 	struct objtab *objs;
 	struct unwinder *unw;
+	struct alloc_rec *queue;	/* decoded, walks in flight */
+	size_t n_queued;
 	struct {
 		int32_t pid;
 		uint64_t brk;
@@ -45,11 +48,18 @@ struct allocs {
 int allocs_init(struct allocs *a, size_t max_objects);
 void allocs_fini(struct allocs *a);	/* NULL-safe, idempotent */
 
-/* Decodes and applies one SAMPLE record of allocation event ev. */
+/* Decodes and applies one SAMPLE record of allocation event ev (and any
+ * queued before it). */
 void allocs_record(struct allocs *a, const struct event_spec *ev,
 		   const struct perf_event_header *hdr);
-/* Every record of ch's allocation ring. */
+/* Every record of ch's allocation ring, applied before it returns. */
 void allocs_drain(struct allocs *a, struct channel *ch);
+/* Decodes one record and queues it, its walk sent to the unwind helper:
+ * applied when the queue is full or at allocs_flush. */
+void allocs_queue(struct allocs *a, const struct event_spec *ev,
+		  const struct perf_event_header *hdr);
+/* Applies the records queued (allocs_drain does). */
+void allocs_flush(struct allocs *a);
 /* pid called exec(2) at time: the objects of its old image end. */
 void allocs_exec(struct allocs *a, int32_t pid, uint64_t time);
 /* pid exited: its stacks are no longer unwound (objects stay, to name

@@ -168,7 +168,8 @@ union sandbox_cmsg {
 
 /* The bytes of buf with fd (when >= 0) attached. */
 static int
-sandbox_send_fd(int sock, int fd, const void *buf, size_t len)
+sandbox_send_fd(int sock, int fd, const void *buf, size_t len,
+		uint64_t deadline_ns)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	union sandbox_cmsg u;
@@ -186,12 +187,19 @@ sandbox_send_fd(int sock, int fd, const void *buf, size_t len)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	}
-	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0) {
-		if (errno != EINTR)
+	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0) {
+		struct pollfd pfd = { .fd = sock, .events = POLLOUT };
+		uint64_t now = sandbox_now_ns();
+
+		if (errno != EINTR && errno != EAGAIN)
 			return -EPIPE;
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		(void)poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1));
 	}
 	/* The descriptor went with the first bytes; the rest follow. */
-	return sandbox_write(sock, (const char *)buf + n, len - (size_t)n);
+	return sandbox_write_by(sock, deadline_ns, (const char *)buf + n,
+				len - (size_t)n);
 }
 
 /* Starts a helper when none runs and sends; -errno. */
@@ -208,7 +216,7 @@ sandbox_hand_once(struct sandbox *sb, int fd, const void *buf, size_t len)
 				strerror(-ret));
 		return ret;
 	}
-	ret = sandbox_send_fd(sb->sock, fd, buf, len);
+	ret = sandbox_send_fd(sb->sock, fd, buf, len, sandbox_deadline(sb));
 	if (ret < 0)
 		sandbox_failed(sb, "gone while idle");
 	return ret;
@@ -257,6 +265,33 @@ sandbox_write(int sock, const void *buf, size_t len)
 }
 
 int
+sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		uint64_t now = sandbox_now_ns();
+		struct pollfd pfd = { .fd = sock, .events = POLLOUT };
+		ssize_t n = send(sock, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
+		/* Full: the helper has not read; it may hang. */
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;	/* it is killed */
+		if (poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1)) < 0 &&
+		    errno != EINTR)
+			return -EPIPE;
+	}
+	return 0;
+}
+
+int
 sandbox_read(int sock, uint64_t deadline_ns, void *buf, size_t len)
 {
 	char *p = buf;
@@ -267,22 +302,20 @@ sandbox_read(int sock, uint64_t deadline_ns, void *buf, size_t len)
 		ssize_t n;
 		int ret;
 
+		/* What is there already needs no poll. */
+		n = recv(sock, p, len, MSG_DONTWAIT);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
 		if (now >= deadline_ns)
 			return -ETIMEDOUT;
 		ret = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1));
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret < 0)
+		if (ret < 0 && errno != EINTR)
 			return -EPIPE;
-		if (ret == 0)
-			continue;	/* the deadline check says so */
-		n = recv(sock, p, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
 	}
 	return 0;
 }

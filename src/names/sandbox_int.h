@@ -81,6 +81,10 @@ uint64_t sandbox_deadline(const struct sandbox *sb);
 uint64_t sandbox_now_ns(void);
 /* All of buf on sock: 0 or -EPIPE. */
 int sandbox_write(int sock, const void *buf, size_t len);
+/* The collector's write: all of buf by deadline_ns (a helper that hangs
+ * stops reading), 0, -ETIMEDOUT or -EPIPE. */
+int sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf,
+		     size_t len);
 /* len bytes from sock by deadline_ns: 0, -ETIMEDOUT or -EPIPE. */
 int sandbox_read(int sock, uint64_t deadline_ns, void *buf, size_t len);
 /*

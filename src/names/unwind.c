@@ -28,6 +28,7 @@
 
 #define UNWIND_TIMEOUT_MS 1000
 #define UNWIND_PIDS 64		/* module lists kept; the oldest goes */
+#define UNWIND_WALK_MAX 32	/* frames a walk answers */
 
 /* A module file as the collector knows it: which slot of the helper. */
 struct unwind_cfile {
@@ -49,11 +50,28 @@ struct unwind_pmods {
 	size_t n;
 };
 
+/* A walk sent and not yet read (unwind_walk_send). */
+struct unwind_pend {
+	int pid;
+	uint64_t rip;		/* the first pc, for the fallback */
+	uint64_t start;		/* the helper start it was sent to; 0 none */
+	uint32_t max;
+	int n;			/* stashed: frames, else -1 */
+};
+
 struct unwinder {
 	struct sandbox sb;
+	struct unwind_pend pend[UNWIND_PIPELINE];
+	size_t head, count;
+	/* Answers read ahead of their turn, for a request in between. */
+	struct unwind_frame stash[UNWIND_PIPELINE][UNWIND_WALK_MAX];
 	struct unwind_cfile files[UNWIND_FILES];
 	struct unwind_pmods procs[UNWIND_PIDS];
 	struct maps *scratch;	/* parses the maps text */
+	/* Requests not yet written: a drain's walks go in one write, and
+	 * the helper walks them in one wake-up. */
+	unsigned char *obuf;
+	size_t olen, ocap;
 	uint64_t clock;
 	uint64_t fallbacks;
 };
@@ -105,6 +123,7 @@ unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < UNWIND_PIDS; i++)
 		free(u->procs[i].mods);
 	maps_free(u->scratch);
+	free(u->obuf);
 	free(u);
 }
 
@@ -297,6 +316,43 @@ unwind_send_file(struct unwinder *u, int pid, const struct unwind_mod *m)
 	return ret;
 }
 
+/* Writes the requests held back: 0, or -EIO (the helper failed). */
+static int
+unwind_flush_out(struct unwinder *u)
+{
+	int ret = 0;
+
+	if (u->olen && u->sb.pid &&
+	    sandbox_write_by(u->sb.sock, sandbox_deadline(&u->sb), u->obuf,
+			     u->olen) < 0) {
+		sandbox_failed(&u->sb, "stopped reading");
+		ret = -EIO;
+	}
+	u->olen = 0;
+	return ret;
+}
+
+/* Holds back len bytes of a request: 0 or -ENOMEM. */
+static int
+unwind_out(struct unwinder *u, const void *buf, size_t len)
+{
+	if (u->olen + len > u->ocap) {
+		size_t cap = u->ocap ? u->ocap : 65536;
+		unsigned char *nb;
+
+		while (cap < u->olen + len)
+			cap *= 2;
+		nb = realloc(u->obuf, cap);
+		if (!nb)
+			return -ENOMEM;
+		u->obuf = nb;
+		u->ocap = cap;
+	}
+	memcpy(u->obuf + u->olen, buf, len);
+	u->olen += len;
+	return 0;
+}
+
 /* Every file p's modules need is in the running helper: 0, or -EIO (no
  * helper). */
 static int
@@ -317,7 +373,10 @@ unwind_send_files(struct unwinder *u, const struct unwind_pmods *p)
 
 			if (f->sent == start || f->failed)
 				continue;
-			ret = unwind_send_file(u, p->pid, &p->mods[i]);
+			/* The requests before it go first, in order. */
+			ret = unwind_flush_out(u);
+			if (ret == 0)
+				ret = unwind_send_file(u, p->pid, &p->mods[i]);
 			f->sent = start;
 		}
 		/* A helper restarted on the way has the first files not. */
@@ -327,31 +386,42 @@ unwind_send_files(struct unwinder *u, const struct unwind_pmods *p)
 	return -EIO;
 }
 
-/*
- * One request: files first, then the head, modules and data; the answer
- * into out.  The count of frames, or -errno: -EIO when the helper failed
- * (killed and counted), the helper's own error otherwise.
- */
+/* Queues a request (files sent first, then the head, modules and data,
+ * held back until unwind_flush_out): 0, or -EIO when the helper failed
+ * (killed and counted), -ENOMEM. */
 static int
-unwind_ask(struct unwinder *u, const struct unwind_pmods *p,
-	   struct unwind_req *q, const void *data, size_t len,
-	   struct unwind_frame *out)
+unwind_send(struct unwinder *u, const struct unwind_pmods *p,
+	    struct unwind_req *q, const void *data, size_t len)
 {
-	int n, status = 0;
+	size_t olen = u->olen;
 
 	if (unwind_send_files(u, p) < 0)
 		return -EIO;
 	q->magic = UNWIND_MAGIC;
 	q->pid = p->pid;
 	q->n_mods = (uint32_t)p->n;
-	if (sandbox_write(u->sb.sock, q, sizeof(*q)) < 0 ||
-	    sandbox_write(u->sb.sock, p->mods, p->n * sizeof(*p->mods)) < 0 ||
-	    sandbox_write(u->sb.sock, data, len) < 0) {
-		sandbox_failed(&u->sb, "died");
-		return -EIO;
+	if (unwind_out(u, q, sizeof(*q)) < 0 ||
+	    unwind_out(u, p->mods, p->n * sizeof(*p->mods)) < 0 ||
+	    unwind_out(u, data, len) < 0) {
+		u->olen = olen;
+		return -ENOMEM;
 	}
-	n = unwind_ans_recv(u->sb.sock, sandbox_deadline(&u->sb), out,
-			    q->max, &status);
+	return 0;
+}
+
+/* The next answer of the helper that had it (start): the count, or
+ * -errno (-EIO: the helper failed, or is not that one). */
+static int
+unwind_recv(struct unwinder *u, uint64_t start, struct unwind_frame *out,
+	    size_t max)
+{
+	int n, status = 0;
+
+	if (unwind_flush_out(u) < 0 || start == 0 ||
+	    start != u->sb.stats.starts || u->sb.pid == 0)
+		return -EIO;
+	n = unwind_ans_recv(u->sb.sock, sandbox_deadline(&u->sb), out, max,
+			    &status);
 	if (n < 0) {
 		sandbox_failed(&u->sb, sandbox_why(n));
 		return -EIO;
@@ -359,16 +429,35 @@ unwind_ask(struct unwinder *u, const struct unwind_pmods *p,
 	return status < 0 ? status : n;
 }
 
+/* Every answer in flight read into the stash, so that the socket is free
+ * for a request in between. */
+static void
+unwind_settle(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->count; i++) {
+		size_t k = (u->head + i) % UNWIND_PIPELINE;
+		struct unwind_pend *e = &u->pend[k];
+
+		if (e->n >= 0)
+			continue;
+		e->n = unwind_recv(u, e->start, u->stash[k], e->max);
+		if (e->n < 0)
+			e->n = 0;	/* the fallback, when its turn comes */
+	}
+}
+
 /* What the collector says of pc without parsing: its module and file
  * offset, or [unknown]. */
 static void
-unwind_fallback(struct unwinder *u, const struct unwind_pmods *p,
-		uint64_t pc, struct unwind_frame *out)
+unwind_fallback(struct unwinder *u, int pid, uint64_t pc,
+		struct unwind_frame *out)
 {
+	const struct unwind_pmods *p = unwind_find(u, pid);
+
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
 	snprintf(out->name, sizeof(out->name), "[unknown]");
-	for (size_t i = 0; i < p->n; i++) {
+	for (size_t i = 0; p && i < p->n; i++) {
 		const struct unwind_mod *m = &p->mods[i];
 		const char *path = u->files[m->file].path;
 		const char *base = strrchr(path, '/');
@@ -385,36 +474,79 @@ unwind_fallback(struct unwinder *u, const struct unwind_pmods *p,
 }
 
 int
+unwind_walk_send(struct unwinder *u, int pid, int tid,
+		 const uint64_t regs[UNWIND_REGS], const void *stack,
+		 uint64_t size, size_t max)
+{
+	struct unwind_req q = { .kind = UNWIND_REQ_WALK, .tid = tid };
+	struct unwind_pmods *p;
+	struct unwind_pend *e;
+
+	if (u->count == UNWIND_PIPELINE)
+		return -EBUSY;
+	p = unwind_pmods(u, pid);
+	if (!p)
+		return -ESRCH;
+	e = &u->pend[(u->head + u->count++) % UNWIND_PIPELINE];
+	*e = (struct unwind_pend){ .pid = pid, .rip = regs[16], .n = -1 };
+	e->max = (uint32_t)(max < UNWIND_WALK_MAX ? max : UNWIND_WALK_MAX);
+	if (e->max == 0)
+		e->max = 1;
+	q.max = e->max;
+	q.stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
+	memcpy(q.regs, regs, sizeof(q.regs));
+	if (unwind_send(u, p, &q, stack, q.stack_size) == 0)
+		e->start = u->sb.stats.starts;
+	return 0;
+}
+
+int
+unwind_walk_recv(struct unwinder *u, struct unwind_frame *out, size_t max)
+{
+	size_t k = u->head;
+	struct unwind_pend *e = &u->pend[k];
+	int n = e->n;
+
+	if (u->count == 0)
+		return -ENOENT;
+	u->head = (u->head + 1) % UNWIND_PIPELINE;
+	u->count--;
+	if (n < 0)
+		n = unwind_recv(u, e->start, u->stash[k], e->max);
+	if (n > 0 && (size_t)n <= max) {
+		memcpy(out, u->stash[k], (size_t)n * sizeof(*out));
+		return n;
+	}
+	unwind_fallback(u, e->pid, e->rip, &out[0]);
+	return 1;
+}
+
+int
 unwind_frames(struct unwinder *u, int pid, int tid,
 	      const uint64_t regs[UNWIND_REGS], const void *stack,
 	      uint64_t size, struct unwind_frame *out, size_t max)
 {
-	struct unwind_pmods *p = unwind_pmods(u, pid);
-	struct unwind_req q = { .kind = UNWIND_REQ_WALK, .tid = tid };
-	int n;
+	int ret;
 
-	if (!p)
-		return -ESRCH;
 	if (max == 0)
 		return 0;
-	q.max = (uint32_t)(max < UNWIND_MAX_PCS ? max : UNWIND_MAX_PCS);
-	q.stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
-	memcpy(q.regs, regs, sizeof(q.regs));
-	n = unwind_ask(u, p, &q, stack, q.stack_size, out);
-	if (n > 0)
-		return n;
-	unwind_fallback(u, p, regs[16], &out[0]);
-	return 1;
+	unwind_settle(u);
+	while (u->count)	/* answers nobody asked for any more */
+		(void)unwind_walk_recv(u, out, max);
+	ret = unwind_walk_send(u, pid, tid, regs, stack, size, max);
+	return ret < 0 ? ret : unwind_walk_recv(u, out, max);
 }
 
 int
 unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,
 	     struct unwind_frame *out)
 {
-	struct unwind_pmods *p = unwind_pmods(u, pid);
+	struct unwind_pmods *p;
 	struct unwind_req q = { .kind = UNWIND_REQ_NAMES };
-	int got;
+	int got = -EIO;
 
+	unwind_settle(u);
+	p = unwind_pmods(u, pid);
 	if (!p)
 		return -ESRCH;
 	if (n == 0)
@@ -422,10 +554,11 @@ unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,
 	if (n > UNWIND_MAX_PCS)
 		n = UNWIND_MAX_PCS;
 	q.n_pcs = q.max = (uint32_t)n;
-	got = unwind_ask(u, p, &q, pcs, n * sizeof(*pcs), out);
+	if (unwind_send(u, p, &q, pcs, n * sizeof(*pcs)) == 0)
+		got = unwind_recv(u, u->sb.stats.starts, out, n);
 	if (got == (int)n)
 		return got;
 	for (size_t i = 0; i < n; i++)
-		unwind_fallback(u, p, pcs[i], &out[i]);
+		unwind_fallback(u, pid, pcs[i], &out[i]);
 	return (int)n;
 }

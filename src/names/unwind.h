@@ -57,6 +57,20 @@ int unwind_frames(struct unwinder *u, int pid, int tid,
 		  const uint64_t regs[UNWIND_REGS], const void *stack,
 		  uint64_t size, struct unwind_frame *out, size_t max);
 
+/*
+ * The same walk in two halves, so that a drain's walks are in the helper
+ * together (one wake-up for many): unwind_walk_send queues one (at most
+ * 32 in flight: -EBUSY), or returns -ESRCH (pid's modules cannot be
+ * read; nothing queued); unwind_walk_recv gives the frames of the oldest
+ * queued walk, as unwind_frames would (a fallback name when the helper
+ * failed), or -ENOENT when none is queued.
+ */
+int unwind_walk_send(struct unwinder *u, int pid, int tid,
+		     const uint64_t regs[UNWIND_REGS], const void *stack,
+		     uint64_t size, size_t max);
+int unwind_walk_recv(struct unwinder *u, struct unwind_frame *out,
+		     size_t max);
+
 /* Names n pcs of pid (a call chain's entries; at most 64) into out: the
  * count named, or -errno (-ESRCH: pid's modules cannot be read). */
 int unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,

@@ -29,6 +29,7 @@
 #define UNWIND_MAX_STACK	(64u << 10)
 #define UNWIND_MAX_PCS		64	/* pcs to name, frames answered */
 #define UNWIND_PATH		256	/* a module's name, with its NUL */
+#define UNWIND_PIPELINE		32	/* walks in flight (unwind_walk_send) */
 
 enum unwind_req_kind {
 	UNWIND_REQ_FILE = 1,	/* a descriptor for slot `file` */
