@@ -6,8 +6,9 @@
  * collector side parsing nothing.  A helper stopped past its timeout is
  * killed and counted, the request falls back to module+offset names
  * (counted), and the next request is named by a fresh helper.  A helper
- * killed while idle is replaced without a failure of the request.  An
- * answer that breaks the wire's rules is refused.
+ * killed while idle is replaced without a failure of the request.  Walks
+ * in flight are answered in order, and all fall back when the helper
+ * stops with them.  An answer that breaks the wire's rules is refused.
  */
 #include "config.h"
 
@@ -104,6 +105,68 @@ unwtest_identity(void)
 	unwinder_free(u);
 }
 
+/* Queues n walks whose first frame is the marker's pc + 4 (a stack of
+ * zeros: the walk ends there). */
+static void
+unwtest_send(struct unwinder *u, int n)
+{
+	uint64_t regs[UNWIND_REGS] = { 0 };
+	static uint64_t stack[64];
+
+	regs[7] = (uint64_t)(uintptr_t)stack;
+	regs[16] = (uint64_t)(uintptr_t)&unwtest_marker + 4;
+	for (int i = 0; i < n; i++)
+		check_eq_i64(unwind_walk_send(u, (int)getpid(), (int)getpid(),
+					      regs, stack, sizeof(stack), 8),
+			     0);
+}
+
+/* Walks in flight: answered in order; a helper stopped with walks in
+ * flight fails them all to the fallback, each counted once. */
+static void
+unwtest_pipeline(void)
+{
+	struct unwinder *u = unwinder_new();
+	struct unwind_frame f[8];
+	struct unwind_stats st;
+
+	if (!u)
+		return;
+	unwtest_send(u, 3);
+	for (int i = 0; i < 3; i++) {
+		check(unwind_walk_recv(u, f, 8) >= 1);
+		check_eq_str(f[0].name, "unwtest_marker+0x4");
+	}
+	check_eq_i64(unwind_walk_recv(u, f, 8), -ENOENT);
+	/* A names request while walks are in flight: each gets its own. */
+	unwtest_send(u, 2);
+	check_eq_i64(unwtest_name(u, f), 0);
+	check_eq_str(f[0].name, "unwtest_marker+0x4");
+	check(f[1].allocator);
+	for (int i = 0; i < 2; i++) {
+		check(unwind_walk_recv(u, f, 8) >= 1);
+		check_eq_str(f[0].name, "unwtest_marker+0x4");
+	}
+	unwinder_stats(u, &st);
+	check_eq_u64(st.failures, 0);
+	check_eq_u64(st.fallbacks, 0);
+	if (getenv("MEMTOP_WRAPPER")) {
+		unwinder_free(u);
+		return;
+	}
+	unwinder_timeout(u, 300);
+	unwtest_send(u, 3);
+	kill(st.pid, SIGSTOP);
+	for (int i = 0; i < 3; i++) {
+		check_eq_i64(unwind_walk_recv(u, f, 8), 1);
+		check(strncmp(f[0].name, "[test-unwind-sandbox]+0x", 24) == 0);
+	}
+	unwinder_stats(u, &st);
+	check_eq_u64(st.failures, 1);
+	check_eq_u64(st.fallbacks, 3);
+	unwinder_free(u);
+}
+
 /* One answer written by hand, read back as the collector would. */
 static int
 unwtest_answer(uint64_t magic, int32_t status, uint32_t n, bool terminated)
@@ -145,6 +208,7 @@ int
 main(void)
 {
 	unwtest_identity();
+	unwtest_pipeline();
 	unwtest_wire();
 	return test_result();
 }
