@@ -67,6 +67,16 @@ sandbox_stop(struct sandbox *sb)
 	}
 	sb->pid = 0;
 	sb->stats.pid = 0;
+	sb->rb.off = sb->rb.len = 0;	/* the dead one's bytes */
+}
+
+void
+sandbox_fini(struct sandbox *sb)
+{
+	sandbox_stop(sb);
+	free(sb->rb.buf);
+	sb->rb.buf = NULL;
+	sb->rb.cap = 0;
 }
 
 /* Everything before the first request is read; _exit(2) if any step
@@ -355,6 +365,55 @@ sandbox_recv(int sock, void *buf, size_t len, int *fd)
 			return -1;
 		}
 		p += m;
+	}
+	return 0;
+}
+
+#define SANDBOX_RBUF (256u << 10)
+
+int
+sandbox_read_buf(struct sandbox *sb, uint64_t deadline_ns, void *buf,
+		 size_t len)
+{
+	struct sandbox_rbuf *rb = &sb->rb;
+	unsigned char *p = buf;
+
+	if (!rb->buf) {
+		rb->buf = malloc(SANDBOX_RBUF);
+		if (!rb->buf)
+			return -ENOMEM;
+		rb->cap = SANDBOX_RBUF;
+	}
+	while (len) {
+		size_t have = rb->len - rb->off;
+		uint64_t now;
+		ssize_t n;
+
+		if (have) {
+			size_t take = have < len ? have : len;
+
+			memcpy(p, rb->buf + rb->off, take);
+			rb->off += take;
+			p += take;
+			len -= take;
+			continue;
+		}
+		rb->off = rb->len = 0;
+		n = recv(sb->sock, rb->buf, rb->cap, MSG_DONTWAIT);
+		if (n > 0) {
+			rb->len = (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			return -EPIPE;
+		now = sandbox_now_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		/* Whatever arrives first: sandbox_read waits for it. */
+		if (sandbox_read(sb->sock, deadline_ns, rb->buf, 1) < 0)
+			return sandbox_now_ns() >= deadline_ns ? -ETIMEDOUT :
+								 -EPIPE;
+		rb->len = 1;
 	}
 	return 0;
 }

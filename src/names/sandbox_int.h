@@ -36,6 +36,12 @@ struct sandbox_stats {
 	int32_t pid;		/* the running helper, 0 when none */
 };
 
+/* What the collector read ahead of a caller (sandbox_read_buf). */
+struct sandbox_rbuf {
+	unsigned char *buf;
+	size_t off, len, cap;
+};
+
 struct sandbox {
 	const char *what;	/* "symbols helper", for the log */
 	/* The child's work: reads requests on SANDBOX_SOCK, never
@@ -49,6 +55,7 @@ struct sandbox {
 	uint64_t timeout_ns;
 	struct sandbox_stats stats;
 	struct log_ratelimit rl;
+	struct sandbox_rbuf rb;	/* emptied when the helper ends */
 };
 
 /*
@@ -87,6 +94,16 @@ int sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf,
 		     size_t len);
 /* len bytes from sock by deadline_ns: 0, -ETIMEDOUT or -EPIPE. */
 int sandbox_read(int sock, uint64_t deadline_ns, void *buf, size_t len);
+/*
+ * sandbox_read through sb's read-ahead buffer: each recv takes whatever
+ * the helper has written (a burst of answers in one call).  0, -ETIMEDOUT,
+ * -EPIPE, -ENOMEM.
+ */
+int sandbox_read_buf(struct sandbox *sb, uint64_t deadline_ns, void *buf,
+		     size_t len);
+/* Frees sb's buffer (sandbox_stop empties it). */
+void sandbox_fini(struct sandbox *sb);
+
 /*
  * The helper's side: len bytes of a request from sock, blocking, and the
  * descriptor that came with them into *fd (-1 when none).  0, or -1 at

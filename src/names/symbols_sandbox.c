@@ -49,7 +49,7 @@ symbols_sandbox_free(struct symbols_sandbox *s)
 {
 	if (!s)
 		return;
-	sandbox_stop(&s->sb);
+	sandbox_fini(&s->sb);
 	free(s);
 }
 

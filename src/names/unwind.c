@@ -119,7 +119,7 @@ unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	sandbox_stop(&u->sb);
+	sandbox_fini(&u->sb);
 	for (size_t i = 0; i < UNWIND_PIDS; i++)
 		free(u->procs[i].mods);
 	maps_free(u->scratch);
@@ -420,7 +420,7 @@ unwind_recv(struct unwinder *u, uint64_t start, struct unwind_frame *out,
 	if (unwind_flush_out(u) < 0 || start == 0 ||
 	    start != u->sb.stats.starts || u->sb.pid == 0)
 		return -EIO;
-	n = unwind_ans_recv(u->sb.sock, sandbox_deadline(&u->sb), out, max,
+	n = unwind_ans_recv(&u->sb, sandbox_deadline(&u->sb), out, max,
 			    &status);
 	if (n < 0) {
 		sandbox_failed(&u->sb, sandbox_why(n));

@@ -94,7 +94,8 @@ void unwind_helper_main(void) __attribute__((noreturn));
 /* The collector's side of one exchange: the answer, checked.  The count
  * of frames, or -ETIMEDOUT, -EPIPE, -EPROTO (the helper is then to be
  * killed), or the helper's own -errno (status). */
-int unwind_ans_recv(int sock, uint64_t deadline_ns, struct unwind_frame *out,
-		    size_t max, int *status);
+struct sandbox;
+int unwind_ans_recv(struct sandbox *sb, uint64_t deadline_ns,
+		    struct unwind_frame *out, size_t max, int *status);
 
 #endif

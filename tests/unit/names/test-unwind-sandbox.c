@@ -174,6 +174,7 @@ unwtest_answer(uint64_t magic, int32_t status, uint32_t n, bool terminated)
 	struct unwind_ans_head a = { .magic = magic, .status = status,
 				     .n = n };
 	struct unwind_frame f[4], out[4];
+	struct sandbox sb = { .sock = -1 };
 	int sv[2], st = 0, ret;
 
 	memset(f, 0, sizeof(f));
@@ -185,10 +186,12 @@ unwtest_answer(uint64_t magic, int32_t status, uint32_t n, bool terminated)
 		return -errno;
 	(void)!write(sv[0], &a, sizeof(a));
 	(void)!write(sv[0], f, sizeof(f));
-	ret = unwind_ans_recv(sv[1], sandbox_now_ns() + 1000000000ull, out, 2,
+	sb.sock = sv[1];
+	ret = unwind_ans_recv(&sb, sandbox_now_ns() + 1000000000ull, out, 2,
 			      &st);
 	close(sv[0]);
 	close(sv[1]);
+	free(sb.rb.buf);
 	return ret < 0 ? ret : st < 0 ? st : ret;
 }
 
