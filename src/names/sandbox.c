@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -274,15 +275,18 @@ sandbox_write(int sock, const void *buf, size_t len)
 	return 0;
 }
 
-int
-sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf, size_t len)
+/* All of p moved through sock by deadline_ns, out (send) or in (recv). */
+static int
+sandbox_xfer(int sock, uint64_t deadline_ns, char *p, size_t len, bool out)
 {
-	const char *p = buf;
-
 	while (len) {
 		uint64_t now = sandbox_now_ns();
-		struct pollfd pfd = { .fd = sock, .events = POLLOUT };
-		ssize_t n = send(sock, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		struct pollfd pfd = { .fd = sock,
+				      .events = out ? POLLOUT : POLLIN };
+		/* What the socket can take or give needs no poll. */
+		ssize_t n = out ? send(sock, p, len,
+				       MSG_NOSIGNAL | MSG_DONTWAIT) :
+				  recv(sock, p, len, MSG_DONTWAIT);
 
 		if (n > 0) {
 			p += n;
@@ -291,9 +295,9 @@ sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf, size_t len)
 		}
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			return -EPIPE;
-		/* Full: the helper has not read; it may hang. */
+		/* The helper does not answer or read: it may hang. */
 		if (now >= deadline_ns)
-			return -ETIMEDOUT;	/* it is killed */
+			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1)) < 0 &&
 		    errno != EINTR)
 			return -EPIPE;
@@ -302,32 +306,15 @@ sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf, size_t len)
 }
 
 int
+sandbox_write_by(int sock, uint64_t deadline_ns, const void *buf, size_t len)
+{
+	return sandbox_xfer(sock, deadline_ns, (char *)buf, len, true);
+}
+
+int
 sandbox_read(int sock, uint64_t deadline_ns, void *buf, size_t len)
 {
-	char *p = buf;
-
-	while (len) {
-		uint64_t now = sandbox_now_ns();
-		struct pollfd pfd = { .fd = sock, .events = POLLIN };
-		ssize_t n;
-		int ret;
-
-		/* What is there already needs no poll. */
-		n = recv(sock, p, len, MSG_DONTWAIT);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n == 0 || (errno != EAGAIN && errno != EINTR))
-			return -EPIPE;
-		if (now >= deadline_ns)
-			return -ETIMEDOUT;
-		ret = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1));
-		if (ret < 0 && errno != EINTR)
-			return -EPIPE;
-	}
-	return 0;
+	return sandbox_xfer(sock, deadline_ns, buf, len, false);
 }
 
 int

@@ -157,7 +157,6 @@ static size_t
 fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
 	size_t len = elfb_small(buf + 1, cap - 1) + 1;
-	unsigned flips = (unsigned)(fuzz_next(x) % 8);
 
 	buf[0] = 0;
 	if (fuzz_next(x) % 4 == 0) {
@@ -178,11 +177,7 @@ fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
 		}
 		symbols_table_free(&t);
 	}
-	for (unsigned i = 0; i < flips && len > 1; i++)
-		buf[1 + fuzz_next(x) % (len - 1)] = (uint8_t)fuzz_next(x);
-	if (fuzz_next(x) % 8 == 0 && len > 1)
-		len = 1 + fuzz_next(x) % (len - 1);
-	return len;
+	return fuzz_flip_cut(x, buf, len);
 }
 
 const struct fuzz_target fuzz_target = {

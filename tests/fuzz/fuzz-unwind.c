@@ -205,7 +205,6 @@ static size_t
 fuzz_unwind_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
 	unsigned kind = (unsigned)(fuzz_next(x) % 3);
-	unsigned flips = (unsigned)(fuzz_next(x) % 8);
 	size_t len = 1;
 
 	buf[0] = (uint8_t)kind;
@@ -239,11 +238,7 @@ fuzz_unwind_generate(uint64_t *x, uint8_t *buf, size_t cap)
 		memcpy(buf + len, f, sizeof(f));
 		len += sizeof(f);
 	}
-	for (unsigned i = 0; i < flips && len > 1; i++)
-		buf[1 + fuzz_next(x) % (len - 1)] = (uint8_t)fuzz_next(x);
-	if (fuzz_next(x) % 8 == 0 && len > 1)
-		len = 1 + fuzz_next(x) % (len - 1);
-	return len;
+	return fuzz_flip_cut(x, buf, len);
 }
 
 const struct fuzz_target fuzz_target = {
