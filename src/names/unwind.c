@@ -471,6 +471,9 @@ unwind_fallback(struct unwinder *u, int pid, uint64_t pc,
 		break;
 	}
 	u->fallbacks++;
+	log_ratelimited(&u->sb.rl, "unwind helper: %llu frames named without "
+			"it (module and offset)",
+			(unsigned long long)u->fallbacks);
 }
 
 int
