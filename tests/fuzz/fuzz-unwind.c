@@ -19,7 +19,9 @@
  * A broken invariant is a __builtin_trap().
  *
  * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise
- * tests/fuzz/fuzzmain.c runs random mutations of the three seeds.
+ * tests/fuzz/fuzzmain.c replays tests/fuzz/corpus/unwind (the small ELF
+ * file below as a module, a walk and a names request over it, an answer
+ * of two frames), then random mutations of the same three kinds.
  */
 
 #include <errno.h>
