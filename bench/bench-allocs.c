@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "allocs.h"
+#include "base.h"
 #include "benchlib.h"
 #include "ring.h"
 #include "source.h"
@@ -127,13 +128,11 @@ bench_open(struct source *src, int *fds, void **map, struct ring *r,
 static uint64_t
 bench_proc_cpu_ns(int32_t pid)
 {
-	struct timespec ts;
 	clockid_t clk;
 
-	if (pid <= 0 || clock_getcpuclockid(pid, &clk) != 0 ||
-	    clock_gettime(clk, &ts) != 0)
+	if (pid <= 0 || clock_getcpuclockid(pid, &clk) != 0)
 		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return base_clock_ns(clk);
 }
 
 static void

@@ -17,9 +17,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base.h"
 #include "sandbox_int.h"
 
 #define SANDBOX_NOBODY	65534
@@ -200,7 +200,7 @@ sandbox_send_fd(int sock, int fd, const void *buf, size_t len,
 	}
 	while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0) {
 		struct pollfd pfd = { .fd = sock, .events = POLLOUT };
-		uint64_t now = sandbox_now_ns();
+		uint64_t now = base_now_ns();
 
 		if (errno != EINTR && errno != EAGAIN)
 			return -EPIPE;
@@ -243,18 +243,9 @@ sandbox_hand(struct sandbox *sb, int fd, const void *buf, size_t len)
 }
 
 uint64_t
-sandbox_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t
 sandbox_deadline(const struct sandbox *sb)
 {
-	return sandbox_now_ns() + sb->timeout_ns;
+	return base_now_ns() + sb->timeout_ns;
 }
 
 int
@@ -280,7 +271,7 @@ static int
 sandbox_xfer(int sock, uint64_t deadline_ns, char *p, size_t len, bool out)
 {
 	while (len) {
-		uint64_t now = sandbox_now_ns();
+		uint64_t now = base_now_ns();
 		struct pollfd pfd = { .fd = sock,
 				      .events = out ? POLLOUT : POLLIN };
 		/* What the socket can take or give needs no poll. */
@@ -393,12 +384,12 @@ sandbox_read_buf(struct sandbox *sb, uint64_t deadline_ns, void *buf,
 		}
 		if (n == 0 || (errno != EAGAIN && errno != EINTR))
 			return -EPIPE;
-		now = sandbox_now_ns();
+		now = base_now_ns();
 		if (now >= deadline_ns)
 			return -ETIMEDOUT;
 		/* Whatever arrives first: sandbox_read waits for it. */
 		if (sandbox_read(sb->sock, deadline_ns, rb->buf, 1) < 0)
-			return sandbox_now_ns() >= deadline_ns ? -ETIMEDOUT :
+			return base_now_ns() >= deadline_ns ? -ETIMEDOUT :
 								 -EPIPE;
 		rb->len = 1;
 	}

@@ -85,7 +85,6 @@ int sandbox_hand(struct sandbox *sb, int fd, const void *buf, size_t len);
 /* The deadline of a request sent now (CLOCK_MONOTONIC ns). */
 uint64_t sandbox_deadline(const struct sandbox *sb);
 
-uint64_t sandbox_now_ns(void);
 /* All of buf on sock: 0 or -EPIPE. */
 int sandbox_write(int sock, const void *buf, size_t len);
 /* The collector's write: all of buf by deadline_ns (a helper that hangs

@@ -28,6 +28,7 @@
 
 #include "elf-build.h"
 #include "fuzzmain.h"
+#include "base.h"
 #include "sandbox_int.h"
 #include "symbols_int.h"
 
@@ -103,7 +104,7 @@ fuzz_parse(const uint8_t *data, size_t size)
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
 		memset(&back, 0, sizeof(back));
 		if (symbols_wire_send(sv[0], ret, &t) != 0 ||
-		    symbols_wire_recv(sv[1], sandbox_now_ns() + 1000000000ull,
+		    symbols_wire_recv(sv[1], base_now_ns() + 1000000000ull,
 				      &status, &back) != 0 || status != 0)
 			__builtin_trap();
 		fuzz_same(&t, &back);
@@ -127,7 +128,7 @@ fuzz_wire(const uint8_t *data, size_t size)
 		__builtin_trap();
 	close(sv[0]);		/* the helper is gone after its answer */
 	memset(&t, 0, sizeof(t));
-	ret = symbols_wire_recv(sv[1], sandbox_now_ns() + 1000000000ull,
+	ret = symbols_wire_recv(sv[1], base_now_ns() + 1000000000ull,
 				&status, &t);
 	if (ret == 0 && (status > 0 || symbols_table_check(&t) != 0))
 		__builtin_trap();

@@ -34,6 +34,7 @@
 
 #include "elf-build.h"
 #include "fuzzmain.h"
+#include "base.h"
 #include "sandbox_int.h"
 #include "unwind_int.h"
 
@@ -170,7 +171,7 @@ fuzz_answer(const uint8_t *data, size_t size)
 		__builtin_trap();
 	close(sv[0]);
 	sb.sock = sv[1];
-	n = unwind_ans_recv(&sb, sandbox_now_ns() + 1000000000ull, out, 4,
+	n = unwind_ans_recv(&sb, base_now_ns() + 1000000000ull, out, 4,
 			    &st);
 	if (n >= 0 && st > 0)
 		__builtin_trap();

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "helper-check.h"
+#include "base.h"
 #include "sandbox_int.h"
 #include "testlib.h"
 #include "unwind.h"
@@ -188,7 +189,7 @@ unwtest_answer(uint64_t magic, int32_t status, uint32_t n, bool terminated)
 	(void)!write(sv[0], &a, sizeof(a));
 	(void)!write(sv[0], f, sizeof(f));
 	sb.sock = sv[1];
-	ret = unwind_ans_recv(&sb, sandbox_now_ns() + 1000000000ull, out, 2,
+	ret = unwind_ans_recv(&sb, base_now_ns() + 1000000000ull, out, 2,
 			      &st);
 	close(sv[0]);
 	close(sv[1]);
