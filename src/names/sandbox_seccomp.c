@@ -123,6 +123,7 @@ sandbox_seccomp_install(unsigned flags)
 		ALLOW_NR(__NR_readlinkat),
 		ALLOW_NR(__NR_rt_sigreturn),
 		ALLOW_NR(__NR_rt_sigprocmask),	/* valgrind, around each call */
+		ALLOW_NR(__NR_rt_sigtimedwait),	/* valgrind polls signals */
 		ALLOW_NR(__NR_exit),
 		ALLOW_NR(__NR_exit_group),
 		ALLOW_NR_ARG_CLEAR(__NR_mmap, 2, no_exec),
