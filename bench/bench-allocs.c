@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "allocs.h"
+#include "allocs_live.h"
 #include "base.h"
 #include "benchlib.h"
 #include "ring.h"
@@ -140,6 +140,7 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 {
 	const struct perf_event_header *mm = (const void *)g->mmap_rec;
 	const struct perf_event_header *mu = (const void *)g->munmap_rec;
+	struct allocs_event ae = allocs_event_of(&src->alloc[0]);
 	struct unwind_stats us;
 	struct allocs a;
 	uint64_t t0, t1, h0, h1;
@@ -147,13 +148,13 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 
 	if (allocs_init(&a, 0) < 0)
 		return;
-	allocs_record(&a, &src->alloc[0], mm);	/* the first builds Dwfl */
+	allocs_record(&a, &ae, mm);	/* the first builds Dwfl */
 	unwinder_stats(a.unw, &us);
 	h0 = bench_proc_cpu_ns(us.pid);
 	w0 = benchlib_now();
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < n; i++)
-		allocs_record(&a, &src->alloc[0], mm);
+		allocs_record(&a, &ae, mm);
 	t1 = benchlib_thread_cpu_ns();
 	w1 = benchlib_now();
 	h1 = bench_proc_cpu_ns(us.pid);
@@ -178,7 +179,7 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 	w0 = benchlib_now();
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < n; i++)
-		allocs_queue(&a, &src->alloc[0], mm);
+		allocs_queue(&a, &ae, mm);
 	allocs_flush(&a);
 	t1 = benchlib_thread_cpu_ns();
 	w1 = benchlib_now();
@@ -190,7 +191,7 @@ bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 	       (w1 - w0) * 1e6 / (double)n);
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < 100 * n; i++)
-		allocs_record(&a, &src->alloc[0], mu);
+		allocs_record(&a, &ae, mu);
 	t1 = benchlib_thread_cpu_ns();
 	printf("collector: %.2f CPU us per munmap record\n",
 	       (double)(t1 - t0) / 1e3 / (double)(100 * n));

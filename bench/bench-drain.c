@@ -1,9 +1,13 @@
 /*
- * System-wide drain benchmark (issue 15): one collector thread draining N
- * per-CPU rings (N = 2 ... 512), as `memtop -a` does on an N-CPU machine.
+ * System-wide drain benchmark (issue 15): the collector thread draining N
+ * per-CPU rings (N = 2 ... 512), as `memtop -a` does on an N-CPU machine,
+ * alone or with T drain threads (collector/live/dpool.h), each draining
+ * the rings of its group into a shard of its own that the collector
+ * merges at each frame (every 100 rounds here, and after the last).
  *
- *   bench-drain [--quick] [--rings N,N,...] [--rate R] [--pages P]
- *               [--layout faults-tp|faults-sw|pebs] [--samples S]
+ *   bench-drain [--quick] [--rings N,N,...] [--threads T,T,...] [--rate R]
+ *               [--pages P] [--layout faults-tp|faults-sw|pebs]
+ *               [--samples S]
  *
  * Each ring is a 256 KiB ring in ordinary memory (the default ring,
  * BENCH_RING_PAGES), filled as the kernel fills a CPU's ring: kernel-
@@ -15,19 +19,25 @@
  * aggr_flush, as the collector's drain at a wakeup; only the drain is
  * timed (thread CPU time and wall clock).
  *
- * It prints the collector's CPU time a sample at each N, the samples/s one
- * core drains at that cost, and the cores the collector needs at N rings
- * x R samples/s: one collector thread keeps up while that is under 1
- * (the drain must also leave time for frames, and each ring wakeup costs
- * its epoll_wait, not modelled here: bench-live.py measures both).
- * Records are not lost here (the benchmark writes only what fits); at a
- * rate the drain cannot follow, the kernel would drop them and memtop
- * would count them (`lost`).
+ * At each N and T it prints the CPU time a sample of all the threads
+ * (collector and drain threads) and of the collector alone, the samples/s
+ * drained (wall clock), the cores used (CPU time over wall time), the
+ * records lost (those that did not fit a ring: the benchmark writes what
+ * fits, as the kernel would) and what the figures imply for N rings x R
+ * samples/s: by CPU time, the collector keeps up while its own share
+ * needs under one core and each drain thread's under 0.9; by the wall
+ * clock here, while it drained as fast as the rings were filled and no
+ * round's drain took longer than the round's 10 ms (on a machine shared
+ * with other work, or with fewer cores than threads, the wall clock
+ * falls behind where the CPU time would not).  The drain
+ * must also leave time for frames, and each ring wakeup costs its
+ * epoll_wait, not modelled here (bench-live.py measures both).
  *
- * Defaults: rings 2, 8, 32, 128, 512; R = 100 000 (the kernel's default
- * cap, kernel.perf_event_max_sample_rate); P = 16 Ki; faults-tp; 2 M
- * samples drained at each N.  --quick (meson test --benchmark): rings 2,
- * 8, 32 and 100 K samples.
+ * Defaults: rings 2, 8, 32, 128, 512; threads 0 (the collector alone), 1
+ * and 2; R = 100 000 (the kernel's default cap,
+ * kernel.perf_event_max_sample_rate); P = 16 Ki; faults-tp; 2 M samples
+ * drained at each N.  --quick (meson test --benchmark): rings 2, 8, 32
+ * and 100 K samples.
  */
 #include "config.h"
 
@@ -40,29 +50,41 @@
 #include "aggr.h"
 #include "bench-ingest.h"
 #include "benchlib.h"
+#include "dpool.h"
 #include "ingest.h"
 #include "topo.h"
 
 #define DRAIN_MAX_RINGS		512
 #define DRAIN_ROUND_MS		10
+#define DRAIN_FRAME_ROUNDS	100	/* 1 s: shards merged (a frame) */
 
 struct drain_opts {
 	size_t rings[16], n_rings;
+	size_t threads[8], n_threads;
 	double rate;
 	size_t pages, samples;
 	int layout;
 };
 
 struct drain_result {
-	uint64_t samples, cpu_ns, bad;
-	double secs;
+	uint64_t samples, cpu_ns, coll_ns, bad, lost, other;
+	double secs, worst;	/* wall: all rounds, the slowest round */
 };
 
+/* dpool_other_fn: the benchmark writes samples only. */
+static void
+drain_other(const struct perf_event_header *hdr, void *tag, void *ctx)
+{
+	(void)hdr;
+	(void)tag;
+	((struct drain_result *)ctx)->other++;
+}
+
 /* Fills every ring with one round's records from the stream at *next;
- * returns how many it wrote. */
+ * returns how many it wrote, and counts in *lost those that did not fit. */
 static size_t
 drain_fill(struct bench_case *bc, size_t n, const struct bench_stream *st,
-	   size_t per_ring, size_t *next)
+	   size_t per_ring, size_t *next, uint64_t *lost)
 {
 	unsigned char rec[256];
 	size_t written = 0;
@@ -72,8 +94,10 @@ drain_fill(struct bench_case *bc, size_t n, const struct bench_stream *st,
 			size_t i = (*next + j * n + k) % st->len;
 			size_t size = bench_record(&bc[k], st, i, rec);
 
-			if (benchlib_ring_room(&bc[k].br) < size)
+			if (benchlib_ring_room(&bc[k].br) < size) {
+				*lost += per_ring - j;
 				break;
+			}
 			benchlib_ring_put(&bc[k].br, rec, size);
 			written++;
 		}
@@ -84,55 +108,112 @@ drain_fill(struct bench_case *bc, size_t n, const struct bench_stream *st,
 }
 
 /* Rounds of fill, then drain every ring and flush (timed), until
- * o->samples were drained. */
+ * o->samples were drained: by the calling thread alone (pool NULL), as
+ * the collector drains, or with the pool's drain threads, each given a
+ * group of contiguous rings (CPUs) as collector/live/drainpar.c does. */
 static void
 drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
+	     struct dpool *pool, struct dpool_item *items,
 	     const struct bench_stream *st, const struct drain_opts *o,
 	     struct drain_result *res)
 {
 	size_t per_ring = (size_t)(o->rate * DRAIN_ROUND_MS / 1000.0), next = 0;
+	unsigned k_threads = pool ? dpool_threads(pool) : 1;
+	size_t rounds = 0;
 	struct ingest in;
 
 	if (per_ring == 0)
 		per_ring = 1;
 	ingest_init(&in, a);
 	memset(res, 0, sizeof(*res));
+	for (size_t k = 0; k < n; k++)
+		items[k] = (struct dpool_item){ .ring = &bc[k].br.ring,
+						.ev = &bc[k].ch,
+						.group = (unsigned)(k *
+							k_threads / n) };
 	while (res->samples < o->samples) {
-		double t0;
-		uint64_t c0;
+		double t0, dt;
+		uint64_t c0, p0 = pool ? dpool_cpu_ns(pool) : 0;
 
-		res->samples += drain_fill(bc, n, st, per_ring, &next);
+		res->samples += drain_fill(bc, n, st, per_ring, &next,
+					   &res->lost);
 		t0 = benchlib_now();
 		c0 = benchlib_thread_cpu_ns();
-		for (size_t k = 0; k < n; k++)
-			ingest_drain(&in, &bc[k].ch, &bc[k].br.ring, 1, NULL,
-				     NULL, NULL);
+		if (pool) {
+			dpool_drain(pool, items, n, 1, drain_other, res);
+			for (size_t k = 0; k < n; k++)
+				res->bad += items[k].bad;
+			/* A frame a second: the shards merged. */
+			if (++rounds % DRAIN_FRAME_ROUNDS == 0 ||
+			    res->samples >= o->samples)
+				dpool_merge(pool, a);
+		} else {
+			for (size_t k = 0; k < n; k++)
+				ingest_drain(&in, &bc[k].ch, &bc[k].br.ring, 1,
+					     NULL, NULL, NULL);
+		}
 		aggr_flush(a);
-		res->cpu_ns += benchlib_thread_cpu_ns() - c0;
-		res->secs += benchlib_now() - t0;
+		c0 = benchlib_thread_cpu_ns() - c0;
+		dt = benchlib_now() - t0;
+		res->coll_ns += c0;
+		res->cpu_ns += c0 + (pool ? dpool_cpu_ns(pool) - p0 : 0);
+		res->secs += dt;
+		if (dt > res->worst)
+			res->worst = dt;
 	}
-	res->bad = in.stats.bad + in.stats.unattributed;
+	res->bad += in.stats.bad + in.stats.unattributed + res->other;
 }
 
-/* One N: its topology (N CPUs on two nodes), rings, aggregation. */
+/* One T at one N: its figures, and whether they keep up with N x R. */
+static void
+drain_print(size_t n, size_t t, const struct drain_result *res,
+	    const struct drain_opts *o)
+{
+	double per = (double)res->samples, offered = (double)n * o->rate;
+	double all = (double)res->cpu_ns / per, coll = (double)res->coll_ns /
+						      per;
+	double rate = per / res->secs, used = (double)res->cpu_ns / 1e9 /
+					      res->secs;
+	double need_coll = offered * coll / 1e9;
+	double need_each = t ? offered * (all - coll) / 1e9 / (double)t : 0;
+	/* By CPU time: every thread's share under one core (the drain
+	 * threads' share even when the rings' rates differ a little). */
+	bool fits = res->lost == 0 && need_coll < 1 && need_each < 0.9;
+	bool keeps = rate >= offered && res->lost == 0 &&
+		     res->worst * 1e3 < DRAIN_ROUND_MS;
+
+	printf("  %4zu rings, %zu drain thread%s: cpu %6.1f ns a sample "
+	       "(collector %6.1f), wall %6.1f; %6.2f M samples/s, %4.2f "
+	       "cores used, lost %" PRIu64 "\n", n, t, t == 1 ? " " : "s",
+	       all, coll, res->secs * 1e9 / per, rate / 1e6, used, res->lost);
+	printf("        at %zu x %.0f K/s = %.2f M/s: collector %.2f cores", n,
+	       o->rate / 1e3, offered / 1e6, need_coll);
+	if (t)
+		printf(", each drain thread %.2f cores (%.2f M samples/s a "
+		       "drain thread core)", need_each, 1e3 / (all - coll));
+	printf(": %s by CPU time with %zu thread%s; wall clock here %s\n",
+	       fits ? "keeps up" : "CANNOT keep up", t + 1, t ? "s" : "",
+	       keeps ? "keeps up" : "falls behind");
+}
+
+/* One N: its topology (N CPUs on two nodes), rings, and an aggregation
+ * for each count of drain threads. */
 static int
 drain_case(size_t n, const struct bench_stream *st,
 	   const struct drain_opts *o)
 {
 	int *cpu_node = calloc(n, sizeof(*cpu_node));
 	struct bench_case *bc = calloc(n, sizeof(*bc));
+	struct dpool_item *items = calloc(n, sizeof(*items));
 	struct topo *topo = NULL;
-	struct drain_result res;
-	struct aggr a;
-	double ns, cores;
 	int rc = -1;
 
-	if (!cpu_node || !bc)
+	if (!cpu_node || !bc || !items)
 		goto out;
 	for (size_t k = 0; k < n; k++)
 		cpu_node[k] = k * 2 < n ? 0 : 1;
 	topo = topo_new_fake((int)n, cpu_node);
-	if (!topo || aggr_init(&a, topo, NULL, 12, 0) < 0)
+	if (!topo)
 		goto out;
 	for (size_t k = 0; k < n; k++) {
 		bc[k].layout = (enum bench_layout)o->layout;
@@ -146,53 +227,65 @@ drain_case(size_t n, const struct bench_stream *st,
 			goto fini;
 		}
 	}
-	drain_rounds(bc, n, &a, st, o, &res);
-	if (res.bad || a.interval.samples + a.interval.untracked !=
-				res.samples) {
-		fprintf(stderr, "bench-drain: %zu rings: %" PRIu64 " samples "
-			"counted of %" PRIu64 ", %" PRIu64 " refused\n", n,
-			a.interval.samples + a.interval.untracked,
-			res.samples, res.bad);
-		goto fini;
+	for (size_t ti = 0; ti < o->n_threads; ti++) {
+		size_t t = o->threads[ti];
+		struct dpool *pool = NULL;
+		struct drain_result res;
+		struct aggr a;
+		bool ok;
+
+		if (aggr_init(&a, topo, NULL, 12, 0) < 0 ||
+		    (t && dpool_new(&pool, (unsigned)t, &a) < 0)) {
+			fprintf(stderr, "bench-drain: no memory or thread\n");
+			aggr_fini(&a);
+			goto fini;
+		}
+		drain_rounds(bc, n, &a, pool, items, st, o, &res);
+		dpool_free(pool);
+		ok = !res.bad && a.interval.samples + a.interval.untracked ==
+				 res.samples;
+		if (!ok)
+			fprintf(stderr, "bench-drain: %zu rings, %zu threads: "
+				"%" PRIu64 " samples counted of %" PRIu64
+				", %" PRIu64 " refused\n", n, t,
+				a.interval.samples + a.interval.untracked,
+				res.samples, res.bad);
+		aggr_fini(&a);
+		if (!ok)
+			goto fini;
+		drain_print(n, t, &res, o);
 	}
-	ns = (double)res.cpu_ns / (double)res.samples;
-	cores = (double)n * o->rate * ns / 1e9;
-	printf("  %4zu rings: %6.1f ns a sample (cpu; wall %6.1f), %6.2f M "
-	       "samples/s a core; at %zu x %.0f K/s = %6.2f M/s: %5.2f "
-	       "cores, %s\n", n, ns, res.secs * 1e9 / (double)res.samples,
-	       1e3 / ns, n, o->rate / 1e3, (double)n * o->rate / 1e6, cores,
-	       cores < 1 ? "one collector keeps up" :
-			   "one collector thread CANNOT keep up");
 	rc = 0;
 fini:
 	for (size_t k = 0; k < n; k++)
 		benchlib_ring_fini(&bc[k].br);
-	aggr_fini(&a);
 out:
 	topo_free(topo);
+	free(items);
 	free(bc);
 	free(cpu_node);
 	return rc;
 }
 
+/* A list "N,N,..." of values in [lo, hi] into out[max]. */
 static int
-drain_rings_parse(const char *s, struct drain_opts *o)
+drain_list_parse(const char *s, size_t *out, size_t max, size_t *n,
+		 unsigned long lo, unsigned long hi)
 {
 	char *end;
 
-	o->n_rings = 0;
+	*n = 0;
 	while (*s) {
 		unsigned long v = strtoul(s, &end, 10);
 
-		if (end == s || v < 1 || v > DRAIN_MAX_RINGS ||
-		    o->n_rings == sizeof(o->rings) / sizeof(o->rings[0]))
+		if (end == s || v < lo || v > hi || *n == max)
 			return -1;
-		o->rings[o->n_rings++] = v;
+		out[(*n)++] = v;
 		s = *end == ',' ? end + 1 : end;
 		if (*end && *end != ',')
 			return -1;
 	}
-	return o->n_rings ? 0 : -1;
+	return *n ? 0 : -1;
 }
 
 static int
@@ -202,6 +295,10 @@ drain_args(int argc, char **argv, struct drain_opts *o)
 
 	memcpy(o->rings, full, sizeof(full));
 	o->n_rings = 5;
+	o->threads[0] = 0;
+	o->threads[1] = 1;
+	o->threads[2] = 2;
+	o->n_threads = 3;
 	o->rate = 100000;
 	o->pages = 16384;
 	o->samples = 2000000;
@@ -217,7 +314,12 @@ drain_args(int argc, char **argv, struct drain_opts *o)
 		if (!v)
 			goto usage;
 		if (strcmp(argv[i], "--rings") == 0) {
-			if (drain_rings_parse(v, o) < 0)
+			if (drain_list_parse(v, o->rings, 16, &o->n_rings, 1,
+					     DRAIN_MAX_RINGS) < 0)
+				goto usage;
+		} else if (strcmp(argv[i], "--threads") == 0) {
+			if (drain_list_parse(v, o->threads, 8, &o->n_threads,
+					     0, DPOOL_MAX_THREADS) < 0)
 				goto usage;
 		} else if (strcmp(argv[i], "--rate") == 0) {
 			o->rate = strtod(v, NULL);
@@ -240,9 +342,10 @@ drain_args(int argc, char **argv, struct drain_opts *o)
 		return 0;
 usage:
 	fprintf(stderr, "usage: %s [--quick] [--rings N,N,... (1..%d)] "
-		"[--rate SAMPLES_PER_S_A_RING] [--pages N] [--samples N] "
-		"[--layout faults-tp|faults-sw|pebs]\n", argv[0],
-		DRAIN_MAX_RINGS);
+		"[--threads T,T,... (0..%d drain threads; 0: the collector "
+		"alone)] [--rate SAMPLES_PER_S_A_RING] [--pages N] "
+		"[--samples N] [--layout faults-tp|faults-sw|pebs]\n",
+		argv[0], DRAIN_MAX_RINGS, DPOOL_MAX_THREADS);
 	return -1;
 }
 
@@ -255,8 +358,9 @@ main(int argc, char **argv)
 
 	if (drain_args(argc, argv, &o) < 0)
 		return 2;
-	printf("memtop drain benchmark: one collector thread, N per-CPU "
-	       "rings of %d KiB\n", BENCH_RING_PAGES * 4);
+	printf("memtop drain benchmark: the collector thread alone or with "
+	       "T drain threads, N per-CPU rings of %d KiB\n",
+	       BENCH_RING_PAGES * 4);
 	benchlib_print_machine();
 	printf("stream: Zipf(0.99) over %zu pages of %d pids, layout %s, "
 	       "%.0f K samples/s a ring played %d ms a round, %zu samples "

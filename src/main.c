@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "dryrun.h"
 #include "frame.h"
+#include "heapprobe.h"
 #include "launch.h"
 #include "log.h"
 #include "metrics.h"
@@ -178,16 +179,6 @@ main_attach(struct main_state *st, char *err, size_t errlen)
 	return 0;
 }
 
-/* Events on more than one PMU (cpu_core and cpu_atom). */
-static bool
-main_source_is_hybrid(const struct source *src)
-{
-	for (size_t i = 1; i < src->n_events; i++)
-		if (strcmp(src->events[i].pmu, src->events[0].pmu) != 0)
-			return true;
-	return false;
-}
-
 /* -i FILE: the reader, the recording's topology, the replay thread. */
 static int
 main_start_replay(struct main_state *st, char *err, size_t errlen)
@@ -270,8 +261,7 @@ main_close_record(struct main_state *st)
 
 	ret = perfdata_writer_close(st->recorder, why, sizeof(why));
 	if (ret < 0) {
-		log_error("--record %s: %s",
-			st->opt.record_path, why);
+		log_error("--record %s: %s", st->opt.record_path, why);
 		return ret;
 	}
 	log_msg("--record %s: %llu records (%llu samples), %llu bytes; "
@@ -294,6 +284,7 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	ret = source_select_opts(&(struct source_opts){
 		.choice = st->opt.source, .period = st->opt.period,
 		.ldlat = st->opt.ldlat, .system = st->opt.mode == MODE_SYSTEM,
+		.cgroups = st->opt.n_cgroups || st->opt.cpus,
 		.record = st->opt.record_path != NULL,
 		.objects = st->opt.mode != MODE_SYSTEM }, &st->src, err, errlen);
 	if (ret < 0)
@@ -325,10 +316,10 @@ main_start(struct main_state *st, char *err, size_t errlen)
 	cfg.ring_pages = MAIN_RING_PAGES;
 	cfg.batch = st->opt.batch;
 	cfg.resolve_nodes = true;
-	/* Per-CPU inherited channels open every event on every CPU; on a
-	 * hybrid machine cpu_atom events cannot open on P-cores, so such a
-	 * source follows a launched command per thread instead. */
-	cfg.inherit_launched = !main_source_is_hybrid(&st->src);
+	cfg.heap = st->opt.heap;	/* --heap-objects: probes added here */
+	(void)heapprobe_prepare(&st->src, &st->opt.heap, st->opt.n_pids ?
+				st->opt.pids[0] : 0, &cfg.heap_cost);
+	cfg.inherit_launched = collector_inherit_ok(&st->src);
 	cfg.frames = st->frames;
 	cfg.cmds = st->cmds;
 	cfg.scope = st->opt.mode == MODE_SYSTEM ? &st->scope : NULL;
@@ -579,7 +570,8 @@ main(int argc, char **argv)
 	case MODE_DRY_RUN:
 		ret = dryrun_print(&(struct source_opts){
 			.choice = st.opt.source, .period = st.opt.period,
-			.ldlat = st.opt.ldlat }, st.opt.json, stdout);
+			.ldlat = st.opt.ldlat, .system = st.opt.dry_run_system },
+			st.opt.json, st.opt.dry_run_system, st.opt.cpus, stdout);
 		cli_fini(&st.opt);
 		return ret;
 	default:

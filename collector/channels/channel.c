@@ -101,7 +101,7 @@ channel_map(struct channel *ch, unsigned want_pages, char *err,
 	for (pages = want_pages; pages >= CHANNEL_MIN_PAGES; pages /= 2) {
 		size_t len = (1 + (size_t)pages) * page;
 		void *map = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				 MAP_SHARED, ch->fds[0], 0);
+				 MAP_SHARED, ch->fds[ch->owner], 0);
 
 		if (map != MAP_FAILED) {
 			ret = ring_init(&ch->ring, map, len, page);
@@ -193,7 +193,7 @@ channel_open_owner(struct channel *ch, struct open_params *op,
 
 	for (;;) {
 		op->watermark_bytes = channel_watermark(pages);
-		ret = channel_open_event(ch, 0, op, err, errlen);
+		ret = channel_open_event(ch, ch->owner, op, err, errlen);
 		if (ret < 0)
 			return ret;
 		ret = channel_map(ch, pages, err, errlen);
@@ -201,10 +201,27 @@ channel_open_owner(struct channel *ch, struct open_params *op,
 			return ret;
 		pages = ch->ring_pages;
 		channel_unmap(ch);
-		close(ch->fds[0]);
-		ch->fds[0] = -1;
+		close(ch->fds[ch->owner]);
+		ch->fds[ch->owner] = -1;
 		ch->ev.n = 0;
 	}
+}
+
+/* The ring's owner: the first event that counts on the channel's CPU
+ * (every event counts on a thread).  -ENODEV when none does. */
+static int
+channel_pick_owner(struct channel *ch, const struct source *src, char *err,
+		   size_t errlen)
+{
+	for (size_t i = 0; i < src->n_events; i++)
+		if (ch->cpu < 0 || source_event_on_cpu(&src->events[i],
+						       ch->cpu)) {
+			ch->owner = i;
+			return 0;
+		}
+	snprintf(err, errlen, "no event of %s counts on CPU %d", src->name,
+		 ch->cpu);
+	return -ENODEV;
 }
 
 int
@@ -234,7 +251,10 @@ channel_open(struct channel **out, const struct source *src,
 	if (p->cpu < 0)
 		channel_open_task(ch, p);
 
-	for (size_t i = 0; i < src->n_events; i++) {
+	ret = channel_pick_owner(ch, src, err, errlen);
+	if (ret < 0)
+		goto out_close;
+	for (size_t i = ch->owner; i < src->n_events; i++) {
 		const struct event_spec *ev = &src->events[i];
 		struct open_params op = {
 			.pid = ch->system ? (p->cgroup_fd >= 0 ? p->cgroup_fd :
@@ -246,11 +266,13 @@ channel_open(struct channel **out, const struct source *src,
 			.group_fd = ev->leader >= 0 ? ch->fds[ev->leader] : -1,
 			.period = p->period,
 			.enable_on_exec = p->enable_on_exec,
-			.want_task = (i == 0 && ch->task_fd < 0),
-			.want_mmap = i == 0,
+			.want_task = (i == ch->owner && ch->task_fd < 0),
+			.want_mmap = i == ch->owner,
 		};
 
-		if (i == 0) {
+		if (p->cpu >= 0 && !source_event_on_cpu(ev, p->cpu))
+			continue;	/* its PMU does not count here */
+		if (i == ch->owner) {
 			ret = channel_open_owner(ch, &op, p->ring_pages, err,
 						 errlen);
 			if (ret < 0)
@@ -261,7 +283,7 @@ channel_open(struct channel **out, const struct source *src,
 		if (ret < 0)
 			goto out_close;
 		if (ioctl(ch->fds[i], PERF_EVENT_IOC_SET_OUTPUT,
-			  ch->fds[0]) < 0) {
+			  ch->fds[ch->owner]) < 0) {
 			ret = -errno;
 			snprintf(err, errlen,
 				 "PERF_EVENT_IOC_SET_OUTPUT(%s): %s", ev->name,
@@ -307,7 +329,7 @@ channel_close(struct channel *ch)
 int
 channel_poll_fd(const struct channel *ch)
 {
-	return ch->fds[0];
+	return ch->fds[ch->owner];
 }
 
 int
@@ -316,7 +338,8 @@ channel_set_period(struct channel *ch, uint64_t period)
 	if (period == 0)
 		return channel_enable(ch, false);
 	for (size_t i = 0; i < ch->ev.n; i++)
-		if (ioctl(ch->fds[i], PERF_EVENT_IOC_PERIOD, &period) < 0)
+		if (ch->fds[i] >= 0 &&
+		    ioctl(ch->fds[i], PERF_EVENT_IOC_PERIOD, &period) < 0)
 			return -errno;
 	return 0;
 }
@@ -328,7 +351,7 @@ channel_enable(struct channel *ch, bool on)
 				 PERF_EVENT_IOC_DISABLE;
 
 	for (size_t i = 0; i < ch->ev.n; i++)
-		if (ioctl(ch->fds[i], req, 0) < 0)
+		if (ch->fds[i] >= 0 && ioctl(ch->fds[i], req, 0) < 0)
 			return -errno;
 	ch->enabled = on;
 	return 0;
@@ -344,6 +367,8 @@ channel_read_lost(struct channel *ch)
 		 * it (the kernel refused the bit) only the value comes. */
 		uint64_t v[2];
 
+		if (ch->fds[i] < 0)
+			continue;
 		if (read(ch->fds[i], v, sizeof(v)) != (ssize_t)sizeof(v))
 			return -ENOTSUP;
 		sum += v[1];
@@ -355,8 +380,10 @@ channel_read_lost(struct channel *ch)
 const struct event_spec *
 channel_events_find(const struct channel_events *ev, uint64_t id)
 {
+	/* An event not opened on this CPU has id 0, which the kernel never
+	 * gives. */
 	for (size_t i = 0; i < ev->n; i++)
-		if (ev->ids[i] == id)
+		if (ev->ids[i] == id && id != 0)
 			return &ev->src->events[i];
 	return NULL;
 }

@@ -107,6 +107,9 @@ bool channel_tasks_in_ring(const struct channel *ch);
  * IDENTIFIER names, or NULL. */
 struct ring *channel_alloc_ring(struct channel *ch);
 int channel_alloc_fd(const struct channel *ch);
+/* The sample period of the heap probes on allocating entries (returns
+ * and frees stay at 1); a no-op when it is already that.  0 or -errno. */
+int channel_alloc_heap_period(struct channel *ch, uint64_t period);
 const struct event_spec *channel_alloc_event(const struct channel *ch,
 					     uint64_t id);
 /* The thread has exited (POLLHUP, or its EXIT record): the channel is

@@ -22,8 +22,10 @@
 #include "log.h"
 #include "rlimits.h"
 
-/* Data pages: room for several records of SOURCE_ALLOC_STACK bytes. */
+/* Data pages: room for several records of SOURCE_ALLOC_STACK bytes; with
+ * heap probes, for bursts of allocations (an entry is ~700 bytes). */
 #define CHANNEL_ALLOC_PAGES 32
+#define CHANNEL_HEAP_PAGES 256
 
 void
 channel_alloc_init(struct channel *ch)
@@ -39,7 +41,7 @@ channel_alloc_init(struct channel *ch)
  * every thread that would be sampled without them still is.
  */
 static bool
-channel_alloc_affordable(int fd)
+channel_alloc_affordable(int fd, size_t n)
 {
 	struct rlimit rl;
 
@@ -47,7 +49,7 @@ channel_alloc_affordable(int fd)
 		return false;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
 		return true;
-	return (rlim_t)fd + SOURCE_ALLOC_EVENTS < rl.rlim_cur / 2;
+	return (rlim_t)fd + n < rl.rlim_cur / 2;
 }
 
 int
@@ -65,9 +67,14 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			.cpu = p->cpu,
 			.inherit = p->cpu >= 0,
 			.group_fd = -1,
-			.period = 1,
+			/* Heap probes may sample every Nth call. */
+			.period = src->alloc[i].attr.sample_period ?
+				  src->alloc[i].attr.sample_period : 1,
 			.enable_on_exec = p->enable_on_exec,
-			.watermark_bytes = i == 0 ? 1 : 0,
+			/* Every mapping wakes the collector; heap records
+			 * would wake it at every malloc: a quarter ring. */
+			.watermark_bytes = i > 0 ? 0 : src->n_alloc == 1 ? 1 :
+					   CHANNEL_HEAP_PAGES / 4 * page,
 		};
 		int fd = source_open_event(&src->alloc[i], &op);
 
@@ -76,12 +83,14 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			goto fail;
 		}
 		ch->alloc_fds[i] = fd;
-		if (i == 0 && !channel_alloc_affordable(fd)) {
+		if (i == 0 && !channel_alloc_affordable(fd, src->n_alloc)) {
 			ret = -EMFILE;
 			goto fail;
 		}
-		/* Without the filter every syscall would copy a stack. */
-		if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
+		/* Without the filter every syscall would copy a stack (the
+		 * heap probes fire at their functions only). */
+		if (src->alloc[i].heap_fn == HEAP_NONE &&
+		    ioctl(fd, PERF_EVENT_IOC_SET_FILTER,
 			  source_alloc_filter()) < 0) {
 			ret = -errno;
 			goto fail;
@@ -93,7 +102,9 @@ channel_open_alloc(struct channel *ch, const struct channel_params *p)
 			goto fail;
 		}
 		if (i == 0) {
-			ch->alloc_map_len = (1 + CHANNEL_ALLOC_PAGES) * page;
+			ch->alloc_map_len = (1 + (src->n_alloc > 1 ?
+						  CHANNEL_HEAP_PAGES :
+						  CHANNEL_ALLOC_PAGES)) * page;
 			ch->alloc_map = mmap(NULL, ch->alloc_map_len,
 					     PROT_READ | PROT_WRITE,
 					     MAP_SHARED, fd, 0);
@@ -159,4 +170,29 @@ channel_alloc_event(const struct channel *ch, uint64_t id)
 		if (ch->alloc_ids[i] == id)
 			return &ch->ev.src->alloc[i];
 	return NULL;
+}
+
+int
+channel_alloc_heap_period(struct channel *ch, uint64_t period)
+{
+	const struct source *src = ch->ev.src;
+	uint64_t cur = ch->heap_period;
+	int ret = 0;
+
+	if (cur == 0 && src->n_alloc > 1)
+		cur = src->alloc[1].attr.sample_period;
+	if (period == 0 || cur == period)
+		return 0;
+	for (size_t i = 0; i < ch->n_alloc; i++) {
+		const struct event_spec *ev = &src->alloc[i];
+
+		if (ev->heap_fn == HEAP_NONE || ev->heap_fn == HEAP_FREE ||
+		    ev->heap_ret)
+			continue;
+		if (ioctl(ch->alloc_fds[i], PERF_EVENT_IOC_PERIOD, &period) < 0)
+			ret = -errno;
+	}
+	if (ret == 0)
+		ch->heap_period = period;
+	return ret;
 }

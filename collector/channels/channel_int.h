@@ -20,7 +20,9 @@ struct channel {
 	bool system;		/* every process on cpu, or one cgroup's */
 	int scope;		/* system: the cgroup's index; else -1 */
 	struct channel_events ev;	/* source and event ids */
+	/* -1 for an event whose PMU does not cover cpu (hybrid parts). */
 	int fds[SOURCE_MAX_EVENTS];
+	size_t owner;		/* the event whose fd owns the ring */
 	void *map;
 	size_t map_len;
 	unsigned ring_pages;	/* data pages actually mapped */
@@ -45,6 +47,7 @@ struct channel {
 	void *alloc_map;
 	size_t alloc_map_len;
 	struct ring alloc_ring;
+	uint64_t heap_period;	/* of the heap entries; 0: the source's */
 	bool hup;		/* POLLHUP seen: the thread has exited */
 	bool enabled;
 	/*

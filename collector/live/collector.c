@@ -40,13 +40,6 @@
 #include "sides.h"
 #include "source.h"
 
-struct collector_drain {
-	struct collector *c;
-	struct channel *ch;
-	uint64_t period;	/* in force for this drain's samples */
-	bool task;		/* draining the task ring */
-};
-
 /*
  * MEMTOP_RING_PAGES=N (a power of two, at least 2: a channel maps no
  * smaller ring) replaces the ring size, so tests and benchmarks can force
@@ -84,12 +77,11 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	c->child_wstatus = -1;
 	c->spare_fd = -1;
 	collector_proc_end(c);
-	if (cfg->resolve_nodes) {
+	if (cfg->resolve_nodes)
 		c->nodemap = nodemap_new();
-		if (!c->nodemap) {
-			ret = -ENOMEM;
-			goto out_oom;
-		}
+	if (cfg->resolve_nodes && !c->nodemap) {
+		ret = -ENOMEM;
+		goto out_oom;
 	}
 	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
@@ -102,12 +94,8 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 		names_use_records(sides_names(aggr_sides(&c->aggr)), false);
 		names_start_helper(sides_names(aggr_sides(&c->aggr)));
 	}
-	if (cfg->src->n_alloc) {
-		ret = allocs_init(&c->allocs, COLLECTOR_MAX_OBJECTS);
-		if (ret < 0)
-			goto out_oom;
-		c->aggr.objects = c->allocs.objs;
-	}
+	if (collector_objects_init(c) < 0)
+		goto out_oom;
 	/* Without memory blocks in sysfs, PHYS_ADDR samples use move_pages
 	 * like the others. */
 	if (cfg->resolve_nodes && physnode_new(&c->physnode) == 0)
@@ -119,6 +107,9 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	}
 	ingest_init(&c->ingest, &c->aggr);
 	collector_rearm_setup(c);
+	ret = collector_par_setup(c, err, errlen);
+	if (ret < 0)
+		goto out_free;
 	if (getenv("MEMTOP_DEBUG_LATENCY")) {
 		c->lat = lathist_new(getenv("MEMTOP_DEBUG_LATENCY"));
 		if (!c->lat) {
@@ -163,8 +154,10 @@ collector_destroy(struct producer *p)
 	struct collector *c = collector_of(p);
 
 	collector_damon_stop(c);
+	collector_par_fini(c);
 	chanset_free(c->cs);
 	aggr_fini(&c->aggr);
+	heapobjs_fini(&c->heap_objs);
 	allocs_fini(&c->allocs);
 	nodemap_free(c->nodemap);
 	physnode_free(c->physnode);
@@ -175,11 +168,12 @@ collector_destroy(struct producer *p)
 	free(c);
 }
 
-/* CPU time of the calling thread (the collector), ns. */
+/* CPU time of the collector thread (the caller) and of its drain
+ * threads, ns. */
 static uint64_t
-collector_cpu_ns(void)
+collector_cpu_ns(struct collector *c)
 {
-	return base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return base_clock_ns(CLOCK_THREAD_CPUTIME_ID) + collector_par_cpu_ns(c);
 }
 
 /* Counts what the channel lost and was not counted yet (channel.h). */
@@ -201,7 +195,7 @@ collector_sync_lost(struct collector *c, struct channel *ch)
 		collector_count_lost(c, ch);
 }
 
-static int
+int
 collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
 	struct collector_drain *d = ctx;
@@ -290,7 +284,7 @@ collector_drain(struct collector *c, struct channel *ch)
 	struct ring_stats st = { 0 };
 
 	/* Allocations before the samples of their pages. */
-	allocs_drain(&c->allocs, ch);
+	collector_allocs_drain(c, ch);
 	/* Task records first: a FORK opens the new thread's channel before
 	 * more of the parent's samples are read. */
 	if (tasks) {
@@ -309,32 +303,22 @@ collector_drain(struct collector *c, struct channel *ch)
 			     collector_on_record, &d, &st);
 		c->bad_records += c->ingest.stats.bad - bad;
 	}
-	if (st.bad_size) {
-		/* A skipped stretch of ring held records we cannot count
-		 * exactly; count at least one lost record per skip. */
-		aggr_count_lost(&c->aggr, st.bad_size);
-		log_msg("tid %d: %llu malformed record header(s), %llu bytes "
-			"skipped", (int)channel_tid(ch),
-			(unsigned long long)st.bad_size,
-			(unsigned long long)st.skipped_bytes);
-	}
+	collector_drain_bad(c, ch, &st);
 }
 
-/* Drains every ring, then closes the channels of exited threads. */
 void
-collector_drain_all(struct collector *c)
+collector_drain_bad(struct collector *c, struct channel *ch,
+		    const struct ring_stats *st)
 {
-	for (size_t i = 0; i < chanset_count(c->cs); i++) {
-		collector_drain(c, chanset_at(c->cs, i));
-		collector_sync_lost(c, chanset_at(c->cs, i));
+	if (st->bad_size) {
+		/* A skipped stretch of ring held records we cannot count
+		 * exactly; count at least one lost record per skip. */
+		aggr_count_lost(&c->aggr, st->bad_size);
+		log_msg("tid %d: %llu malformed record header(s), %llu bytes "
+			"skipped", (int)channel_tid(ch),
+			(unsigned long long)st->bad_size,
+			(unsigned long long)st->skipped_bytes);
 	}
-	for (size_t i = chanset_count(c->cs); i-- > 0;) {
-		struct channel *ch = chanset_at(c->cs, i);
-
-		if (channel_exited(ch))
-			chanset_remove(c->cs, ch);
-	}
-	aggr_flush(&c->aggr);
 }
 
 static void
@@ -431,7 +415,7 @@ collector_emit(struct collector *c, double now, bool final)
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;
 	f->follow_task_lost = c->task_lost;
-	f->collector_cpu_ns = collector_cpu_ns() - c->cpu_at_interval;
+	f->collector_cpu_ns = collector_cpu_ns(c) - c->cpu_at_interval;
 	c->cpu_at_interval += f->collector_cpu_ns;
 	f->follow_gap_mean_us = c->follow.threads ?
 		c->follow.gap_sum_ns / c->follow.threads / 1000 : 0;
@@ -473,22 +457,23 @@ static bool
 collector_on_events(struct collector *c, const struct epoll_event *evs,
 		    int n)
 {
+	struct channel *chans[COLLECTOR_MAX_EVENTS];
 	bool cmds_ready = false;
+	size_t m = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct channel *ch;
-
-		if (evs[i].data.ptr == &c->cmd_tag) {
+		if (evs[i].data.ptr == &c->cmd_tag)
 			cmds_ready = true;
-			continue;
-		}
-		ch = evs[i].data.ptr;
-		/* POLLHUP comes without POLLIN even with data pending:
-		 * always drain. */
-		collector_drain(c, ch);
-		if (evs[i].events & (EPOLLHUP | EPOLLERR))
-			channel_mark_exited(ch);
+		else
+			chans[m++] = evs[i].data.ptr;
 	}
+	/* POLLHUP comes without POLLIN even with data pending: always
+	 * drain. */
+	collector_drain_many(c, chans, m);
+	for (int i = 0; i < n; i++)
+		if (evs[i].data.ptr != &c->cmd_tag &&
+		    (evs[i].events & (EPOLLHUP | EPOLLERR)))
+			channel_mark_exited(evs[i].data.ptr);
 	return cmds_ready;
 }
 
@@ -497,7 +482,7 @@ static void
 collector_begin(struct collector *c, double now)
 {
 	c->t0 = c->interval_start = now;
-	c->cpu_at_interval = collector_cpu_ns();
+	c->cpu_at_interval = collector_cpu_ns(c);
 	collector_rescan(c);
 	c->rearm.next = now;
 	collector_rearm(c, now, true);

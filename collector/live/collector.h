@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "heapopt.h"
+#include "heapprobe.h"
 #include "sortkey.h"
 
 struct cpulist;
@@ -68,7 +70,19 @@ struct collector_config {
 	/* --rearm: soft-dirty re-arm of the targets (collector/live/rearm.c)
 	 * at every frame (rearm_s < 0) or every rearm_s seconds; 0 = off. */
 	double rearm_s;
+	/* --heap-objects (heapprobe.h): the options, and the cost of one
+	 * allocation measured by heapprobe_prepare. */
+	struct heap_opts heap;
+	struct heap_cost heap_cost;
 };
+
+/*
+ * Whether a launched command may be followed through per-CPU inherited
+ * channels: not on a hybrid machine (cpu_atom events cannot open on
+ * P-cores), and not with heap probes (an allocation's entry and return
+ * must be read in order: one ring per thread).
+ */
+bool collector_inherit_ok(const struct source *src);
 
 int collector_new(struct collector **out, const struct collector_config *cfg,
 		  char *err, size_t errlen);

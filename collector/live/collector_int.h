@@ -20,6 +20,7 @@
 #include "chanset.h"
 #include "collector.h"
 #include "cpulist.h"
+#include "heapobjs.h"
 #include "ingest.h"
 #include "lathist.h"
 #include "migrate.h"
@@ -29,7 +30,10 @@
 #include "record.h"
 
 struct damon;
+struct dpool;
+struct dpool_item;
 struct damon_region;
+struct damonfeed_iomem;
 struct frame;
 
 /*
@@ -104,6 +108,16 @@ struct collector {
 	struct aggr aggr;
 	struct ingest ingest;		/* the per-sample path into aggr */
 	struct allocs allocs;		/* objects and their sites (issue 18) */
+	struct heapobjs heap_objs;	/* --heap-objects; objs NULL: off */
+	/* --heap-objects at run time (heaplive.c): the rate since the last
+	 * frame, the sample period of the allocating entries, the note. */
+	struct {
+		uint64_t calls_at;	/* allocs.heap.st.calls then */
+		uint64_t cpu_at;	/* collector CPU ns then */
+		double at;		/* base_now_s() then */
+		uint64_t period;	/* 1: every allocation */
+		char note[320];
+	} heap;
 	/* MEMTOP_DEBUG_LATENCY=FILE: sample -> frame latency; NULL = off */
 	struct lathist *lat;
 	struct nodemap *nodemap;
@@ -150,12 +164,29 @@ struct collector {
 	struct cpulist open_failed;
 	uint64_t hotplug;
 	struct collector_rearm rearm;
+	/* The parallel drain (drainpar.c): drain threads forced by
+	 * MEMTOP_DRAIN_THREADS (-1: chosen by the rings' count; 0 or 1: the
+	 * collector alone), the pool and its items. */
+	int par_force;
+	struct dpool *pool;
+	struct dpool_item *par_items;
+	struct channel **par_chans;
+	size_t par_cap;
+	uint64_t par_cpu_gone;	/* CPU time of pools stopped */
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
-	 * period its intervals follow, its CPU time at the last frame. */
+	 * period its intervals follow, its CPU time at the last frame; a
+	 * vaddr kdamond's processes in its targets' order (a region's
+	 * target indexes it), or (-a) a paddr one with the machine's RAM
+	 * from /proc/iomem, which names its regions. */
 	struct damon *damon;
+	bool damon_paddr;
+	pid_t *damon_pids;
+	size_t n_damon_pids;
+	struct damonfeed_iomem *iomem;
 	struct damon_region *regs;
 	size_t n_regs, regs_cap;
 	uint64_t damon_period;
+	uint64_t damon_aggr_us;		/* the current aggregation interval */
 	pid_t kdamond;
 	uint64_t kdamond_ns;
 	char damon_why[256];	/* why the last snapshot failed */
@@ -180,10 +211,41 @@ collector_of(struct producer *p)
 							 prod));
 }
 
+/* One ring's drain, for collector_on_record. */
+struct collector_drain {
+	struct collector *c;
+	struct channel *ch;
+	uint64_t period;	/* in force for this drain's samples */
+	bool task;		/* draining the task ring */
+};
+
 /* collector.c */
 extern const struct producer_ops collector_ops;
 void collector_drain(struct collector *c, struct channel *ch);
+/* A record of d's ring other than a sample (ring_record_fn). */
+int collector_on_record(const struct perf_event_header *hdr, void *ctx);
+/* Counts and logs the malformed headers a drain of ch skipped. */
+void collector_drain_bad(struct collector *c, struct channel *ch,
+			 const struct ring_stats *st);
+
+/* drainpar.c: drains of many rings, by the collector alone or with the
+ * drain threads (dpool.h). */
+void collector_drain_many(struct collector *c, struct channel **chans,
+			  size_t n);
+/* Drains the rings want() picks (NULL: all). */
+void collector_drain_if(struct collector *c,
+			bool (*want)(const struct channel *ch));
+/* Drains every ring, then closes the channels of exited threads. */
 void collector_drain_all(struct collector *c);
+/* MEMTOP_DRAIN_THREADS, read by collector_new: 0 or -EINVAL (err). */
+int collector_par_setup(struct collector *c, char *err, size_t errlen);
+/* The drain threads in use (0: the collector drains alone). */
+unsigned collector_par_threads(const struct collector *c);
+uint64_t collector_par_cpu_ns(struct collector *c);
+/* The drain threads' shards into the aggregation (a frame, a change of
+ * page size). */
+void collector_par_merge(struct collector *c);
+void collector_par_fini(struct collector *c);
 void collector_sync_lost(struct collector *c, struct channel *ch);
 
 /* follow.c */
@@ -226,14 +288,31 @@ const char *collector_rearm_note(struct collector *c, const char *src_note);
 /* The frame's whole source note, in buf. */
 const char *collector_frame_note(struct collector *c, char *buf, size_t len);
 
-/* damonfeed.c */
+/* heaplive.c */
+int collector_objects_init(struct collector *c);
+/* At each frame, before its note: the rate, the cost, sampling. */
+void collector_heap_tick(struct collector *c);
+
+/* damonfeed.c.  A region's rate is k of DAMONFEED_CHECKS checks. */
+#define DAMONFEED_CHECKS	20u
 int collector_damon_start(struct collector *c);
 void collector_damon_stop(struct collector *c);
 void collector_damon_drain(struct collector *c);
-void collector_damon_frame(struct collector *c, struct frame *f);
 const char *collector_damon_note(struct collector *c, const char *src_note);
+/* damonfeed_regions.c: the RAM of /proc/iomem (paddr), the processes a
+ * launched command starts (vaddr), and each entry's region, nodes and
+ * name in a frame. */
+int damonfeed_iomem_read(struct damonfeed_iomem **out, uint64_t (**ranges)[2],
+			 size_t *n_ranges, char *why, size_t whylen);
+void damonfeed_iomem_free(struct damonfeed_iomem *m);
+bool damonfeed_follow_children(struct collector *c);
+void collector_damon_frame(struct collector *c, struct frame *f);
 
 /* commands.c: the commands only the live collector knows. */
 void collector_apply(struct producer *p, const struct cmd *cmd);
+
+/* allocs_live.c: every record of ch's allocation ring into the object
+ * table (and the --record file). */
+void collector_allocs_drain(struct collector *c, struct channel *ch);
 
 #endif

@@ -97,6 +97,8 @@ collector_apply(struct producer *p, const struct cmd *cmd)
 		aggr_reset(&c->aggr);
 		break;
 	case CMD_SET_GRANULARITY:
+		/* The drain threads' samples at the old page size first. */
+		collector_par_merge(c);
 		ret = aggr_granularity_apply(&c->aggr, (unsigned)cmd->value,
 					c->cfg.max_pages);
 		break;

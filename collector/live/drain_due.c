@@ -20,12 +20,13 @@
 void
 collector_sweep(struct collector *c)
 {
-	for (size_t i = 0; i < chanset_count(c->cs); i++) {
-		struct channel *ch = chanset_at(c->cs, i);
+	collector_drain_if(c, channel_tasks_in_ring);
+}
 
-		if (channel_tasks_in_ring(ch))
-			collector_drain(c, ch);
-	}
+static bool
+collector_ring_pending(const struct channel *ch)
+{
+	return ring_pending(channel_ring((struct channel *)ch));
 }
 
 /* Rings holding samples, drained so their pages' nodes are asked while
@@ -33,9 +34,7 @@ collector_sweep(struct collector *c)
 void
 collector_drain_pending(struct collector *c)
 {
-	for (size_t i = 0; i < chanset_count(c->cs); i++)
-		if (ring_pending(channel_ring(chanset_at(c->cs, i))))
-			collector_drain(c, chanset_at(c->cs, i));
+	collector_drain_if(c, collector_ring_pending);
 	aggr_flush(&c->aggr);
 }
 

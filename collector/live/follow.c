@@ -302,8 +302,10 @@ collector_on_comm(struct collector *c, struct channel *ch,
 	if (record_parse_id(&l, hdr, 8, &rid) != 0)
 		rid.time = 0;
 	aggr_proc_comm(&c->aggr, (int32_t)pid, comm, rid.time);
-	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && rid.time)
+	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && rid.time) {
 		allocs_exec(&c->allocs, (int32_t)pid, rid.time);
+		heapobjs_exec(&c->heap_objs, (int32_t)pid, rid.time);
+	}
 	t = collector_find_target(c, (pid_t)pid);
 	if (t && rid.time >= t->comm_time) {
 		memcpy(t->comm, comm, sizeof(t->comm));

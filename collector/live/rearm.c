@@ -120,16 +120,22 @@ collector_rearm_note(struct collector *c, const char *src_note)
 }
 
 /* The frame's note: --rearm's or DAMON's (each ends with the source's
- * own), then why objects are off (source_alloc.c), if they are. */
+ * own), then why objects are off (source_alloc.c), if they are, and
+ * what --heap-objects costs (heaplive.c) or why it is off. */
 const char *
 collector_frame_note(struct collector *c, char *buf, size_t len)
 {
 	const struct source *src = c->cfg.src;
+	const char *heap = c->heap.note;
 
-	snprintf(buf, len, "%s%s%s",
+	collector_heap_tick(c);
+	if (!heap[0] && c->cfg.heap.on)
+		heap = src->heap_note;	/* why there are none */
+	snprintf(buf, len, "%s%s%s%s%s",
 		 c->rearm.on ? collector_rearm_note(c, src->note) :
 		 c->damon ? collector_damon_note(c, src->note) : src->note,
 		 src->n_alloc || !src->alloc_note[0] ? "" : "; ",
-		 src->n_alloc ? "" : src->alloc_note);
+		 src->n_alloc ? "" : src->alloc_note, heap[0] ? "; " : "",
+		 heap);
 	return buf;
 }

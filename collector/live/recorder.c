@@ -86,6 +86,27 @@ recorder_add_source(struct perfdata_writer *w, const struct source *src,
 		if (ret < 0)
 			return ret;
 	}
+	for (size_t i = 0; i < src->n_alloc; i++) {
+		/* As channel_open_alloc() opens them: every syscall exit of
+		 * the filter sampled, no task records. */
+		struct perf_event_attr attr = src->alloc[i].attr;
+		int ret;
+
+		/* Heap probes (--heap-objects) come after the syscall event
+		 * and are not recorded (recorder_record_alloc). */
+		if (src->alloc[i].heap_fn != HEAP_NONE)
+			break;
+
+		attr.size = sizeof(attr);
+		attr.sample_period = 1;
+		attr.freq = 0;
+		attr.sample_id_all = 1;
+		attr.use_clockid = 1;
+		attr.clockid = CLOCK_MONOTONIC;
+		ret = perfdata_writer_add_event(w, &attr, src->alloc[i].name);
+		if (ret < 0)
+			return ret;
+	}
 	return 0;
 }
 
@@ -177,6 +198,30 @@ recorder_rewrite(const struct source *src, const struct channel *ch,
 	return NULL;
 }
 
+void
+recorder_record_alloc(struct perfdata_writer *w, const struct source *src,
+		      const struct channel *ch,
+		      const struct perf_event_header *hdr)
+{
+	const struct event_spec *ev;
+	uint64_t id;
+
+	/* IDENTIFIER: a sample's first u64, the last of any other record's
+	 * sample_id trailer. */
+	if (hdr->size < sizeof(*hdr) + sizeof(id))
+		return;
+	memcpy(&id, hdr->type == PERF_RECORD_SAMPLE ?
+		    (const unsigned char *)(hdr + 1) :
+		    (const unsigned char *)hdr + hdr->size - sizeof(id),
+	       sizeof(id));
+	ev = channel_alloc_event(ch, id);
+	if (!ev || ev->heap_fn != HEAP_NONE)
+		return;
+	perfdata_writer_add_id(w, src->n_events + (size_t)(ev - src->alloc),
+			       id);
+	perfdata_writer_write(w, hdr);
+}
+
 /* The build id of the file an MMAP2 names, for BUILD_ID (once per
  * file), read now: perf would read it at the end, when the file may have
  * been rebuilt. */
@@ -209,7 +254,8 @@ recorder_record(struct perfdata_writer *w, const struct source *src,
 	uint64_t task_id;
 
 	for (size_t i = 0; i < ev->n; i++)
-		perfdata_writer_add_id(w, i, ev->ids[i]);
+		if (ev->ids[i])		/* 0: not opened on this CPU */
+			perfdata_writer_add_id(w, i, ev->ids[i]);
 	/* The task ring's dummy event shares the first event's sample_type,
 	 * so its records read as that event's. */
 	if (channel_task_id(ch, &task_id))
@@ -218,4 +264,10 @@ recorder_record(struct perfdata_writer *w, const struct source *src,
 	if (hdr->type == PERF_RECORD_MMAP2)
 		recorder_build_id(w, hdr);
 	perfdata_writer_write(w, with_addr ? with_addr : hdr);
+}
+
+void
+recorder_round(struct perfdata_writer *w)
+{
+	perfdata_writer_round(w);	/* an error comes back at close */
 }

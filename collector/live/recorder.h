@@ -19,7 +19,9 @@ struct source;
  * Declares src's events, in src order (a channel's fds[i] is events[i]),
  * with the attr fields source_open_event() sets that a reader needs:
  * sample_id_all, the clock, the period; and ADDR for the faults
- * tracepoint (see recorder_record()).  0 or -errno.
+ * tracepoint (see recorder_record()).  Then the allocation events
+ * (src->alloc, issue 18) as they were opened, so that replay names
+ * objects from their records.  0 or -errno.
  */
 int recorder_add_source(struct perfdata_writer *w, const struct source *src,
 			uint64_t period);
@@ -35,6 +37,19 @@ void recorder_record(struct perfdata_writer *w, const struct source *src,
 		     const struct channel *ch,
 		     const struct perf_event_header *hdr);
 
+/* Every ring was read to its end: a FINISHED_ROUND, as perf record
+ * writes after each pass over its rings.  Collector thread. */
+void recorder_round(struct perfdata_writer *w);
+
+/*
+ * A record of ch's allocation ring (SAMPLE or LOST), written as the
+ * kernel wrote it, its id listed under the allocation event that
+ * recorder_add_source() declared after the source's.  Collector thread.
+ */
+void recorder_record_alloc(struct perfdata_writer *w,
+			   const struct source *src, const struct channel *ch,
+			   const struct perf_event_header *hdr);
+
 /*
  * What process pid had before the attach, as perf synthesizes it: a
  * COMM per thread and an MMAP2 (with the file's build id) per region of
@@ -43,5 +58,10 @@ void recorder_record(struct perfdata_writer *w, const struct source *src,
  */
 void recorder_synthesize(struct perfdata_writer *w, const struct source *src,
 			 const struct channel *ch, pid_t pid);
+/* The same for every process of /proc (-a and -G, as perf record -a
+ * does), kernel threads getting their COMM only.  Processes counted. */
+int recorder_synthesize_all(struct perfdata_writer *w,
+			    const struct source *src,
+			    const struct channel *ch);
 
 #endif

@@ -164,3 +164,28 @@ recorder_synthesize(struct perfdata_writer *w, const struct source *src,
 	maps_free(m);
 	free(s.last_path);
 }
+
+struct recorder_all {
+	struct perfdata_writer *w;
+	const struct source *src;
+	const struct channel *ch;
+};
+
+static void
+recorder_one(pid_t pid, void *ctx)
+{
+	struct recorder_all *a = ctx;
+
+	recorder_synthesize(a->w, a->src, a->ch, pid);
+}
+
+int
+recorder_synthesize_all(struct perfdata_writer *w, const struct source *src,
+			const struct channel *ch)
+{
+	struct recorder_all a = { .w = w, .src = src, .ch = ch };
+
+	if (!w || !ch)
+		return 0;
+	return procfs_pids(recorder_one, &a);
+}

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "collector_int.h"
+#include "recorder.h"
 #include "cpulist.h"
 #include "frame.h"
 #include "log.h"
@@ -96,10 +97,13 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 	struct cpulist online;
 	int ret, opened = 0;
 
+	/* DAMON's paddr kdamond (damonfeed.c) watches all physical memory,
+	 * with no channel and no CPU: -G and -C are refused before. */
 	if (c->cfg.src->damon) {
-		snprintf(err, errlen, "damon: -a and -G (a paddr context) "
-			 "are not supported yet; use -p PID or -- COMMAND");
-		return -EOPNOTSUPP;
+		c->system = true;
+		c->damon_paddr = true;
+		err[0] = '\0';
+		return 0;
 	}
 	if (!c->cfg.scope) {
 		snprintf(err, errlen, "no scope to watch");
@@ -134,6 +138,16 @@ collector_attach_system(struct collector *c, char *err, size_t errlen)
 		return -ENODEV;
 	}
 	c->system = true;
+	/* --record: name what already runs, as perf record -a does. */
+	if (c->cfg.recorder) {
+		int cpu = cpulist_next(&online, 0);
+
+		while (cpu >= 0 && !chanset_find_cpu(c->cs, cpu, 0))
+			cpu = cpulist_next(&online, cpu + 1);
+		if (cpu >= 0)
+			recorder_synthesize_all(c->cfg.recorder, c->cfg.src,
+						chanset_find_cpu(c->cs, cpu, 0));
+	}
 	err[0] = '\0';
 	return 0;
 }
@@ -188,7 +202,7 @@ collector_rescan_cpus(struct collector *c)
 	struct cpulist online;
 	int n = topo_n_cpus(c->cfg.topo);
 
-	if (collector_read_online(&online) < 0)
+	if (c->damon_paddr || collector_read_online(&online) < 0)
 		return;
 	for (int cpu = 0; cpu < n && cpu < CPULIST_MAX; cpu++)
 		if (collector_wants_cpu(c, cpu))

@@ -143,6 +143,7 @@ replay_destroy(struct producer *p)
 	struct replay *r = replay_of(p);
 
 	aggr_fini(&r->aggr);
+	allocs_fini(&r->allocs);
 	physnode_free(r->phys);
 	perfdata_order_free(r->order);
 	free(r->events);
@@ -308,7 +309,7 @@ replay_emit(struct replay *r, bool final)
 	m.paused = r->paused;
 	m.source = "replay";
 	m.events = r->event_names;
-	m.n_events = r->n_events;
+	m.n_events = r->n_names;
 	m.source_note = r->note;
 	m.has_kinds = r->has_kinds;
 	m.period = a0->freq ? 0 : a0->sample_period;
@@ -316,10 +317,13 @@ replay_emit(struct replay *r, bool final)
 	m.n_targets = replay_fill_targets(r, ft);
 	m.exit_status = -1;
 	m.error = r->error[0] ? r->error : NULL;
+	/* An object's age at the frame's recorded end. */
+	r->aggr.objects_now = end;
 	f = producer_build(&r->prod, &r->aggr, &m);
 	if (!f)
 		return -ENOMEM;
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "replay");
+	replay_objects_frame(r, f);
 	aggr_next_interval(&r->aggr);
 	r->frame_start = end;
 	return producer_publish(&r->prod, f);

@@ -88,6 +88,8 @@ replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
 	ev->tp_addr_off = ev->tp_ip_off = ev->tp_error_off = -1;
 	if (strstr(pe->name, "mem-loads-aux")) {
 		ev->role = ROLE_AUX;
+	} else if (replay_alloc_event(pe, re)) {
+		ev->role = ROLE_AUX;
 	} else if (pe->attr.type == PERF_TYPE_TRACEPOINT &&
 		   strstr(pe->name, "page_fault_user") &&
 		   (st & PERF_SAMPLE_RAW)) {
@@ -209,7 +211,12 @@ replay_sync_events(struct replay *r)
 			perfdata_reader_event(r->cfg.reader, i);
 
 		replay_event_init(pe, &r->events[i]);
-		r->event_names[i] = r->events[i].spec.name;
+		if (r->events[i].alloc) {
+			if (replay_objects_on(r) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		r->event_names[r->n_names++] = r->events[i].spec.name;
 		r->has_kinds |= r->events[i].spec.role == ROLE_OP ||
 				r->events[i].spec.role == ROLE_FAULT_TP;
 		r->all_faults &= replay_is_fault_event(pe);
@@ -330,6 +337,24 @@ replay_swap_raw(const struct event_spec *ev, struct record_sample *rs,
 	rs->raw_size = (uint32_t)n;
 }
 
+int
+replay_time(struct replay *r, uint64_t t)
+{
+	if (!r->have_t0) {
+		r->have_t0 = true;
+		r->t0 = r->frame_start = r->rec_now = t;
+		r->frame_end = t + r->interval_ns;
+		r->play_rec = t;
+		r->play_wall = base_now_s();
+	}
+	if (t > r->rec_now)
+		r->rec_now = t;
+	/* Most samples fall inside the current frame. */
+	if (r->rec_now >= r->frame_end)
+		return replay_advance(r, r->rec_now);
+	return 0;
+}
+
 static int
 replay_sample(struct replay *r, const struct perfdata_record *rec)
 {
@@ -349,6 +374,8 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		return 0;
 	}
 	ev = &r->events[rec->event_idx];
+	if (ev->alloc)
+		return replay_alloc(r, ev, rec->hdr);
 	if (replay_fixed_parse(&ev->fixed, rec->hdr, &rs) < 0 &&
 	    record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
 		aggr_count_lost(&r->aggr, 1);
@@ -356,21 +383,9 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		return 0;
 	}
 	if (rs.present & PERF_SAMPLE_TIME) {
-		if (!r->have_t0) {
-			r->have_t0 = true;
-			r->t0 = r->frame_start = r->rec_now = rs.time;
-			r->frame_end = rs.time + r->interval_ns;
-			r->play_rec = rs.time;
-			r->play_wall = base_now_s();
-		}
-		if (rs.time > r->rec_now)
-			r->rec_now = rs.time;
-		/* Most samples fall inside the current frame. */
-		if (r->rec_now >= r->frame_end) {
-			ret = replay_advance(r, r->rec_now);
-			if (ret < 0)
-				return ret;
-		}
+		ret = replay_time(r, rs.time);
+		if (ret < 0)
+			return ret;
 	}
 	if (ev->spec.role == ROLE_FAULT_TP &&
 	    perfdata_reader_is_swapped(r->cfg.reader))
@@ -442,9 +457,26 @@ replay_names_record(struct replay *r, const struct perf_event_header *hdr)
 	}
 }
 
-static void
-replay_task_record(struct replay *r, const struct perf_event_header *hdr)
+/* The time in a non-sample record's sample_id trailer; 0 without one. */
+static uint64_t
+replay_trailer_time(const struct replay *r, const struct perfdata_record *rec,
+		    size_t body_size)
 {
+	struct record_id rid;
+
+	if (rec->event_idx >= r->n_events ||
+	    record_parse_id(&r->events[rec->event_idx].layout, rec->hdr,
+			    body_size, &rid) != 0)
+		return 0;
+	return rid.time;
+}
+
+static void
+replay_task_record(struct replay *r, const struct perfdata_record *rec)
+{
+	const struct perf_event_header *hdr = rec->hdr;
+	uint64_t when;
+
 	struct names *names = sides_names(aggr_sides(&r->aggr));
 	struct record_task task;
 	struct replay_task *t;
@@ -462,6 +494,11 @@ replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 		/* exec: the old image's names go; its MMAP2s follow. */
 		if (names && (hdr->misc & PERF_RECORD_MISC_COMM_EXEC))
 			names_forget(names, (int32_t)pid);
+		/* exec: the old image's objects end (as live, follow.c). */
+		if (r->allocs.objs &&
+		    (hdr->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		    (when = replay_trailer_time(r, rec, 8)) != 0)
+			allocs_exec(&r->allocs, (int32_t)pid, when);
 	} else if (hdr->type == PERF_RECORD_EXIT &&
 		   record_parse_task(hdr, &task) == 0 &&
 		   task.pid == task.tid && (int32_t)task.pid != -1) {
@@ -471,6 +508,8 @@ replay_task_record(struct replay *r, const struct perf_event_header *hdr)
 		aggr_proc_exit(&r->aggr, (int32_t)task.pid, 0);
 		if (names)
 			names_exit(names, (int32_t)task.pid);
+		if (r->allocs.objs)
+			allocs_exit(&r->allocs, (int32_t)task.pid);
 	}
 }
 
@@ -485,6 +524,8 @@ replay_record(struct replay *r, const struct perfdata_record *rec)
 		return replay_sample(r, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
+		if (replay_alloc_lost(r, rec))
+			break;
 		if (record_parse_lost(hdr, &n) == 0)
 			aggr_count_lost(&r->aggr, n);
 		break;
@@ -493,7 +534,7 @@ replay_record(struct replay *r, const struct perfdata_record *rec)
 		break;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_EXIT:
-		replay_task_record(r, hdr);
+		replay_task_record(r, rec);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

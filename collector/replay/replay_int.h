@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "aggr.h"
+#include "allocs.h"
 #include "base.h"
 #include "perfdata_order.h"
 #include "perfdata_read.h"
@@ -24,6 +25,7 @@
 
 #define REPLAY_MAX_EMPTY	100
 #define REPLAY_MAX_TARGETS	64
+#define REPLAY_MAX_OBJECTS	(1u << 20)	/* objects kept (allocs.h) */
 /* Records between looks at the command queue when not waiting. */
 #define REPLAY_CMD_EVERY	4096
 #define REPLAY_WAIT_MS		100
@@ -59,6 +61,11 @@ struct replay_event {
 	struct record_layout layout;
 	struct replay_fixed fixed;
 	uint64_t period;	/* when a sample has no PERIOD */
+	/* raw_syscalls:sys_exit with user registers and stack (what
+	 * --record writes beside the source, issue 18): its samples go to
+	 * the object table, not the aggregation. */
+	bool alloc;
+	struct allocs_event ae;
 };
 
 /* Direct-mapped (tid, pid) pairs already noted in the task tables. */
@@ -90,7 +97,11 @@ struct replay {
 
 	struct replay_event *events;
 	size_t n_events;
-	const char **event_names;
+	const char **event_names;	/* of the events that are not alloc */
+	size_t n_names;
+	/* Objects named from the capture's allocation events; objs NULL
+	 * when it has none. */
+	struct allocs allocs;
 	bool has_kinds;
 	bool all_faults;
 
@@ -144,6 +155,24 @@ int replay_advance(struct replay *r, uint64_t t);
 /* replay_feed.c */
 /* Extends the per-event tables when pipe mode adds events.  0/-ENOMEM. */
 int replay_sync_events(struct replay *r);
+/* Recorded time has reached t: frames that end before it go out.
+ * 0/-errno. */
+int replay_time(struct replay *r, uint64_t t);
+
+/* replay_objects.c */
+/* Is pe the allocation event?  Then re's alloc and ae are set. */
+bool replay_alloc_event(const struct perfdata_event *pe,
+			struct replay_event *re);
+/* The object table, at the first allocation event.  0 or -ENOMEM. */
+int replay_objects_on(struct replay *r);
+/* One sample of allocation event ev.  0 or -errno. */
+int replay_alloc(struct replay *r, const struct replay_event *ev,
+		 const struct perf_event_header *hdr);
+/* A LOST record of an allocation ring: its losses are objects', not
+ * samples'.  True when rec was one. */
+bool replay_alloc_lost(struct replay *r, const struct perfdata_record *rec);
+/* The frame's object counts (objects_lost). */
+void replay_objects_frame(struct replay *r, struct frame *f);
 /* One record from the reader into the aggregation.  0 or -errno. */
 int replay_record(struct replay *r, const struct perfdata_record *rec);
 /* Names from the capture's records, never /proc; its BUILD_ID feature's

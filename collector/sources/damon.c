@@ -132,27 +132,39 @@ damon_setup_ctx(struct damon *d, const struct damon_opts *o, char *why,
 	return ret;
 }
 
+/* The vaddr targets: one per pid. */
+static int
+damon_setup_pids(struct damon *d, const pid_t *pids, size_t n, char *why,
+		 size_t whylen)
+{
+	char rel[160];
+	int ret;
+
+	ret = damon_write_u64(d, DAMON_CTX "/targets/nr_targets", n, why,
+			      whylen);
+	for (size_t i = 0; ret == 0 && i < n; i++) {
+		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/%zu/pid_target",
+			 i);
+		ret = damon_write_u64(d, rel, (uint64_t)pids[i], why, whylen);
+	}
+	return ret;
+}
+
 /* The targets: one per pid (vaddr), or one with the ranges (paddr). */
 static int
 damon_setup_targets(struct damon *d, const struct damon_opts *o, char *why,
 		    size_t whylen)
 {
 	char rel[160];
-	size_t n = o->paddr ? 1 : o->n_pids;
 	int ret;
 
-	ret = damon_write_u64(d, DAMON_CTX "/targets/nr_targets", n, why,
-			      whylen);
-	for (size_t i = 0; ret == 0 && !o->paddr && i < n; i++) {
-		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/%zu/pid_target",
-			 i);
-		ret = damon_write_u64(d, rel, (uint64_t)o->pids[i], why,
-				      whylen);
-	}
-	if (ret || !o->paddr)
-		return ret;
-	ret = damon_write_u64(d, DAMON_CTX "/targets/0/regions/nr_regions",
-			      o->n_ranges, why, whylen);
+	if (!o->paddr)
+		return damon_setup_pids(d, o->pids, o->n_pids, why, whylen);
+	ret = damon_write(d, DAMON_CTX "/targets/nr_targets", "1", why,
+			  whylen);
+	if (ret == 0)
+		ret = damon_write_u64(d, DAMON_CTX "/targets/0/regions/"
+				      "nr_regions", o->n_ranges, why, whylen);
 	for (size_t i = 0; ret == 0 && i < o->n_ranges; i++) {
 		snprintf(rel, sizeof(rel), DAMON_CTX "/targets/0/regions/%zu/"
 			 "start", i);
@@ -227,6 +239,18 @@ damon_start(struct damon **out, const struct damon_opts *o, char *why,
 }
 
 int
+damon_set_pids(struct damon *d, const pid_t *pids, size_t n, char *why,
+	       size_t whylen)
+{
+	int ret = damon_setup_pids(d, pids, n, why, whylen);
+
+	if (ret == 0 && d->on)
+		ret = damon_write(d, "kdamonds/0/state", "commit", why,
+				  whylen);
+	return ret;
+}
+
+int
 damon_set_intervals(struct damon *d, uint64_t sample_us, uint64_t aggr_us)
 {
 	int ret;
@@ -263,6 +287,7 @@ damon_snapshot_once(struct damon *d, struct damon_region **regs,
 		    size_t *cap, char *why, size_t whylen)
 {
 	size_t n = 0;
+	uint32_t target = 0;
 	int ret;
 
 	ret = damon_write(d, "kdamonds/0/state", "update_schemes_tried_regions",
@@ -279,8 +304,11 @@ damon_snapshot_once(struct damon *d, struct damon_region **regs,
 		    damon_region_u64(d, n, "nr_accesses", &v[2]) < 0 ||
 		    damon_region_u64(d, n, "age", &v[3]) < 0)
 			break;
+		/* The next target's regions start again from below. */
+		if (n > 0 && v[0] < (*regs)[n - 1].start)
+			target++;
 		r = (struct damon_region){ v[0], v[1], (uint32_t)v[2],
-					   (uint32_t)v[3] };
+					   (uint32_t)v[3], target };
 		if (n == *cap) {
 			size_t nc = *cap ? *cap * 2 : 64;
 			struct damon_region *p = realloc(*regs,

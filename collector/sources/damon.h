@@ -19,12 +19,20 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* One snapshot region: [start, end) accessed in nr_accesses of the
- * aggregation's sampling intervals, with that pattern for age of them. */
+/*
+ * One snapshot region: [start, end) accessed in nr_accesses of the
+ * aggregation's sampling intervals, with that pattern for age of them,
+ * of the target-th target.  The tried regions do not name their target:
+ * the kernel lists them target after target, each in address order, so a
+ * region starting below its predecessor opens the next target (every
+ * process has its stack at the top of its address space, so a target's
+ * first region starts below the last one of the target before).
+ */
 struct damon_region {
 	uint64_t start, end;
 	uint32_t nr_accesses;
 	uint32_t age;
+	uint32_t target;
 };
 
 struct damon_opts {
@@ -59,6 +67,11 @@ int damon_start(struct damon **out, const struct damon_opts *o, char *why,
  */
 int damon_snapshot(struct damon *d, struct damon_region **regs, size_t *cap,
 		   char *why, size_t whylen);
+
+/* Changes the processes of the running vaddr kdamond (commit): one
+ * target per pid, in that order.  0 or -errno with why. */
+int damon_set_pids(struct damon *d, const pid_t *pids, size_t n, char *why,
+		   size_t whylen);
 
 /* Changes the intervals of the running kdamond (commit). 0 or -errno. */
 int damon_set_intervals(struct damon *d, uint64_t sample_us,

@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "cpulist.h"
 #include "dryrun.h"
 #include "log.h"
 #include "pmu.h"
 #include "softdirty.h"
 #include "source.h"
+#include "sysfs.h"
 
 enum dryrun_kind {
 	DRYRUN_PEBS,
@@ -167,6 +169,14 @@ dryrun_list_events(FILE *out)
 		fprintf(out, "%-7s %s\n", "objects", src.alloc_note +
 			(strncmp(src.alloc_note, "objects: ", 9) ? 0 : 9));
 	}
+	/* --heap-objects: the uprobe PMU and the right to open it. */
+	{
+		char why[200];
+
+		fprintf(out, "%-7s %s: %s\n", "heap",
+			source_heap_check(why, sizeof(why)) == 0 ?
+			"--heap-objects works" : "--heap-objects off", why);
+	}
 	return any ? 0 : 1;
 }
 
@@ -204,7 +214,8 @@ dryrun_sample_type(FILE *out, uint64_t st, bool json)
 
 static void
 dryrun_event_json(FILE *out, const struct source *src,
-		  const struct event_spec *ev, uint64_t period)
+		  const struct event_spec *ev, uint64_t period,
+		  const char *cpus)
 {
 	const struct perf_event_attr *a = &ev->attr;
 
@@ -224,12 +235,18 @@ dryrun_event_json(FILE *out, const struct source *src,
 		dryrun_json_str(out, src->events[ev->leader].name);
 	else
 		fputs("null", out);
-	fprintf(out, ",\"role\":\"%s\"}", dryrun_role(ev->role));
+	fprintf(out, ",\"role\":\"%s\"", dryrun_role(ev->role));
+	if (cpus) {
+		fputs(",\"cpus\":", out);
+		dryrun_json_str(out, cpus);
+	}
+	fputc('}', out);
 }
 
 static void
 dryrun_event_text(FILE *out, const struct source *src,
-		  const struct event_spec *ev, uint64_t period)
+		  const struct event_spec *ev, uint64_t period,
+		  const char *cpus)
 {
 	const struct perf_event_attr *a = &ev->attr;
 
@@ -243,19 +260,73 @@ dryrun_event_text(FILE *out, const struct source *src,
 		ev->leader >= 0 ? src->events[ev->leader].name : "-",
 		dryrun_role(ev->role));
 	dryrun_sample_type(out, a->sample_type, false);
+	if (cpus)
+		fprintf(out, "\n  cpus=%s", cpus);
 	fputc('\n', out);
 }
 
+/* The CPUs of *watched that ev counts on, into buf ("" for none). */
+static void
+dryrun_event_cpus(const struct event_spec *ev, const struct cpulist *watched,
+		  char *buf, size_t len)
+{
+	struct cpulist on = { { 0 } };
+
+	for (int c = cpulist_next(watched, 0); c >= 0;
+	     c = cpulist_next(watched, c + 1))
+		if (source_event_on_cpu(ev, c))
+			cpulist_set(&on, c);
+	cpulist_format(&on, buf, len);
+}
+
+/* -a without -C: the online CPUs (under MEMTOP_SYSFS_ROOT, the tree's). */
+static int
+dryrun_watched(const struct cpulist *cpus, struct cpulist *out)
+{
+	char path[512];
+	int ret;
+
+	if (cpus) {
+		*out = *cpus;
+		return 0;
+	}
+	ret = sysfs_path(path, sizeof(path), "devices/system/cpu/online");
+	if (ret == 0)
+		ret = cpulist_read(path, out);
+	if (ret < 0)
+		log_error("--dry-run -a: cannot read the online CPUs "
+			  "(%s): %s", path, strerror(-ret));
+	return ret;
+}
+
 int
-dryrun_print(const struct source_opts *so, bool json, FILE *out)
+dryrun_print(const struct source_opts *so, bool json, bool system,
+	     const struct cpulist *cpus, FILE *out)
 {
 	struct source src;
-	char why[1024];
+	struct cpulist watched;
+	char why[1024], on[SOURCE_MAX_EVENTS][256];
 	uint64_t period;
+	size_t shown = 0;
 	int ret = source_select_opts(so, &src, why, sizeof(why));
 
 	if (ret < 0) {
 		log_error("%s", why);
+		return 1;
+	}
+	if (system && dryrun_watched(cpus, &watched) < 0)
+		return 1;
+	for (size_t i = 0; i < src.n_events; i++) {
+		on[i][0] = '\0';
+		if (system)
+			dryrun_event_cpus(&src.events[i], &watched, on[i],
+					  sizeof(on[i]));
+		shown += !system || on[i][0];
+	}
+	if (!shown) {
+		cpulist_format(&watched, why, sizeof(why));
+		log_error("-C %s: no event of %s counts on these CPUs",
+			  why, src.name);
 		return 1;
 	}
 	period = source_period(&src, so->period);
@@ -266,13 +337,18 @@ dryrun_print(const struct source_opts *so, bool json, FILE *out)
 	} else {
 		fprintf(out, "source %s: %s\n", src.name, src.note);
 	}
+	shown = 0;
 	for (size_t i = 0; i < src.n_events; i++) {
+		if (system && !on[i][0])
+			continue;	/* its PMU covers none of them */
 		if (json) {
-			if (i)
+			if (shown++)
 				fputc(',', out);
-			dryrun_event_json(out, &src, &src.events[i], period);
+			dryrun_event_json(out, &src, &src.events[i], period,
+					  system ? on[i] : NULL);
 		} else {
-			dryrun_event_text(out, &src, &src.events[i], period);
+			dryrun_event_text(out, &src, &src.events[i], period,
+					  system ? on[i] : NULL);
 		}
 	}
 	if (json)

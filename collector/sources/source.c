@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "cpulist.h"
 #include "procfs.h"
 #include "source.h"
 #include "sysfs.h"
@@ -28,6 +29,16 @@ source_perf_event_open(struct perf_event_attr *attr, int pid, int cpu,
 			  flags);
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+bool
+source_event_on_cpu(const struct event_spec *ev, int cpu)
+{
+	struct cpulist l;
+
+	if (!ev->cpus[0] || cpulist_parse(ev->cpus, &l) < 0)
+		return true;
+	return cpulist_has(&l, cpu);
 }
 
 int
@@ -159,10 +170,14 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 		ret = source_ibs_init(src, status, sizeof(status));
 		break;
 	case SOURCE_DAMON:
-		if (opt->system || opt->record) {
-			snprintf(status, sizeof(status), "not supported yet "
-				 "with %s", opt->system ? "-a or -G (a paddr "
-				 "context)" : "--record (no perf events)");
+		if (opt->cgroups || opt->record) {
+			snprintf(status, sizeof(status), "%s", opt->record ?
+				 "--record writes perf events and DAMON has "
+				 "none (fix: drop --record, or record the "
+				 "damon:damon_aggregated tracepoint with perf "
+				 "record)" : "-G and -C watch part of the "
+				 "machine; DAMON's paddr context sees all "
+				 "physical memory (fix: -a alone, or -p PID)");
 			ret = -EOPNOTSUPP;
 			break;
 		}

@@ -29,18 +29,30 @@ enum event_role {
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
 };
 
-/* What an allocation event (source_alloc_init) reports. */
-enum alloc_call {
-	ALLOC_NONE,
-	ALLOC_MMAP,
-	ALLOC_MUNMAP,
-	ALLOC_MREMAP,
-	ALLOC_BRK,
+/* The allocator function a heap probe (--heap-objects,
+ * source_heap.c) sits on. */
+enum heap_fn {
+	HEAP_NONE,	/* not a heap probe */
+	HEAP_MALLOC,	/* malloc, operator new, new[]: size in rdi */
+	HEAP_CALLOC,	/* rdi * rsi */
+	HEAP_REALLOC,	/* rdi moved to a block of rsi bytes */
+	HEAP_MEMALIGN,	/* posix_memalign: *rdi set, rdx bytes */
+	HEAP_ALIGNED,	/* aligned_alloc, memalign: rsi bytes */
+	HEAP_FREE,	/* free, operator delete: rdi */
 };
 
 /* Bytes of user stack each allocation event copies for unwinding. */
 #define SOURCE_ALLOC_STACK 4096
-#define SOURCE_ALLOC_EVENTS 1
+/* ... and each heap probe's entry (an allocator called from the
+ * allocator's own module is unwound from it); a posix_memalign return
+ * reads its out pointer from the caller's frame. */
+#define SOURCE_HEAP_STACK 512
+#define SOURCE_HEAP_RET_STACK 256
+/* Heap probes at most: the C allocator's 6 functions (entry and
+ * return, free entry only) and libstdc++'s new and delete. */
+#define SOURCE_HEAP_EVENTS 24
+/* The syscall tracepoint, then the heap probes. */
+#define SOURCE_ALLOC_EVENTS (1 + SOURCE_HEAP_EVENTS)
 
 struct event_spec {
 	char name[64];		/* as perf names it: "page-faults" */
@@ -53,6 +65,13 @@ struct event_spec {
 	int tp_ip_off;
 	int tp_error_off;	/* the allocation event: tp_addr_off is the
 				 * RAW `ret`, tp_ip_off the syscall `id` */
+	/* The CPUs its PMU counts on, from the PMU's sysfs `cpus` file
+	 * (hybrid parts: cpu_core and cpu_atom each cover their own
+	 * cores); "" = every CPU.  See source_event_on_cpu. */
+	char cpus[128];
+	/* A heap probe: its function, entry or return (uretprobe). */
+	enum heap_fn heap_fn;
+	bool heap_ret;
 };
 
 struct source {
@@ -81,6 +100,11 @@ struct source {
 	/* The probe's event, kept open until exit (source_alloc.c); -1
 	 * none.  Valid only after source_alloc_init. */
 	int alloc_hold_fd;
+	/* --heap-objects: alloc[1..n_alloc) are uprobes on these files
+	 * (the C allocator, libstdc++), named by their attr.config1;
+	 * heap_note says what is probed, or what is missing and the fix. */
+	char heap_paths[2][512];
+	char heap_note[256];
 };
 
 /*
@@ -97,9 +121,11 @@ struct source_opts {
 	enum source_choice choice;
 	uint64_t period;	/* -c; 0 = the source's default */
 	unsigned ldlat;		/* pebs load latency, cycles; 0 = 30 */
-	/* -a/-G and --record: damon cannot serve them (no paddr context
-	 * yet, no perf events to record); auto passes it over. */
+	/* -a/-G and --record: damon watches -a with a paddr context but
+	 * not -G (physical memory is not a cgroup's) nor -C, and has no
+	 * perf events to record; auto passes it over for those. */
 	bool system;
+	bool cgroups;		/* -G or -C: only some of the machine */
 	bool record;
 	/* The allocation events too (source_alloc_init); not for
 	 * whole-machine views, where every process's mappings would be
@@ -131,10 +157,18 @@ int source_damon_init(struct source *src, char *why, size_t whylen);
  * they are or what is missing and the fix.
  */
 int source_alloc_init(struct source *src);
-/* The tracepoint filter the allocation event is opened with, and what a
- * syscall number means to it (ALLOC_NONE: not one of its calls). */
+/* The tracepoint filter the allocation event is opened with. */
 const char *source_alloc_filter(void);
-enum alloc_call source_alloc_call(int64_t nr);
+/*
+ * Heap probes (source_heap.c).  source_heap_check: 0 when the uprobe PMU
+ * is there and memtop may open it, else -errno with what is missing and
+ * the fix in why.  source_heap_add: a probe on file heap_paths[lib] at
+ * file offset off into src->alloc[] (after source_alloc_init), sampling
+ * every `period`th call; 0, -ENOSPC, or -errno of the PMU.
+ */
+int source_heap_check(char *why, size_t whylen);
+int source_heap_add(struct source *src, int lib, uint64_t off,
+		    enum heap_fn fn, bool ret, uint64_t period);
 /* The offset of `field` in a tracefs format file's text, or -1. */
 int source_tp_offset(const char *format, const char *field);
 /*
@@ -229,6 +263,10 @@ struct open_params {
 	bool inherit;		/* follow children (needs cpu >= 0 to mmap) */
 	uint32_t watermark_bytes;	/* 0 = kernel default wakeups */
 };
+
+/* Whether ev can be opened on cpu (a per-CPU channel): its PMU covers
+ * it.  A list that does not parse covers every CPU. */
+bool source_event_on_cpu(const struct event_spec *ev, int cpu);
 
 /* Opens ev, always disabled; returns fd or -errno. */
 int source_open_event(const struct event_spec *ev,

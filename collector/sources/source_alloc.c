@@ -28,33 +28,12 @@
  * of arch/x86/include/uapi/asm/perf_regs.h). */
 #define ALLOC_REGS_MASK (((UINT64_C(1) << 9) - 1) | (UINT64_C(0xff) << 16))
 
-/* arch/x86/entry/syscalls/syscall_64.tbl */
-#define ALLOC_NR_MMAP 9
-#define ALLOC_NR_MUNMAP 11
-#define ALLOC_NR_BRK 12
-#define ALLOC_NR_MREMAP 25
-
+/* mmap, munmap, brk, mremap (arch/x86/entry/syscalls/syscall_64.tbl;
+ * src/aggr/allocs.c reads the same numbers). */
 const char *
 source_alloc_filter(void)
 {
 	return "id == 9 || id == 11 || id == 12 || id == 25";
-}
-
-enum alloc_call
-source_alloc_call(int64_t nr)
-{
-	switch (nr) {
-	case ALLOC_NR_MMAP:
-		return ALLOC_MMAP;
-	case ALLOC_NR_MUNMAP:
-		return ALLOC_MUNMAP;
-	case ALLOC_NR_MREMAP:
-		return ALLOC_MREMAP;
-	case ALLOC_NR_BRK:
-		return ALLOC_BRK;
-	default:
-		return ALLOC_NONE;
-	}
 }
 
 /* One event spec from tracefs; 0 or -errno with why filled. */
@@ -101,8 +80,12 @@ alloc_event(struct event_spec *ev, const char *name, int *hold, char *why,
 	snprintf(ev->name, sizeof(ev->name), "%s", name);
 	*strchr(ev->name, '/') = ':';
 	snprintf(ev->pmu, sizeof(ev->pmu), "tracepoint");
-	ev->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			       PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+	/* IP and ADDR are not read, but a --record file carries these
+	 * samples as the kernel wrote them, and perf script refuses a field
+	 * (-F ip, -F addr) that one event of the file lacks. */
+	ev->attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			       PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_ADDR | PERF_SAMPLE_RAW |
 			       PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
 			       PERF_SAMPLE_STACK_USER;
 	ev->attr.sample_regs_user = ALLOC_REGS_MASK;

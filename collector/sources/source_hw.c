@@ -36,6 +36,10 @@ source_hw_add(struct source *src, const char *name, const char *pmu,
 	ev->role = role;
 	ev->leader = leader;
 	ev->tp_addr_off = ev->tp_ip_off = ev->tp_error_off = -1;
+	/* Hybrid core PMUs say which CPUs they cover; others have none. */
+	if (pmu_read_file(pmu, "cpus", ev->cpus, sizeof(ev->cpus)) < 0)
+		ev->cpus[0] = '\0';
+	ev->cpus[strcspn(ev->cpus, "\n")] = '\0';
 	return (int)src->n_events++;
 }
 

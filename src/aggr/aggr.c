@@ -11,6 +11,7 @@
 #include "cpuvote.h"
 #include "frame.h"
 #include "nodemap.h"
+#include "objtab.h"
 #include "pagetab.h"
 #include "physnode.h"
 #include "proctab.h"
@@ -417,6 +418,11 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 			continue;
 		if (inserted[i] && a->sides)
 			sides_new_page(a->sides, s->pid, s->addr);
+		/* The page's first sample this interval (none counted yet):
+		 * its object's first toucher, if it has none.  Once per page
+		 * and interval, not per sample. */
+		if (a->objects && (e->kinds[0] | e->kinds[1] | e->kinds[2]) == 0)
+			objtab_touch(a->objects, s->pid, s->addr, s->tid);
 		/* The node at sample time, from the memory-block map: no
 		 * syscall, and current even for a page that moved since. */
 		if (s->phys_addr && a->physnode) {
@@ -429,7 +435,9 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 				continue;
 			}
 		}
-		if (aggr_needs_query(a, e)) {
+		/* pid 0 (the idle task; -e damon -a's physical row) has no
+		 * address space: move_pages(0, ...) would ask memtop's own. */
+		if (s->pid > 0 && aggr_needs_query(a, e)) {
 			e->flags = aggr_query_stamp(a);
 			want[i] = true;
 			any_query = true;
@@ -464,9 +472,9 @@ aggr_flush(struct aggr *a)
 	    a->weights_possible && aggr_batch_weighs(a))
 		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
 	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
-	/* Without side tables, nodemap or physnode nothing happens between
-	 * lookup and accounting. */
-	if ((a->sides || a->nodemap || a->physnode) &&
+	/* Without side tables, nodemap, physnode or objects nothing happens
+	 * between lookup and accounting. */
+	if ((a->sides || a->nodemap || a->physnode || a->objects) &&
 	    aggr_decide(a, ents, inserted, want))
 		aggr_resolve(a, want);
 	memset(&run, 0, sizeof(run));

@@ -63,8 +63,14 @@ struct aggr {
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
 	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:
-	 * the collector fills it (collector/live/allocs.c). */
+	 * the producer fills it (src/aggr/allocs.c). */
 	struct objtab *objects;
+	/* The time objects' ages are counted to (replay: the frame's
+	 * recorded end); 0 = CLOCK_MONOTONIC now. */
+	uint64_t objects_now;
+	/* Small heap objects (--heap-objects), whose sites are those of
+	 * `objects`: they name a page before the mapping holding it. */
+	struct objtab *heap_objects;
 	int n_cpus;
 	int n_nodes;
 	/* Copies of the topology's answers, read per sample: the node index
@@ -102,6 +108,9 @@ struct aggr {
 	 * migration target); NULL otherwise. */
 	struct cpuvote *cpuvote;
 	uint64_t vote_untracked;	/* votes lost to a full table */
+	/* Samples a shard's merge found no room for in the page table
+	 * (aggr_merge): in every sum, in no page row; logged. */
+	uint64_t merge_unplaced;
 
 	/* Page -> node work this interval, for frame_noderes. */
 	uint64_t reval_pages;		/* known pages asked again */
@@ -207,6 +216,9 @@ int aggr_procs_config(struct aggr *a, size_t max, bool live);
 void aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm,
 		    uint64_t time);
 void aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid);
+/* A row that is no process (-e damon -a's pid 0, "[physical]"): named
+ * comm, alive, never looked up in /proc. */
+void aggr_proc_virtual(struct aggr *a, int32_t pid, const char *comm);
 /* time: the EXIT record's (CLOCK_MONOTONIC ns), 0 when it has none. */
 void aggr_proc_exit(struct aggr *a, int32_t pid, uint64_t time);
 /*
@@ -218,6 +230,22 @@ void aggr_proc_exit(struct aggr *a, int32_t pid, uint64_t time);
  * death: every sample it wrote is then in.  Not called (replay): at once.
  */
 void aggr_procs_cutoff(struct aggr *a, uint64_t ns);
+
+/*
+ * Shards (src/aggr/aggr_merge.c): an aggregation made like `like` (its
+ * topology, page size, process limit, memory-block map; nm, owned by the
+ * caller, may be NULL) without names or migration votes, for a drain
+ * thread of its own.  0 or -ENOMEM.
+ */
+int aggr_shard_init(struct aggr *shard, const struct aggr *like,
+		    struct nodemap *nm);
+/*
+ * Adds the shard's interval to dst as if dst had taken its samples
+ * (counts, pages and their nodes, threads, process rows, CPU and node
+ * sums, side tables), then empties the shard.  0, -EINVAL (not made like dst: page
+ * size, nodes, CPUs) or -ENOMEM (dst then misses some of it).
+ */
+int aggr_merge(struct aggr *dst, struct aggr *src);
 
 /* Starts a new interval (after the frame for the old one was built). */
 void aggr_next_interval(struct aggr *a);

@@ -27,6 +27,7 @@
 #include "aggr_int.h"
 #include "cgroupfs.h"
 #include "frame.h"
+#include "keysort.h"
 #include "procfs.h"
 #include "proctab.h"
 #include "threadtab.h"
@@ -115,6 +116,17 @@ aggr_proc_comm(struct aggr *a, int32_t pid, const char *comm, uint64_t time)
 }
 
 void
+aggr_proc_virtual(struct aggr *a, int32_t pid, const char *comm)
+{
+	struct proc_entry *e = proctab_get(a->procs, pid, NULL);
+
+	if (e == proctab_sink(a->procs) || (e->flags & PROC_VIRTUAL))
+		return;
+	aggr_proc_set_comm(e, comm, 0);
+	e->flags |= PROC_VIRTUAL | PROC_INFO;
+}
+
+void
 aggr_proc_fork(struct aggr *a, int32_t pid, int32_t ppid)
 {
 	struct proc_entry *parent = proctab_find(a->procs, ppid), *e;
@@ -178,6 +190,8 @@ aggr_proc_check(struct proc_entry *e)
 {
 	uint64_t start;
 
+	if (e->flags & PROC_VIRTUAL)
+		return;
 	if (procfs_start_time(e->pid, &start) < 0 ||
 	    (e->start_time && start != e->start_time))
 		aggr_proc_gone(e);
@@ -277,42 +291,66 @@ aggr_proc_cmp(const void *pa, const void *pb, void *ctx)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
+static void
+aggr_proc_sort_key(const void *item, const void *ctx, uint64_t *hi,
+		   uint64_t *lo)
+{
+	const struct frame_process *r = item;
+
+	*hi = UINT64_MAX - aggr_proc_key(r, *(const enum sort_key *)ctx);
+	*lo = (uint64_t)((int64_t)r->pid - INT32_MIN);
+}
+
+/* By the sort key, most first, then by pid: a radix sort (keysort.h) for
+ * a whole machine's thousands of rows, qsort_r when it has no memory. */
+static void
+aggr_procs_sort(struct frame_process *v, size_t n, enum sort_key key)
+{
+	if (keysort_array(v, n, sizeof(*v), aggr_proc_sort_key, &key) < 0)
+		qsort_r(v, n, sizeof(*v), aggr_proc_cmp, &key);
+}
+
 /* After the frame: rows shown dead (or dead unsampled) go; a table near
  * its limit lets long-idle rows go too, so new processes find room. */
 static void
-aggr_procs_prune(struct aggr *a, const int32_t *pids, size_t n)
+aggr_procs_prune(struct aggr *a, struct proc_entry **rows, size_t n)
 {
 	size_t max = proctab_max(a->procs);
 	bool crowded = proctab_count(a->procs) > max - max / 8;
 
-	for (size_t i = 0; i < n; i++) {
-		struct proc_entry *e = proctab_find(a->procs, pids[i]);
-
-		if (!e)
-			continue;
-		if ((e->flags & PROC_EXITED) ||
-		    (crowded && e->idle >= AGGR_PROC_EVICT_IDLE &&
+	/* Rows are heap objects: removing one leaves the others put. */
+	for (size_t i = 0; i < n; i++)
+		if ((rows[i]->flags & PROC_EXITED) ||
+		    (crowded && rows[i]->idle >= AGGR_PROC_EVICT_IDLE &&
 		     proctab_count(a->procs) > max - max / 4))
-			proctab_remove(a->procs, pids[i]);
-	}
+			proctab_remove(a->procs, rows[i]->pid);
 }
 
+struct aggr_proc_rows {
+	struct proc_entry **v;
+	size_t n;
+};
+
 static void
-aggr_proc_zero_threads(struct proc_entry *e, void *ctx)
+aggr_proc_collect(struct proc_entry *e, void *ctx)
 {
+	struct aggr_proc_rows *r = ctx;
+
 	e->threads = 0;
+	r->v[r->n++] = e;
 }
 
 bool
 framebuild_processes(struct frame *f, struct aggr *a)
 {
 	struct aggr_proc_pass pass = { .a = a };
-	size_t n = 0, nn = (size_t)a->n_nodes, k = 0;
-	int32_t *pids = proctab_pids(a->procs, &n);
+	struct aggr_proc_rows rows = { 0 };
+	size_t nn = (size_t)a->n_nodes, k = 0;
 
-	if (!pids && proctab_count(a->procs))
+	rows.v = malloc((proctab_count(a->procs) + 1) * sizeof(*rows.v));
+	if (!rows.v)
 		return false;
-	proctab_foreach(a->procs, aggr_proc_zero_threads, NULL);
+	proctab_foreach(a->procs, aggr_proc_collect, &rows);
 	for (size_t i = 0; i < f->n_threads; i++) {
 		struct proc_entry *e = proctab_find(a->procs,
 						    f->threads[i].pid);
@@ -320,31 +358,28 @@ framebuild_processes(struct frame *f, struct aggr *a)
 		if (e)
 			e->threads++;
 	}
-	for (size_t i = 0; i < n; i++)
-		aggr_proc_visit(proctab_find(a->procs, pids[i]), &pass);
+	for (size_t i = 0; i < rows.n; i++)
+		aggr_proc_visit(rows.v[i], &pass);
 	f->processes_untracked = proctab_samples(proctab_sink(a->procs));
 	f->processes = calloc(pass.rows ? pass.rows : 1,
 			      sizeof(*f->processes));
 	f->process_nodes = calloc(pass.rows * nn > 0 ? pass.rows * nn : 1,
 				  sizeof(*f->process_nodes));
 	if (!f->processes || !f->process_nodes) {
-		free(pids);
+		free(rows.v);
 		return false;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct proc_entry *e = proctab_find(a->procs, pids[i]);
-
-		if (aggr_proc_shown(e)) {
-			aggr_proc_row(f, &f->processes[k], e,
+	for (size_t i = 0; i < rows.n; i++) {
+		if (aggr_proc_shown(rows.v[i])) {
+			aggr_proc_row(f, &f->processes[k], rows.v[i],
 				      f->process_nodes + k * nn, nn);
 			k++;
 		}
 	}
 	f->n_processes = k;
-	qsort_r(f->processes, k, sizeof(*f->processes), aggr_proc_cmp,
-		&f->sort);
-	aggr_procs_prune(a, pids, n);
+	aggr_procs_sort(f->processes, k, f->sort);
+	aggr_procs_prune(a, rows.v, rows.n);
 	aggr_tslots_forget(a);
-	free(pids);
+	free(rows.v);
 	return true;
 }

@@ -23,15 +23,62 @@ struct fbo_ctx {
 	size_t n_sites;
 	unsigned shift;
 	bool oom;
+	bool heap;		/* fbo_object: walking the heap objects */
 };
 
-/* The object naming the page at addr of pid, or NULL. */
+#define FBO_HEAP_SCAN 256	/* heap objects weighed in one page */
+
+/*
+ * The heap object naming the page [addr, addr + size) of pid: of the
+ * site holding the most of its bytes (the first FBO_HEAP_SCAN objects
+ * weighed), the first object; NULL when none.
+ */
 static const struct obj *
-fbo_find(const struct objtab *t, int32_t pid, uint64_t addr, uint64_t size,
+fbo_heap(const struct objtab *t, int32_t pid, uint64_t addr, uint64_t size,
 	 struct obj *tmp)
 {
-	const struct obj *o = objtab_find(t, pid, addr);
+	struct obj v[FBO_HEAP_SCAN];
+	uint64_t bytes[FBO_HEAP_SCAN], best = 0;
+	size_t n = objtab_overlap(t, pid, addr, size, v, FBO_HEAP_SCAN);
+	size_t pick = 0;
 
+	if (n > FBO_HEAP_SCAN)
+		n = FBO_HEAP_SCAN;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo = v[i].base > addr ? v[i].base : addr;
+		uint64_t hi = v[i].base + v[i].size < addr + size ?
+			      v[i].base + v[i].size : addr + size;
+		size_t j = 0;
+
+		while (v[j].site != v[i].site)	/* the site's first */
+			j++;
+		bytes[i] = 0;
+		bytes[j] += hi - lo;
+		if (bytes[j] > best) {
+			best = bytes[j];
+			pick = j;
+		}
+	}
+	if (n == 0)
+		return NULL;
+	*tmp = v[pick];
+	return tmp;
+}
+
+/* The object naming the page at addr of pid, or NULL: a heap object,
+ * else the mapping object holding its first byte, else the first one it
+ * overlaps. */
+static const struct obj *
+fbo_find(const struct aggr *a, int32_t pid, uint64_t addr, uint64_t size,
+	 struct obj *tmp)
+{
+	const struct objtab *t = a->objects;
+	const struct obj *o;
+
+	if (a->heap_objects && (o = fbo_heap(a->heap_objects, pid, addr, size,
+					     tmp)))
+		return o;
+	o = objtab_find(t, pid, addr);
 	if (o)
 		return o;
 	return objtab_overlap(t, pid, addr, size, tmp, 1) ? tmp : NULL;
@@ -52,7 +99,7 @@ fbo_page(struct page_entry *e, void *arg)
 	n = pc.loads + pc.stores + pc.other;
 	if (n == 0)
 		return 0;
-	o = fbo_find(a->objects, pagetab_entry_pid(e),
+	o = fbo_find(a, pagetab_entry_pid(e),
 		     pagetab_entry_page(e) << c->shift, 1ull << c->shift, &tmp);
 	if (!o || o->site >= c->n_sites) {
 		c->f->objects_none += n;
@@ -71,23 +118,39 @@ fbo_page(struct page_entry *e, void *arg)
 	return 0;
 }
 
+/* tid into the first FRAME_OBJ_TIDS distinct ones of v. */
+static void
+fbo_add_tid(int32_t *v, size_t *n, int32_t tid)
+{
+	size_t k;
+
+	for (k = 0; k < *n && v[k] != tid; k++)
+		;
+	if (k == *n && k < FRAME_OBJ_TIDS)
+		v[(*n)++] = tid;
+}
+
 static int
 fbo_object(int32_t pid, const struct obj *o, void *arg)
 {
 	struct fbo_ctx *c = arg;
 	struct frame_objsite *s;
-	size_t k;
 
-	(void)pid;
 	if (o->site >= c->n_sites)
+		return 0;
+	/* A mapping that holds heap objects (the malloc arena, a large
+	 * malloc's own mmap) is counted through them. */
+	if (!c->heap && c->a->heap_objects &&
+	    objtab_overlap(c->a->heap_objects, pid, o->base, o->size, NULL,
+			   0))
 		return 0;
 	s = &c->acc[o->site];
 	s->objects++;
 	s->bytes += o->size;
-	for (k = 0; k < s->n_tids && s->tids[k] != o->tid; k++)
-		;
-	if (k == s->n_tids && k < FRAME_OBJ_TIDS)
-		s->tids[s->n_tids++] = o->tid;
+	s->requested += o->alloc_size;
+	fbo_add_tid(s->tids, &s->n_tids, o->tid);
+	if (o->touch_tid)
+		fbo_add_tid(s->touch_tids, &s->n_touch_tids, o->touch_tid);
 	return 0;
 }
 
@@ -172,7 +235,7 @@ fbo_pages(struct fbo_ctx *c, uint64_t now_ns)
 		const struct obj *o;
 		struct obj tmp;
 
-		o = fbo_find(c->a->objects, p->pid, p->addr, p->size, &tmp);
+		o = fbo_find(c->a, p->pid, p->addr, p->size, &tmp);
 		if (!o || !(fo = calloc(1, sizeof(*fo)))) {
 			c->oom |= o != NULL;
 			continue;
@@ -180,6 +243,8 @@ fbo_pages(struct fbo_ctx *c, uint64_t now_ns)
 		fo->size = o->size;
 		fo->base = o->base;
 		fo->tid = o->tid;
+		fo->requested = o->alloc_size;
+		fo->first_touch = o->touch_tid;
 		fo->age = now_ns > o->birth ? (now_ns - o->birth) / 1e9 : 0;
 		{
 			const struct objsite *os = objtab_site(c->a->objects,
@@ -203,8 +268,10 @@ framebuild_objects(struct frame *f, struct aggr *a)
 	if (!a->objects)
 		return true;
 	f->objects_on = true;
-	f->objects_live = objtab_count(a->objects);
-	f->objects_untracked = objtab_untracked(a->objects);
+	f->objects_live = objtab_count(a->objects) +
+			  (a->heap_objects ? objtab_count(a->heap_objects) : 0);
+	f->objects_untracked = objtab_untracked(a->objects) +
+		(a->heap_objects ? objtab_untracked(a->heap_objects) : 0);
 	c.shift = pagetab_page_shift(a->pages);
 	c.n_sites = objtab_n_sites(a->objects);
 	c.acc = calloc(c.n_sites ? c.n_sites : 1, sizeof(*c.acc));
@@ -215,9 +282,14 @@ framebuild_objects(struct frame *f, struct aggr *a)
 			c.oom = true;
 	pagetab_foreach(a->pages, fbo_page, &c);
 	objtab_foreach(a->objects, fbo_object, &c);
+	if (a->heap_objects) {
+		c.heap = true;
+		objtab_foreach(a->heap_objects, fbo_object, &c);
+	}
 	fbo_rows(&c);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fbo_pages(&c, (uint64_t)ts.tv_sec * 1000000000ull +
+	fbo_pages(&c, a->objects_now ? a->objects_now :
+		      (uint64_t)ts.tv_sec * 1000000000ull +
 		      (uint64_t)ts.tv_nsec);
 	return !c.oom;
 }

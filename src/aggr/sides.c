@@ -100,6 +100,29 @@ sides_next_interval(struct sides *s)
 }
 
 void
+sides_clear(struct sides *s)
+{
+	if (!s)
+		return;
+	sitetab_clear(s->sites);
+	linetab_reset(s->lines, s->page_shift);
+	codetab_clear(s->code);
+	levtab_clear(s->levels);
+	callers_clear(&s->callers);
+}
+
+void
+sides_merge(struct sides *dst, const struct sides *src)
+{
+	if (!dst || !src || dst->page_shift != src->page_shift)
+		return;
+	sitetab_fold(dst->sites, src->sites, 0);
+	linetab_merge(dst->lines, src->lines);
+	codetab_merge(dst->code, src->code);
+	levtab_merge(dst->levels, src->levels);
+}
+
+void
 sides_reset(struct sides *s)
 {
 	if (!s)

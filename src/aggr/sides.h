@@ -86,6 +86,11 @@ void sides_forget_pid(struct sides *s, int32_t pid);
 void sides_flush_end(struct sides *s);
 void sides_next_interval(struct sides *s);
 void sides_reset(struct sides *s);
+/* Adds src's code sites, line heat, code addresses and levels to dst's,
+ * as if dst had taken src's samples (a shard's merge, aggr_merge). */
+void sides_merge(struct sides *dst, const struct sides *src);
+/* sides_reset keeping the tables' sizes: a shard's, refilled at once. */
+void sides_clear(struct sides *s);
 /*
  * The page table moved to new_shift: sites fold into the coarser pages
  * (new_shift > page_shift) or start over (finer: counts cannot be split);

@@ -136,32 +136,46 @@ procfs_start_time(pid_t pid, uint64_t *ticks)
 	return end == p ? -EINVAL : 0;
 }
 
-int
-procfs_tasks(pid_t pid, void (*fn)(pid_t tid, void *ctx), void *ctx)
+/* Calls fn for every numeric entry of the directory path. */
+static int
+procfs_numbered(const char *path, void (*fn)(pid_t id, void *ctx), void *ctx)
 {
-	char path[64];
 	struct dirent *de;
 	DIR *dir;
 	int n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while ((de = readdir(dir))) {
 		char *end;
-		long tid;
+		long id;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		tid = strtol(de->d_name, &end, 10);
-		if (*end || tid <= 0)
+		id = strtol(de->d_name, &end, 10);
+		if (*end || id <= 0)
 			continue;
-		fn((pid_t)tid, ctx);
+		fn((pid_t)id, ctx);
 		n++;
 	}
 	closedir(dir);
 	return n;
+}
+
+int
+procfs_tasks(pid_t pid, void (*fn)(pid_t tid, void *ctx), void *ctx)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	return procfs_numbered(path, fn, ctx);
+}
+
+int
+procfs_pids(void (*fn)(pid_t pid, void *ctx), void *ctx)
+{
+	return procfs_numbered("/proc", fn, ctx);
 }
 
 int

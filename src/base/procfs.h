@@ -29,6 +29,8 @@ int procfs_tgid(pid_t tid);
  * number of threads, or -errno (-ESRCH when pid is gone).
  */
 int procfs_tasks(pid_t pid, void (*fn)(pid_t tid, void *ctx), void *ctx);
+/* Calls fn for every process listed in /proc; their number, or -errno. */
+int procfs_pids(void (*fn)(pid_t pid, void *ctx), void *ctx);
 /* Kernel threads have no mm: an empty /proc/PID/cmdline and PF_KTHREAD.
  * 1 yes, 0 no, -errno. */
 int procfs_is_kthread(pid_t pid);

@@ -50,6 +50,7 @@ enum {
 	CLI_OPT_METRICS_TOP,
 	CLI_OPT_QUIET,
 	CLI_OPT_REARM,
+	CLI_OPT_HEAP,
 };
 
 /*
@@ -81,6 +82,7 @@ static const struct option cli_long_opts[] = {
 	{ "migrate-hot", required_argument, NULL, CLI_OPT_MIGRATE_HOT },
 	{ "ldlat", required_argument, NULL, CLI_OPT_LDLAT },
 	{ "rearm", optional_argument, NULL, CLI_OPT_REARM },
+	{ "heap-objects", optional_argument, NULL, CLI_OPT_HEAP },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "cgroup", required_argument, NULL, 'G' },
@@ -305,6 +307,8 @@ cli_apply(int c, const char *arg, struct options *opt, bool *mode_seen,
 		return rc;
 	case CLI_OPT_REARM:
 		return cli_parse_rearm(arg, opt, err, errlen);
+	case CLI_OPT_HEAP:
+		return cli_parse_heap(arg, opt, err, errlen);
 	case 'a':
 		mode_seen[MODE_SYSTEM] = true;
 		opt->all_cpus = true;
@@ -371,8 +375,10 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 {
 	int first = -1;
 
+	/* --dry-run -a / -G: which CPUs a whole-machine view opens on. */
+	opt->dry_run_system = mode_seen[MODE_DRY_RUN] && mode_seen[MODE_SYSTEM];
 	for (size_t i = 0; i < CLI_N_MODES; i++) {
-		if (!mode_seen[i])
+		if (!mode_seen[i] || (i == MODE_SYSTEM && opt->dry_run_system))
 			continue;
 		if (first >= 0)
 			return cli_error(err, errlen,
@@ -388,7 +394,7 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 	opt->mode = (enum run_mode)first;
 
 	/* perf's -C: which CPUs of a whole-machine view. */
-	if (opt->cpus && opt->mode != MODE_SYSTEM)
+	if (opt->cpus && opt->mode != MODE_SYSTEM && !opt->dry_run_system)
 		return cli_error(err, errlen, "-C needs -a or -G (it narrows "
 				 "the CPUs watched for every process)");
 
@@ -412,7 +418,8 @@ cli_check(struct options *opt, const bool *mode_seen, char *err,
 	if (opt->migrate_hot && opt->mode == MODE_REPLAY)
 		return cli_error(err, errlen, "--migrate-hot cannot move the "
 				 "pages of a recording (-i)");
-	if (cli_check_rearm(opt, err, errlen))
+	if (cli_check_rearm(opt, err, errlen) ||
+	    cli_check_heap(opt, err, errlen))
 		return 2;
 	return cli_check_metrics(opt, err, errlen);
 }
@@ -509,89 +516,4 @@ cli_fini(struct options *opt)
 	free(opt->cgroups);
 	opt->cgroups = NULL;
 	opt->n_cgroups = 0;
-}
-
-void
-cli_usage(FILE *out)
-{
-	fputs("Usage:\n"
-	      "  memtop [OPTIONS] -p PID[,PID...]\n"
-	      "  memtop [OPTIONS] -- COMMAND [ARG...]\n"
-	      "  memtop [OPTIONS] -a | -G CGROUP[,CGROUP...] [-C CPUS]\n"
-	      "  memtop [OPTIONS] --demo\n"
-	      "  memtop [OPTIONS] -i FILE\n"
-	      "  memtop --list-events\n"
-	      "  memtop --dry-run [-e SRC] [--json]\n"
-	      "\n"
-	      "Live view of the memory pages a process loads from and "
-	      "stores to.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -p, --pid PID[,PID...]  watch running processes (all "
-	      "threads)\n"
-	      "  -a, --all-cpus          watch every process, through one "
-	      "channel per CPU\n"
-	      "  -G, --cgroup CG[,CG...] watch the processes of these cgroups "
-	      "(paths in\n"
-	      "                          the cgroup2 mount, or absolute)\n"
-	      "  -C, --cpu CPUS          with -a or -G: only these CPUs "
-	      "(0-3,8)\n"
-	      "      --max-processes N   process rows kept (default 16384)\n"
-	      "  -e, --source SRC        auto (default), pebs, ibs, damon, "
-	      "faults\n"
-	      "      --rearm[=SECS]      faults: re-arm soft-dirty every "
-	      "frame (or SECS): each\n"
-	      "                          page's first write per interval "
-	      "is a sample\n"
-	      "  -c, --period N          sampling period in events per "
-	      "sample\n"
-	      "                          (decimal or 0x hex, 1..2^62)\n"
-	      "  -d, --delay SECS        refresh interval, 0.01..3600 "
-	      "(default 1)\n"
-	      "  -n, --iterations N      stop after N frames\n"
-	      "  -b, --batch             no TUI: write a report per frame\n"
-	      "      --json              batch frames as JSON Lines "
-	      "(needs -b)\n"
-	      "  -k, --top N             hot pages per frame in batch "
-	      "output (default 20)\n"
-	      "  -s, --sort KEY          samples (default), total, loads, "
-	      "stores, latency\n"
-	      "      --record FILE       also write every sample to FILE "
-	      "(perf.data)\n"
-	      "      --force             let --record replace an existing "
-	      "file\n"
-	      "  -o, --output FILE       batch output file (needs -b)\n"
-	      "      --log FILE          write diagnostics to FILE\n"
-	      "  -i, --input FILE        replay a perf.data recording\n"
-	      "      --demo              watch the bundled workload\n"
-	      "      --list-events       show which sampling sources work "
-	      "here,\n"
-	      "                          and whether objects are named\n"
-	      "      --dry-run           print the events that would be "
-	      "opened\n"
-	      "      --max-pages N       track at most N pages\n"
-	      "      --granularity SIZE  aggregate by 4k (default), 2m or 1g "
-	      "pages\n"
-	      "      --migrate-hot N     after each frame, move its N most "
-	      "remote-heavy\n"
-	      "                          pages to the node that touches them "
-	      "most (-b)\n"
-	      "      --ldlat N           pebs: sample loads of N cycles or "
-	      "more (default 30)\n"
-	      "      --listen [ADDR:]PORT  serve Prometheus metrics on "
-	      "http://ADDR:PORT/metrics\n"
-	      "                          (PORT alone: 127.0.0.1)\n"
-	      "      --metrics-file FILE write the same metrics to FILE "
-	      "after every frame\n"
-	      "      --metrics-top N     processes with a series of their "
-	      "own (default 20)\n"
-	      "      --quiet             batch: write no frames (with "
-	      "--listen, --metrics-file)\n"
-	      "  -V, --version           print the version\n"
-	      "  -h, --help              print this help\n"
-	      "\n"
-	      "Environment: MEMTOP_SYSFS_ROOT=DIR reads sysfs below DIR;\n"
-	      "MEMTOP_NO_OBJECTS=1 names no objects by allocation site.\n"
-	      "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
-	      out);
 }

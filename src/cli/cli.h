@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "heapopt.h"
 #include "sortkey.h"
 #include "source_choice.h"
 
@@ -50,6 +51,7 @@ struct options {
 	/* --rearm[=SECS], soft-dirty re-arm (faults): 0 = off, < 0 = at
 	 * every frame, else every SECS. */
 	double rearm_s;
+	struct heap_opts heap;		/* --heap-objects[=N|SIZE] */
 	const char *record_path;
 	bool force;			/* --record may replace a file */
 	const char *output_path;
@@ -59,6 +61,7 @@ struct options {
 	size_t n_pids;
 	char **command;			/* MODE_COMMAND; NULL-terminated, argv */
 	bool all_cpus;			/* -a */
+	bool dry_run_system;		/* --dry-run with -a or -G */
 	struct cpulist *cpus;		/* -C; NULL = every online CPU */
 	char **cgroups;			/* -G names as typed; NULL-terminated */
 	size_t n_cgroups;

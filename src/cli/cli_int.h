@@ -35,6 +35,10 @@ int cli_parse_delay(const char *arg, struct options *opt, char *err,
 int cli_parse_rearm(const char *arg, struct options *opt, char *err,
 		    size_t errlen);
 int cli_check_rearm(struct options *opt, char *err, size_t errlen);
+/* --heap-objects[=N|SIZE]: opt->heap (cli_heap.c). */
+int cli_parse_heap(const char *arg, struct options *opt, char *err,
+		   size_t errlen);
+int cli_check_heap(const struct options *opt, char *err, size_t errlen);
 /* -s: a sort key's name. */
 int cli_parse_sort(const char *arg, struct options *opt, char *err,
 		   size_t errlen);

@@ -41,6 +41,7 @@ frame_free(struct frame *f)
 		free(f->pages[i].sites);
 		free(f->pages[i].lines);
 		frame_object_free(f->pages[i].object);
+		free(f->pages[i].damon);
 	}
 	for (size_t i = 0; i < f->n_objects; i++) {
 		free(f->objects[i].site);

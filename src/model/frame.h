@@ -59,6 +59,7 @@ struct frame_page {
 	char *region;		/* NULL when unknown */
 	char *symbol;		/* NULL when unknown */
 	struct frame_object *object;	/* NULL when none */
+	struct frame_damon *damon;	/* -e damon's region; NULL otherwise */
 	/* Code sites: the instruction pointers with most samples on this
 	 * page (at most FRAME_SITES), most first.  sites_other = total minus
 	 * their samples (ips without a slot, no ip, or sites forgotten). */
@@ -78,6 +79,24 @@ struct frame_page {
 
 #define FRAME_LEVELS		14	/* DATASRC_LVL__COUNT */
 
+/*
+ * The DAMON region a page entry stands for (-e damon, issue 19): its
+ * access count and age from the kernel's snapshot, and the nodes of the
+ * pages memtop probed in it (move_pages on a few pages of a process's
+ * region, the memory-block map for a physical one).
+ */
+struct frame_damon {
+	uint32_t accesses;	/* checks of the last aggregation that hit it */
+	uint32_t checks;	/* checks per aggregation */
+	uint32_t age;		/* aggregations it kept that access count */
+	uint64_t aggr_us;	/* one aggregation, microseconds */
+	uint64_t nodes;		/* bit n: a probed page is on node n */
+	uint32_t probed;	/* pages probed */
+	uint32_t unknown;	/* of them, with no node (not present) */
+};
+
+#define FRAME_DAMON_NODES	64	/* nodes the mask can name */
+
 #define FRAME_OBJ_CALLERS	3
 #define FRAME_OBJ_TIDS		4
 
@@ -89,6 +108,8 @@ struct frame_object {
 	uint64_t base;
 	int32_t tid;		/* the allocating thread */
 	double age;		/* seconds since the allocation */
+	uint64_t requested;	/* bytes the allocating call asked */
+	int32_t first_touch;	/* thread of its first sample; 0 = none */
 };
 
 /* An allocation site's row in the objects view: its live objects and the
@@ -103,6 +124,11 @@ struct frame_objsite {
 	uint64_t *nodes;	/* n_nodes: samples by the page's node */
 	int32_t tids[FRAME_OBJ_TIDS];	/* allocating threads, first ones */
 	size_t n_tids;
+	uint64_t requested;	/* bytes their allocating calls asked */
+	/* Their first touchers (the thread of each one's first sample),
+	 * first ones. */
+	int32_t touch_tids[FRAME_OBJ_TIDS];
+	size_t n_touch_tids;
 };
 
 #define FRAME_SITES		4
@@ -266,7 +292,8 @@ struct frame {
 	uint64_t follow_task_lost;
 
 	/* memtop's own cost: CPU time of the collector thread during this
-	 * interval (draining, decoding, aggregating, frame building). */
+	 * interval (draining, decoding, aggregating, frame building), and of
+	 * its drain threads (collector/live/dpool.h). */
 	uint64_t collector_cpu_ns;
 
 	/* This interval's samples by data_src level class, all pages

@@ -110,6 +110,7 @@ names_free(struct names *n)
 	for (size_t i = 0; i < n->n_procs; i++)
 		names_proc_free(n->procs[i]);
 	free(n->procs);
+	free(n->failed);
 	for (size_t i = 0; i < n->n_build_ids; i++)
 		free(n->build_ids[i].path);
 	free(n->build_ids);
@@ -117,24 +118,60 @@ names_free(struct names *n)
 	free(n);
 }
 
+static size_t
+names_hash(int32_t pid)
+{
+	return ((uint32_t)pid * UINT32_C(0x9e3779b1)) >> 16 & (NAMES_HASH - 1);
+}
+
+struct names_proc *
+names_find(const struct names *n, int32_t pid)
+{
+	struct names_proc *p = n->last;
+
+	if (p && p->pid == pid)
+		return p;
+	for (p = n->hash[names_hash(pid)]; p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void
+names_unhash(struct names *n, const struct names_proc *p)
+{
+	struct names_proc **pp = &n->hash[names_hash(p->pid)];
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = p->hnext;
+	if (n->last == p)
+		n->last = NULL;
+}
+
+/* The slot of the least recently used process (the cache is full). */
+static size_t
+names_lru(const struct names *n)
+{
+	size_t lru = 0;
+
+	for (size_t i = 1; i < n->n_procs; i++)
+		if (n->procs[i]->used < n->procs[lru]->used)
+			lru = i;
+	return lru;
+}
+
 /* The state of pid, created (without system calls) when absent; the
- * least recently used process makes room past NAMES_MAX_PROCS. */
+ * least recently used process makes room past NAMES_MAX_PROCS.  Found by
+ * hash: a whole machine asks for thousands of pids a frame. */
 struct names_proc *
 names_proc(struct names *n, int32_t pid)
 {
-	struct names_proc *p = n->last, **np;
-	size_t lru = 0;
+	struct names_proc *p = names_find(n, pid), **np;
 
-	if (p && p->pid == pid)
+	if (p)
 		goto out;
-	for (size_t i = 0; i < n->n_procs; i++) {
-		if (n->procs[i]->pid == pid) {
-			p = n->procs[i];
-			goto out;
-		}
-		if (n->procs[i]->used < n->procs[lru]->used)
-			lru = i;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -145,6 +182,9 @@ names_proc(struct names *n, int32_t pid)
 		return NULL;
 	}
 	if (n->n_procs == NAMES_MAX_PROCS) {
+		size_t lru = names_lru(n);
+
+		names_unhash(n, n->procs[lru]);
 		names_proc_free(n->procs[lru]);
 		n->procs[lru] = p;
 	} else {
@@ -156,12 +196,52 @@ names_proc(struct names *n, int32_t pid)
 		n->procs = np;
 		n->procs[n->n_procs++] = p;
 	}
+	p->hnext = n->hash[names_hash(pid)];
+	n->hash[names_hash(pid)] = p;
 	p->due = true;
 	n->any_due = true;
 out:
 	p->used = ++n->tick;
 	n->last = p;
 	return p;
+}
+
+/* The remembered failure of pid, or NULL. */
+static struct names_failed *
+names_failed_of(const struct names *n, int32_t pid)
+{
+	struct names_failed *f;
+
+	if (!n->failed)
+		return NULL;
+	f = &n->failed[((uint32_t)pid * UINT32_C(0x9e3779b1)) >> 8 &
+		       (NAMES_FAILED_SLOTS - 1)];
+	return f->pid == pid ? f : NULL;
+}
+
+static void
+names_failed_note(struct names *n, int32_t pid, bool gone, double now)
+{
+	struct names_failed *f;
+
+	if (!n->failed)
+		n->failed = calloc(NAMES_FAILED_SLOTS, sizeof(*n->failed));
+	if (!n->failed)
+		return;		/* ENOMEM: read again next time */
+	f = &n->failed[((uint32_t)pid * UINT32_C(0x9e3779b1)) >> 8 &
+		       (NAMES_FAILED_SLOTS - 1)];
+	f->pid = pid;
+	f->gone = gone;
+	f->until = now + NAMES_FAILED_MS / 1000.0;
+}
+
+void
+names_alive(struct names *n, int32_t pid)
+{
+	struct names_failed *f = names_failed_of(n, pid);
+
+	if (f)
+		f->pid = 0;
 }
 
 static int
@@ -309,19 +389,31 @@ names_build_mods(struct names *n, struct names_proc *p)
 static void
 names_refresh(struct names *n, struct names_proc *p, double now)
 {
+	struct names_failed *f;
 	int ret;
 
 	p->last_try = now;
 	p->due = false;
 	if (p->fixed || p->gone || n->offline)
 		return;
+	f = names_failed_of(n, p->pid);
+	if (f && now < f->until) {
+		/* Failed lately: not opened again (a whole machine's dead or
+		 * unreadable pids would cost an open each, every frame). */
+		n->stats.maps_skipped++;
+		p->gone = f->gone;
+		return;
+	}
 	ret = n->records ? maps_refresh_gaps(p->maps) : maps_refresh(p->maps);
 	if (ret < 0) {
 		n->stats.maps_failures++;
 		if (ret == -ENOENT || ret == -ESRCH)
 			p->gone = true;
+		names_failed_note(n, p->pid, p->gone, now);
 		return;
 	}
+	if (f)
+		f->pid = 0;
 	n->stats.maps_reads++;
 	p->loaded = true;
 	p->last_read = now;
@@ -369,11 +461,10 @@ names_exec_read_now(struct names *n, struct names_proc *p, double now)
 void
 names_forget(struct names *n, int32_t pid)
 {
-	for (size_t i = 0; i < n->n_procs; i++) {
-		struct names_proc *p = n->procs[i];
+	struct names_proc *p = names_find(n, pid);
 
-		if (p->pid != pid)
-			continue;
+	names_alive(n, pid);
+	if (p) {
 		n->stats.execs++;
 		p->exec = true;
 		p->due = true;
@@ -404,6 +495,7 @@ void
 names_refresh_due(struct names *n)
 {
 	bool still = false;
+	unsigned reads = 0;
 	double now;
 
 	if (!n->any_due)
@@ -414,11 +506,14 @@ names_refresh_due(struct names *n)
 
 		if (!p->due)
 			continue;
-		if (names_exec_read_now(n, p, now) ||
-		    now - p->last_try >= NAMES_RETRY_MS / 1000.0)
+		if (reads < NAMES_DUE_READS &&
+		    (names_exec_read_now(n, p, now) ||
+		     now - p->last_try >= NAMES_RETRY_MS / 1000.0)) {
 			names_refresh(n, p, now);
-		else
+			reads++;
+		} else {
 			still = true;
+		}
 	}
 	n->any_due = still;
 }

@@ -9,8 +9,12 @@
  *
  * When /proc/PID/maps is read: when a new page falls outside every known
  * region (names_note_page marks the pid, names_refresh_due reads it, at
- * most every NAMES_RETRY_MS), and before a frame names a pid's pages if
- * its regions are older than NAMES_REFRESH_MS.  ELF files are opened at
+ * most every NAMES_RETRY_MS and NAMES_DUE_READS pids a call), and before
+ * a frame names a pid's pages or the functions it shows if its regions
+ * are older than NAMES_REFRESH_MS.  A pid whose read failed (gone,
+ * unreadable) is not read again for NAMES_FAILED_MS, even after the
+ * cache of NAMES_MAX_PROCS let it go: it is "[unknown]" meanwhile and
+ * counts in stats.maps_skipped.  ELF files are opened at
  * that time, while the process lives; a process that has exited keeps
  * the names it had.  Memory that came and went between two reads has no
  * region (NULL).
@@ -59,6 +63,8 @@
 #define NAMES_REFRESH_MS	1000
 #define NAMES_MAX_PROCS		256	/* least recently used go first */
 #define NAMES_EXEC_READS	20	/* immediate re-reads after exec, /s */
+/* Reads of marked pids (names_refresh_due) a call; the rest stay due. */
+#define NAMES_DUE_READS		64
 /* ELF files opened and indexed take at most this much CPU time a second;
  * the rest wait for a later frame (stats.elf_deferred), so a frame that
  * names many processes gone since (their files named by records) still
@@ -80,6 +86,9 @@ struct names_code {
 struct names_stats {
 	uint64_t maps_reads;	/* successful reads of /proc/PID/maps */
 	uint64_t maps_failures;	/* reads that failed (process gone, EACCES) */
+	/* Reads not tried: the pid's read failed in the last
+	 * NAMES_FAILED_MS (names_int.h), so it is named "[unknown]". */
+	uint64_t maps_skipped;
 	uint64_t elf_files;	/* ELF files opened and indexed */
 	uint64_t elf_failures;	/* file mappings that could not be opened */
 	/* The ELF parsing helper (symbols.h): crashed, hung or garbled

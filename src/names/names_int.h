@@ -45,6 +45,7 @@ struct names_page {
 
 struct names_proc {
 	int32_t pid;
+	struct names_proc *hnext;	/* next in its names.hash bucket */
 	struct maps *maps;
 	struct names_module *mods;	/* sorted by lo */
 	size_t n_mods;
@@ -64,6 +65,22 @@ struct names_proc {
 	bool mods_pending;		/* a module waits for the budget */
 };
 
+/* Buckets of the pid hash over the cached processes (a power of two). */
+#define NAMES_HASH		(2 * NAMES_MAX_PROCS)
+
+/* Processes whose maps could not be read (gone, or unreadable) are not
+ * read again for this long, even once the cache has let them go; a pid
+ * reused meanwhile is known from its FORK or COMM-exec record. */
+#define NAMES_FAILED_MS		10000
+/* Slots of that memory, by pid hash; a collision forgets the older. */
+#define NAMES_FAILED_SLOTS	4096
+
+struct names_failed {
+	int32_t pid;		/* 0 = free */
+	bool gone;		/* ENOENT/ESRCH, not EACCES */
+	double until;		/* not read before this (base_now_s) */
+};
+
 /* A capture's HEADER_BUILD_ID entry. */
 struct names_build_id {
 	char *path;
@@ -80,6 +97,8 @@ struct names {
 	size_t n_build_ids;
 	struct names_proc **procs;
 	size_t n_procs;
+	struct names_proc *hash[NAMES_HASH];	/* by pid */
+	struct names_failed *failed;	/* NAMES_FAILED_SLOTS, or NULL */
 	struct names_proc *last;	/* most recent lookup */
 	uint64_t tick;
 	bool any_due;
@@ -95,6 +114,10 @@ struct names {
 /* The state of pid, created (without system calls) when absent; NULL
  * when out of memory. */
 struct names_proc *names_proc(struct names *n, int32_t pid);
+/* The cached state of pid, or NULL (no LRU tick, nothing created). */
+struct names_proc *names_find(const struct names *n, int32_t pid);
+/* names.c: pid lives (a record said so): its failed read is forgotten. */
+void names_alive(struct names *n, int32_t pid);
 /* names.c: drops what is known of p's image (an exec). */
 void names_drop_image(struct names_proc *p);
 /* names.c: rebuilds p's modules when its regions changed. */

@@ -64,10 +64,8 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 
 	if (pid == ppid)
 		return;		/* a thread: same address space */
-	parent = NULL;
-	for (size_t i = 0; i < n->n_procs && !parent; i++)
-		if (n->procs[i]->pid == ppid)
-			parent = n->procs[i];
+	names_alive(n, pid);	/* a pid reused: its old failure goes */
+	parent = names_find(n, ppid);
 	if (!parent || !maps_count(parent->maps))
 		return;
 	parent->used = ++n->tick;	/* not the one to make room */
@@ -84,13 +82,13 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 void
 names_exit(struct names *n, int32_t pid)
 {
-	for (size_t i = 0; i < n->n_procs; i++)
-		if (n->procs[i]->pid == pid) {
-			/* Keeps what it had; /proc has nothing more. */
-			n->procs[i]->gone = true;
-			n->procs[i]->due = false;
-			return;
-		}
+	struct names_proc *p = names_find(n, pid);
+
+	if (p) {
+		/* Keeps what it had; /proc has nothing more. */
+		p->gone = true;
+		p->due = false;
+	}
 }
 
 const struct names_build_id *

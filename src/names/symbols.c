@@ -464,6 +464,33 @@ symbols_function(const struct symbols_file *f, uint64_t vaddr,
 	return f->t.pool + a[i].name;
 }
 
+int
+symbols_find(const struct symbols_file *f, const char *name, uint64_t *vaddr)
+{
+	/* Linear: a few names per file, once at start. */
+	for (size_t i = 0; i < f->t.n_functions; i++)
+		if (strcmp(f->t.pool + f->t.functions[i].name, name) == 0) {
+			*vaddr = f->t.functions[i].addr;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+int
+symbols_file_offset(const struct symbols_file *f, uint64_t vaddr,
+		    uint64_t *off)
+{
+	for (size_t i = 0; i < f->t.n_loads; i++) {
+		const struct symbols_load *l = &f->t.loads[i];
+
+		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
+			*off = vaddr - l->vaddr + l->offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 size_t
 symbols_file_objects(const struct symbols_file *f)
 {

@@ -76,6 +76,15 @@ const char *symbols_object(const struct symbols_file *f, uint64_t vaddr,
 const char *symbols_function(const struct symbols_file *f, uint64_t vaddr,
 			     uint64_t *off, uint64_t *start);
 
+/* The function called `name` (its file virtual address); 0 or -ENOENT.
+ * Linear in the file's functions. */
+int symbols_find(const struct symbols_file *f, const char *name,
+		 uint64_t *vaddr);
+/* The file offset of file virtual address vaddr (its PT_LOAD segment's
+ * file bytes): 0 or -ENOENT.  What a uprobe is placed at. */
+int symbols_file_offset(const struct symbols_file *f, uint64_t vaddr,
+			uint64_t *off);
+
 #define SYMBOLS_BUILD_ID_MAX 20
 
 /* The GNU build id of the file at path as process pid sees it (through

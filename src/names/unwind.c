@@ -4,7 +4,8 @@
  * unwind_int.h.
  *
  * The collector parses no ELF or DWARF here: it reads /proc/PID/maps
- * (kernel text), opens the module files and passes their descriptors,
+ * (kernel text; in replay, names' recorded regions: unwind_mods.c), opens
+ * the module files and passes their descriptors,
  * and checks the helper's answers.  When the helper fails (crash, hang
  * past MEMTOP_UNWIND_TIMEOUT_MS, nonsense) it is killed, reaped and
  * counted, and restarted at the next request; the frames of that request
@@ -27,54 +28,6 @@
 #include "unwind_int.h"
 
 #define UNWIND_TIMEOUT_MS 1000
-#define UNWIND_PIDS 64		/* module lists kept; the oldest goes */
-#define UNWIND_WALK_MAX 32	/* frames a walk answers */
-
-/* A module file as the collector knows it: which slot of the helper. */
-struct unwind_cfile {
-	uint64_t inode;
-	uint32_t dev_major, dev_minor;
-	uint64_t used;		/* 0 = free */
-	uint64_t sent;		/* the helper start it was sent to; 0 none */
-	bool failed;		/* could not be opened: not sent */
-	bool deleted;		/* " (deleted)" in the maps */
-	char path[UNWIND_PATH];
-};
-
-/* A process's modules, from /proc/PID/maps. */
-struct unwind_pmods {
-	int pid;		/* 0 = free */
-	bool stale;		/* re-read at the next use */
-	uint64_t used;
-	struct unwind_mod *mods;
-	size_t n;
-};
-
-/* A walk sent and not yet read (unwind_walk_send). */
-struct unwind_pend {
-	int pid;
-	uint64_t rip;		/* the first pc, for the fallback */
-	uint64_t start;		/* the helper start it was sent to; 0 none */
-	uint32_t max;
-	int n;			/* stashed: frames, else -1 */
-};
-
-struct unwinder {
-	struct sandbox sb;
-	struct unwind_pend pend[UNWIND_PIPELINE];
-	size_t head, count;
-	/* Answers read ahead of their turn, for a request in between. */
-	struct unwind_frame stash[UNWIND_PIPELINE][UNWIND_WALK_MAX];
-	struct unwind_cfile files[UNWIND_FILES];
-	struct unwind_pmods procs[UNWIND_PIDS];
-	struct maps *scratch;	/* parses the maps text */
-	/* Requests not yet written: a drain's walks go in one write, and
-	 * the helper walks them in one wake-up. */
-	unsigned char *obuf;
-	size_t olen, ocap;
-	uint64_t clock;
-	uint64_t fallbacks;
-};
 
 static const char *const unwind_allocators[] = {
 	"libc.so", "libc-", "ld-linux", "ld64.so", "libstdc++", "libjemalloc",
@@ -142,155 +95,9 @@ unwinder_timeout(struct unwinder *u, unsigned ms)
 	u->sb.timeout_ns = (uint64_t)ms * 1000000ull;
 }
 
-static struct unwind_pmods *
-unwind_find(struct unwinder *u, int pid)
-{
-	for (size_t i = 0; i < UNWIND_PIDS; i++)
-		if (u->procs[i].pid == pid)
-			return &u->procs[i];
-	return NULL;
-}
-
-void
-unwind_stale(struct unwinder *u, int pid)
-{
-	struct unwind_pmods *p = unwind_find(u, pid);
-
-	if (p)
-		p->stale = true;
-}
-
-void
-unwind_forget(struct unwinder *u, int pid)
-{
-	struct unwind_pmods *p = unwind_find(u, pid);
-
-	if (p) {
-		free(p->mods);
-		memset(p, 0, sizeof(*p));
-	}
-}
-
-/* The slot of r's file, taking the least recently used one for a new
- * file (sent again at its next use). */
-static uint32_t
-unwind_slot(struct unwinder *u, const struct maps_region *r)
-{
-	struct unwind_cfile *f, *old = &u->files[0];
-
-	for (uint32_t i = 0; i < UNWIND_FILES; i++) {
-		f = &u->files[i];
-		if (f->used && f->inode == r->inode &&
-		    f->dev_major == r->dev_major &&
-		    f->dev_minor == r->dev_minor &&
-		    strncmp(f->path, r->path, sizeof(f->path)) == 0) {
-			f->used = ++u->clock;
-			return i;
-		}
-		if (f->used < old->used)
-			old = f;
-	}
-	/* The processes whose modules named the slot's old file read
-	 * theirs again. */
-	for (size_t i = 0; old->used && i < UNWIND_PIDS; i++)
-		for (size_t j = 0; j < u->procs[i].n; j++)
-			if (u->procs[i].mods[j].file ==
-			    (uint32_t)(old - u->files))
-				u->procs[i].stale = true;
-	memset(old, 0, sizeof(*old));
-	old->deleted = r->deleted;
-	old->inode = r->inode;
-	old->dev_major = r->dev_major;
-	old->dev_minor = r->dev_minor;
-	snprintf(old->path, sizeof(old->path), "%s", r->path);
-	old->used = ++u->clock;
-	return (uint32_t)(old - u->files);
-}
-
-/* Does the file of regions[i] have an executable mapping? */
-static bool
-unwind_has_code(const struct maps *m, const struct maps_region *r)
-{
-	for (size_t i = 0; i < maps_count(m); i++) {
-		const struct maps_region *o = maps_at(m, i);
-
-		if (o->kind == MAPS_FILE && (o->prot & MAPS_PROT_EXEC) &&
-		    o->inode == r->inode && o->dev_major == r->dev_major &&
-		    o->dev_minor == r->dev_minor)
-			return true;
-	}
-	return false;
-}
-
-/* p's modules from /proc/PID/maps: the file mappings of files with code.
- * 0 or -errno (-ESRCH: gone). */
-static int
-unwind_read_mods(struct unwinder *u, struct unwind_pmods *p)
-{
-	char path[64], *text = NULL;
-	size_t len = 0, n = 0;
-	struct unwind_mod *mods;
-	int ret;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", p->pid);
-	ret = maps_read_file(path, &text, &len);
-	if (ret == 0)
-		ret = maps_load_text(u->scratch, text, len);
-	free(text);
-	if (ret < 0)
-		return ret == -ENOMEM ? ret : -ESRCH;
-	mods = calloc(maps_count(u->scratch) + 1, sizeof(*mods));
-	if (!mods)
-		return -ENOMEM;
-	for (size_t i = 0; i < maps_count(u->scratch) && n < UNWIND_MAX_MODS;
-	     i++) {
-		const struct maps_region *r = maps_at(u->scratch, i);
-
-		if (r->kind != MAPS_FILE || !r->path || r->path[0] != '/' ||
-		    !unwind_has_code(u->scratch, r))
-			continue;
-		mods[n++] = (struct unwind_mod){ .start = r->start,
-			.end = r->end, .pgoff = r->pgoff,
-			.file = unwind_slot(u, r) };
-	}
-	free(p->mods);
-	p->mods = mods;
-	p->n = n;
-	p->stale = false;
-	return 0;
-}
-
-/* pid's modules, read when new or stale; NULL when pid is gone. */
-static struct unwind_pmods *
-unwind_pmods(struct unwinder *u, int pid)
-{
-	struct unwind_pmods *p = unwind_find(u, pid);
-
-	if (!p) {
-		p = &u->procs[0];
-		for (size_t i = 0; i < UNWIND_PIDS; i++) {
-			if (u->procs[i].pid == 0) {
-				p = &u->procs[i];
-				break;
-			}
-			if (u->procs[i].used < p->used)
-				p = &u->procs[i];
-		}
-		free(p->mods);
-		memset(p, 0, sizeof(*p));
-		p->pid = pid;
-		p->stale = true;
-	}
-	p->used = ++u->clock;
-	if (p->stale && unwind_read_mods(u, p) < 0) {
-		unwind_forget(u, pid);
-		return NULL;
-	}
-	return p;
-}
-
-/* Opens slot i's file as pid sees it and hands it over; a file that
- * cannot be opened is not retried while its slot lasts. */
+/* Opens slot i's file as pid sees it (in replay, by its path, proved by
+ * build id) and hands it over; a file that cannot be opened is not
+ * retried while its slot lasts. */
 static int
 unwind_send_file(struct unwinder *u, int pid, const struct unwind_mod *m)
 {
@@ -300,11 +107,16 @@ unwind_send_file(struct unwinder *u, int pid, const struct unwind_mod *m)
 				 .dev_major = f->dev_major,
 				 .dev_minor = f->dev_minor,
 				 .kind = MAPS_FILE, .deleted = f->deleted,
-				 .path = f->path };
+				 .path = f->path,
+				 .build_id_size = f->build_id_size };
 	struct unwind_req q = { .magic = UNWIND_MAGIC,
 				.kind = UNWIND_REQ_FILE, .file = m->file };
 	struct stat st;
-	int fd = symbols_region_fd(pid, &r, &st), ret;
+	int fd, ret;
+
+	memcpy(r.build_id, f->build_id, sizeof(r.build_id));
+	/* Replay: the recorded pid is no process here; the path, proved. */
+	fd = symbols_region_fd(u->names ? 0 : pid, &r, &st);
 
 	if (fd < 0) {
 		f->failed = true;
@@ -476,12 +288,26 @@ unwind_fallback(struct unwinder *u, int pid, uint64_t pc,
 			(unsigned long long)u->fallbacks);
 }
 
+/* A walk's request: registers, the stack kept, at most max frames
+ * (1 to UNWIND_WALK_MAX). */
+static void
+unwind_walk_req(struct unwind_req *q, int tid,
+		const uint64_t regs[UNWIND_REGS], uint64_t size, size_t max)
+{
+	*q = (struct unwind_req){ .kind = UNWIND_REQ_WALK, .tid = tid };
+	q->max = (uint32_t)(max < UNWIND_WALK_MAX ? max : UNWIND_WALK_MAX);
+	if (q->max == 0)
+		q->max = 1;
+	q->stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
+	memcpy(q->regs, regs, sizeof(q->regs));
+}
+
 int
 unwind_walk_send(struct unwinder *u, int pid, int tid,
 		 const uint64_t regs[UNWIND_REGS], const void *stack,
 		 uint64_t size, size_t max)
 {
-	struct unwind_req q = { .kind = UNWIND_REQ_WALK, .tid = tid };
+	struct unwind_req q;
 	struct unwind_pmods *p;
 	struct unwind_pend *e;
 
@@ -490,14 +316,10 @@ unwind_walk_send(struct unwinder *u, int pid, int tid,
 	p = unwind_pmods(u, pid);
 	if (!p)
 		return -ESRCH;
+	unwind_walk_req(&q, tid, regs, size, max);
 	e = &u->pend[(u->head + u->count++) % UNWIND_PIPELINE];
-	*e = (struct unwind_pend){ .pid = pid, .rip = regs[16], .n = -1 };
-	e->max = (uint32_t)(max < UNWIND_WALK_MAX ? max : UNWIND_WALK_MAX);
-	if (e->max == 0)
-		e->max = 1;
-	q.max = e->max;
-	q.stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
-	memcpy(q.regs, regs, sizeof(q.regs));
+	*e = (struct unwind_pend){ .pid = pid, .rip = regs[16], .n = -1,
+				   .max = q.max };
 	if (unwind_send(u, p, &q, stack, q.stack_size) == 0)
 		e->start = u->sb.stats.starts;
 	return 0;
@@ -524,20 +346,30 @@ unwind_walk_recv(struct unwinder *u, struct unwind_frame *out, size_t max)
 	return 1;
 }
 
+/* One walk now, outside the queue: the walks in flight (a drain's, the
+ * heap probes' walk comes between them) keep their answers, stashed. */
 int
 unwind_frames(struct unwinder *u, int pid, int tid,
 	      const uint64_t regs[UNWIND_REGS], const void *stack,
 	      uint64_t size, struct unwind_frame *out, size_t max)
 {
-	int ret;
+	struct unwind_req q;
+	struct unwind_pmods *p;
+	int n = -EIO;
 
 	if (max == 0)
 		return 0;
 	unwind_settle(u);
-	while (u->count)	/* answers nobody asked for any more */
-		(void)unwind_walk_recv(u, out, max);
-	ret = unwind_walk_send(u, pid, tid, regs, stack, size, max);
-	return ret < 0 ? ret : unwind_walk_recv(u, out, max);
+	p = unwind_pmods(u, pid);
+	if (!p)
+		return -ESRCH;
+	unwind_walk_req(&q, tid, regs, size, max);
+	if (unwind_send(u, p, &q, stack, q.stack_size) == 0)
+		n = unwind_recv(u, u->sb.stats.starts, out, q.max);
+	if (n > 0)
+		return n;
+	unwind_fallback(u, pid, regs[16], &out[0]);
+	return 1;
 }
 
 int

@@ -2,7 +2,8 @@
  * User stacks unwound with elfutils' libdwfl (issue 18): a copy of a
  * thread's user registers and stack, taken by the kernel at a syscall
  * (PERF_SAMPLE_REGS_USER + STACK_USER), walked with the CFI of the
- * process's modules, found through /proc/PID/maps.  Works for code
+ * process's modules, found through /proc/PID/maps (or, in replay, the
+ * capture's mappings: unwind_use_names).  Works for code
  * without frame pointers (Debian's libc, most -O2 programs).
  *
  * The walk and the naming parse the target's ELF and DWARF, so they run
@@ -35,12 +36,17 @@ struct unwind_frame {
 };
 
 struct unwinder;
+struct names;
 
 struct unwinder *unwinder_new(void);
 void unwinder_free(struct unwinder *u);	/* NULL-safe */
+/* Replay: pid's modules are the ELF files names found for the capture's
+ * MMAP2 records (proved by build id, at their recorded place, opened by
+ * their path), never /proc.  names must outlive u. */
+void unwind_use_names(struct unwinder *u, struct names *names);
 
-/* pid's modules changed (a file was mapped) or pid exited: its Dwfl is
- * built again from /proc at the next use, or dropped. */
+/* pid's modules changed (a file was mapped) or pid exited: its module
+ * list is read again at the next use, or dropped. */
 void unwind_stale(struct unwinder *u, int pid);
 void unwind_forget(struct unwinder *u, int pid);
 

@@ -98,4 +98,70 @@ struct sandbox;
 int unwind_ans_recv(struct sandbox *sb, uint64_t deadline_ns,
 		    struct unwind_frame *out, size_t max, int *status);
 
+/*
+ * The collector's side (unwind.c; the module lists in unwind_mods.c).
+ */
+#include "sandbox_int.h"
+
+struct maps;
+struct names;
+
+#define UNWIND_PIDS 64		/* module lists kept; the oldest goes */
+#define UNWIND_WALK_MAX 32	/* frames a walk answers */
+
+/* A module file as the collector knows it: which slot of the helper. */
+struct unwind_cfile {
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint64_t used;		/* 0 = free */
+	uint64_t sent;		/* the helper start it was sent to; 0 none */
+	bool failed;		/* could not be opened: not sent */
+	bool deleted;		/* " (deleted)" in the maps */
+	uint8_t build_id[20];	/* replay: what the file must hold */
+	uint8_t build_id_size;
+	char path[UNWIND_PATH];
+};
+
+/* A process's modules, from /proc/PID/maps (or names, in replay). */
+struct unwind_pmods {
+	int pid;		/* 0 = free */
+	bool stale;		/* re-read at the next use */
+	uint64_t used;
+	struct unwind_mod *mods;
+	size_t n;
+};
+
+/* A walk sent and not yet read (unwind_walk_send). */
+struct unwind_pend {
+	int pid;
+	uint64_t rip;		/* the first pc, for the fallback */
+	uint64_t start;		/* the helper start it was sent to; 0 none */
+	uint32_t max;
+	int n;			/* stashed: frames, else -1 */
+};
+
+struct unwinder {
+	struct sandbox sb;
+	struct unwind_pend pend[UNWIND_PIPELINE];
+	size_t head, count;
+	/* Answers read ahead of their turn, for a request in between. */
+	struct unwind_frame stash[UNWIND_PIPELINE][UNWIND_WALK_MAX];
+	struct unwind_cfile files[UNWIND_FILES];
+	struct unwind_pmods procs[UNWIND_PIDS];
+	struct maps *scratch;	/* parses the maps text */
+	struct names *names;	/* replay: modules from here, not /proc */
+	/* Requests not yet written: a drain's walks go in one write, and
+	 * the helper walks them in one wake-up. */
+	unsigned char *obuf;
+	size_t olen, ocap;
+	uint64_t clock;
+	uint64_t fallbacks;
+};
+
+/* pid's module list, or NULL (no LRU tick). */
+struct unwind_pmods *unwind_find(struct unwinder *u, int pid);
+/* pid's modules, read when new or stale; NULL when pid is gone (or, in
+ * replay, has no module names proved). */
+struct unwind_pmods *unwind_pmods(struct unwinder *u, int pid);
+
 #endif

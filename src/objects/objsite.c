@@ -113,7 +113,7 @@ int64_t
 objtab_site_intern(struct objtab *t, const char *site,
 		   const char *const *callers, size_t n)
 {
-	struct objsites *s = &t->sites;
+	struct objsites *s = t->site_of ? &t->site_of->sites : &t->sites;
 	uint64_t h;
 	size_t k;
 
@@ -141,13 +141,16 @@ objtab_site_intern(struct objtab *t, const char *site,
 const struct objsite *
 objtab_site(const struct objtab *t, uint32_t idx)
 {
-	return idx < t->sites.n ? &t->sites.v[idx] : NULL;
+	const struct objsites *s = t->site_of ? &t->site_of->sites :
+						&t->sites;
+
+	return idx < s->n ? &s->v[idx] : NULL;
 }
 
 size_t
 objtab_n_sites(const struct objtab *t)
 {
-	return t->sites.n;
+	return t->site_of ? t->site_of->sites.n : t->sites.n;
 }
 
 void

@@ -19,6 +19,16 @@ objtab_new(size_t max_objects)
 	return t;
 }
 
+struct objtab *
+objtab_new_sharing(size_t max_objects, struct objtab *sites)
+{
+	struct objtab *t = objtab_new(max_objects);
+
+	if (t)
+		t->site_of = sites;
+	return t;
+}
+
 void
 objtab_free(struct objtab *t)
 {
@@ -212,6 +222,15 @@ objtab_find(const struct objtab *t, int32_t pid, uint64_t addr)
 		return NULL;
 	i = objproc_first_above(p, addr);
 	return i < p->n && p->v[i].base <= addr ? &p->v[i] : NULL;
+}
+
+void
+objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid)
+{
+	struct obj *o = (struct obj *)objtab_find(t, pid, addr);
+
+	if (o && o->touch_tid == 0)
+		o->touch_tid = tid;
 }
 
 size_t

@@ -23,6 +23,10 @@ struct obj {
 	int32_t tid;		/* the allocating thread */
 	uint64_t birth;		/* allocation time (perf clock, ns) */
 	uint64_t alloc_size;	/* the size the allocating call asked */
+	/* The thread of the first sample seen on its pages (objtab_touch):
+	 * its first toucher, where first-touch placement put its pages; 0 =
+	 * none yet. */
+	int32_t touch_tid;
 };
 
 /* An allocation site: its frame and the frames that called it. */
@@ -36,6 +40,10 @@ struct objtab;
 /* max_objects 0 = unbounded.  NULL on ENOMEM. */
 struct objtab *objtab_new(size_t max_objects);
 void objtab_free(struct objtab *t);	/* NULL-safe */
+/* A table whose sites are those of `sites` (interned there, same
+ * indexes): heap objects beside the mappings they lie in.  `sites`
+ * outlives it. */
+struct objtab *objtab_new_sharing(size_t max_objects, struct objtab *sites);
 
 /*
  * The index of a site (site, callers[0..n)), interned: the same strings
@@ -65,6 +73,9 @@ const struct obj *objtab_find(const struct objtab *t, int32_t pid,
  */
 size_t objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 		      uint64_t size, struct obj *out, size_t max);
+/* A sample of tid at addr of pid: the object holding addr, when it has
+ * no first toucher yet, gets tid. */
+void objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid);
 /* Forgets every object of pid (the process exited). */
 void objtab_drop_pid(struct objtab *t, int32_t pid);
 /* Forgets the objects of pid born before `birth` (exec(2) replaced its

@@ -34,6 +34,7 @@ struct objtab {
 	size_t max;
 	uint64_t untracked;
 	struct objsites sites;
+	struct objtab *site_of;	/* objtab_new_sharing: whose sites */
 };
 
 void objsites_fini(struct objsites *s);

@@ -274,6 +274,26 @@ perfdata_writer_write(struct perfdata_writer *w,
 }
 
 int
+perfdata_writer_round(struct perfdata_writer *w)
+{
+	struct perf_event_header h = {
+		.type = PERFDATA_REC_FINISHED_ROUND, .size = sizeof(h)
+	};
+
+	if (w->error || w->stats.records == w->round_at)
+		return w->error;
+	if (w->opts.swap)
+		perfdata_swap_header(&h);
+	if (w->buf_len + sizeof(h) > PERFDATA_WBUF && perfdata_w_flush(w) < 0)
+		return w->error;
+	memcpy(w->buf + w->buf_len, &h, sizeof(h));
+	w->buf_len += sizeof(h);
+	w->stats.bytes += sizeof(h);
+	w->round_at = ++w->stats.records;
+	return 0;
+}
+
+int
 perfdata_writer_close(struct perfdata_writer *w, char *err, size_t errlen)
 {
 	struct perfdata_bytes trailer = { .swap = w->opts.swap };

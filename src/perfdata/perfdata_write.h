@@ -93,6 +93,14 @@ int perfdata_writer_write(struct perfdata_writer *w,
 			  const struct perf_event_header *hdr);
 
 /*
+ * Ends a round (PERF_RECORD_FINISHED_ROUND, as perf record writes after
+ * each pass over all its rings): every ring was read to its end since
+ * the last round.  Nothing when no record came since.  0 or the write
+ * error.
+ */
+int perfdata_writer_round(struct perfdata_writer *w);
+
+/*
  * Flushes the data, writes features, attrs and ids, rewrites the header
  * and closes the file.  0 or -errno with a one-line reason.  The writer
  * must still be freed.

@@ -52,6 +52,7 @@ struct perfdata_writer {
 	size_t n_build_ids;
 
 	struct perfdata_writer_stats stats;
+	uint64_t round_at;	/* stats.records at the last round */
 	uint64_t scratch[(65536 + 8) / 8];
 };
 

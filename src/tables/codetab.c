@@ -148,6 +148,33 @@ codetab_add_slow(struct codetab *t, int32_t pid, uint64_t ip)
 }
 
 void
+codetab_merge(struct codetab *dst, const struct codetab *src)
+{
+	for (size_t i = 0; i <= src->mask; i++) {
+		const struct codetab_entry *s = &src->e[i];
+		struct codetab_entry *e;
+
+		if (s->ip == 0 || s->epoch != src->epoch || !s->samples)
+			continue;
+		e = codetab_probe(dst, s->pid, s->ip);
+		if (e->ip == 0 && !(e = codetab_insert(dst, s->pid, s->ip, e))) {
+			/* One counted by codetab_insert. */
+			dst->interval.untracked += s->samples - 1;
+			continue;
+		}
+		if (e->epoch != dst->epoch) {
+			e->epoch = dst->epoch;
+			e->samples = 0;
+		}
+		e->samples += s->samples;
+		e->total += s->samples;
+	}
+	dst->interval.unknown += src->interval.unknown;
+	dst->interval.untracked += src->interval.untracked;
+	dst->last = NULL;
+}
+
+void
 codetab_next_interval(struct codetab *t)
 {
 	t->epoch++;
@@ -169,6 +196,16 @@ codetab_reset(struct codetab *t)
 	} else {
 		memset(t->e, 0, (t->mask + 1) * sizeof(*t->e));
 	}
+	t->last = NULL;
+	t->n = 0;
+	memset(&t->interval, 0, sizeof(t->interval));
+	memset(&t->cumulative, 0, sizeof(t->cumulative));
+}
+
+void
+codetab_clear(struct codetab *t)
+{
+	memset(t->e, 0, (t->mask + 1) * sizeof(*t->e));
 	t->last = NULL;
 	t->n = 0;
 	memset(&t->interval, 0, sizeof(t->interval));

@@ -64,8 +64,12 @@ codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
 	}
 	codetab_add_slow(t, pid, ip);
 }
+/* Adds src's interval (entries, unknown, untracked) to dst's. */
+void codetab_merge(struct codetab *dst, const struct codetab *src);
 void codetab_next_interval(struct codetab *t);
 void codetab_reset(struct codetab *t);
+/* The same at the size it has (sitetab_clear). */
+void codetab_clear(struct codetab *t);
 
 /* Calls fn for each entry with its interval count (0 when old). */
 void codetab_foreach(const struct codetab *t,

@@ -87,42 +87,72 @@ levtab_level(struct levtab *t, uint64_t data_src)
 	return (enum datasrc_level)t->memo_lvl[i];
 }
 
-void
-levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
-		uint64_t data_src)
+/* The page of key, inserted when new; NULL when it cannot be (the
+ * caller counts it untracked). */
+static struct levtab_page *
+levtab_get(struct levtab *t, uint64_t key)
 {
-	enum datasrc_level lvl;
 	struct levtab_page *p;
-	uint64_t key;
 
-	lvl = levtab_level(t, data_src);
-	if (lvl == DATASRC_LVL_NA)
-		return;
-	t->interval[lvl]++;
-	key = levtab_key(pid, page);
-	if (!t->slots && levtab_grow(t) < 0) {
-		t->untracked++;
-		return;
-	}
+	if (!t->slots && levtab_grow(t) < 0)
+		return NULL;
 	p = levtab_probe(t->slots, t->mask, key);
 	if (!p->n[DATASRC_LVL_NA]) {
-		if (t->max_pages && t->count >= t->max_pages) {
-			t->untracked++;
-			return;
-		}
+		if (t->max_pages && t->count >= t->max_pages)
+			return NULL;
 		if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
-			if (levtab_grow(t) < 0) {
-				t->untracked++;
-				return;
-			}
+			if (levtab_grow(t) < 0)
+				return NULL;
 			p = levtab_probe(t->slots, t->mask, key);
 		}
 		p->key = key;
 		p->n[DATASRC_LVL_NA] = 1;
 		t->count++;
 	}
-	if (p->n[lvl] != UINT32_MAX)
+	return p;
+}
+
+void
+levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
+		uint64_t data_src)
+{
+	enum datasrc_level lvl;
+	struct levtab_page *p;
+
+	lvl = levtab_level(t, data_src);
+	if (lvl == DATASRC_LVL_NA)
+		return;
+	t->interval[lvl]++;
+	p = levtab_get(t, levtab_key(pid, page));
+	if (!p)
+		t->untracked++;
+	else if (p->n[lvl] != UINT32_MAX)
 		p->n[lvl]++;
+}
+
+void
+levtab_merge(struct levtab *dst, const struct levtab *src)
+{
+	if (!dst || !src)
+		return;
+	for (int i = 0; i < DATASRC_LVL__COUNT; i++)
+		dst->interval[i] += src->interval[i];
+	dst->untracked += src->untracked;
+	for (size_t i = 0; src->slots && i <= src->mask; i++) {
+		const struct levtab_page *s = &src->slots[i];
+		struct levtab_page *p;
+
+		if (!s->n[DATASRC_LVL_NA])
+			continue;
+		p = levtab_get(dst, s->key);
+		for (int l = DATASRC_LVL_NA + 1; l < DATASRC_LVL__COUNT; l++) {
+			if (!p)
+				dst->untracked += s->n[l];
+			else
+				p->n[l] = p->n[l] + s->n[l] < p->n[l] ?
+					  UINT32_MAX : p->n[l] + s->n[l];
+		}
+	}
 }
 
 bool
@@ -168,6 +198,18 @@ levtab_next_interval(struct levtab *t)
 {
 	if (t)
 		memset(t->interval, 0, sizeof(t->interval));
+}
+
+void
+levtab_clear(struct levtab *t)
+{
+	if (!t)
+		return;
+	if (t->slots)
+		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
+	t->count = 0;
+	memset(t->interval, 0, sizeof(t->interval));
+	t->untracked = 0;
 }
 
 void

@@ -103,8 +103,12 @@ void levtab_interval(const struct levtab *t, uint64_t *out);
 uint64_t levtab_untracked(const struct levtab *t);
 /* Pages with a level mix now. */
 size_t levtab_count(const struct levtab *t);
+/* Adds src's pages and counts to dst's (NULL-safe). */
+void levtab_merge(struct levtab *dst, const struct levtab *src);
 void levtab_next_interval(struct levtab *t);
 /* Forgets pages and counts (reset, or a new page size). */
 void levtab_reset(struct levtab *t);
+/* The same at the size it has (sitetab_clear). */
+void levtab_clear(struct levtab *t);
 
 #endif

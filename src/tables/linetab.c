@@ -91,6 +91,26 @@ linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 	s->lines[off >> (t->page_shift - 6)]++;
 }
 
+void
+linetab_merge(struct linetab *dst, const struct linetab *src)
+{
+	if (dst->page_shift != src->page_shift)
+		return;
+	for (size_t i = 0; i < src->n_used; i++) {
+		const struct linetab_slot *s = &src->slots[i];
+		struct linetab_slot *d = linetab_find(dst, s->pid, s->page);
+
+		if (!d) {
+			if (dst->n_used == LINETAB_SLOTS)
+				continue;
+			d = linetab_take(dst, dst->n_used, s->pid, s->page);
+			linetab_index_insert(dst, dst->n_used++);
+		}
+		for (int l = 0; l < LINETAB_LINES; l++)
+			d->lines[l] += s->lines[l];
+	}
+}
+
 bool
 linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
 	    uint32_t *out)

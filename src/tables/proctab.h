@@ -27,6 +27,7 @@
 #define PROC_EXITED	4u	/* dead as of the frame being built */
 #define PROC_UNKNOWN	8u	/* /proc gone or unreadable when first read */
 #define PROC_SAMPLED	16u	/* had a sample since insert or reset */
+#define PROC_VIRTUAL	32u	/* no process of /proc: never read there */
 
 /* lr[] of struct proc_entry: a sample's locality, as the frame's node
  * matrix sees it. */

@@ -491,6 +491,20 @@ sitetab_reset(struct sitetab *t)
 	t->grow_failed = false;
 }
 
+void
+sitetab_clear(struct sitetab *t)
+{
+	if (t->old) {
+		sitetab_reset(t);
+		return;
+	}
+	memset(t->rec, 0, t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
+	t->n_used = 0;
+	t->evicted = 0;
+	t->grown = 0;
+	t->grow_failed = false;
+}
+
 size_t
 sitetab_capacity(const struct sitetab *t)
 {

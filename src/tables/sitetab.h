@@ -214,6 +214,9 @@ void sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 		  unsigned shift_delta);
 
 void sitetab_reset(struct sitetab *t);
+/* The same at the size it has: for a table refilled at once (a shard's,
+ * src/aggr/aggr_merge.c), which would otherwise grow again each time. */
+void sitetab_clear(struct sitetab *t);
 /* Pages the table may grow to hold (sitetab_new's max_pages, rounded). */
 size_t sitetab_capacity(const struct sitetab *t);
 /* Pages the table has room for now, and holds. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "keysort.h"
 #include "threadtab.h"
 
 #define THREADTAB_MIN_SLOTS	64
@@ -170,6 +171,25 @@ threadtab_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
+static void
+threadtab_key(const void *item, const void *ctx, uint64_t *hi, uint64_t *lo)
+{
+	const struct thread_entry *e = item;
+
+	(void)ctx;
+	*hi = UINT64_MAX - e->samples;
+	*lo = (uint64_t)((int64_t)e->tid - INT32_MIN);
+}
+
+/* Most samples first, then by tid: a radix sort (keysort.h) for a whole
+ * machine's thousands, qsort when it has no memory. */
+static void
+threadtab_sort(struct thread_entry *v, size_t n)
+{
+	if (keysort_array(v, n, sizeof(*v), threadtab_key, NULL) < 0)
+		qsort(v, n, sizeof(*v), threadtab_cmp);
+}
+
 struct thread_entry *
 threadtab_snapshot(const struct threadtab *t, size_t *n)
 {
@@ -191,7 +211,7 @@ threadtab_snapshot(const struct threadtab *t, size_t *n)
 	for (size_t i = 0; i <= t->mask; i++)
 		if (t->slots[i].epoch == t->epoch && t->slots[i].samples)
 			out[used++] = t->slots[i];
-	qsort(out, used, sizeof(*out), threadtab_cmp);
+	threadtab_sort(out, used);
 	*n = used;
 	return out;
 }

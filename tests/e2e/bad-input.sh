@@ -48,6 +48,9 @@ expect 1 "kernel thread"    "kernel thread"        -- -b -p 2
 expect 1 "command not found" "cannot execute"      -- -b -- /nonexistent/cmd
 expect 1 "unwritable -o"    "-o"                   -- -b -o /nonexistent/dir/x -- true
 expect 1 "TUI without tty"  "not a terminal.*-b"   -- -p 1
+# The parallel drain's knob (collector/live/drainpar.c): a count or nothing.
+MEMTOP_DRAIN_THREADS=abc expect 1 "drain threads abc" "MEMTOP_DRAIN_THREADS=abc" -- -b -p 1
+MEMTOP_DRAIN_THREADS=65 expect 1 "drain threads 65" "MEMTOP_DRAIN_THREADS=65.*0 to 64" -- -b -p 1
 # Paths with control characters: still one line, the bytes escaped (a
 # newline as \n, an escape as \x1b), never passed to the terminal.
 nl_path=$(printf '/nonexistent/a\nb')

@@ -6,7 +6,7 @@
 # the kernel's event strings), or fail with one line on stderr containing
 # expected-<source>.err and exit 1.  Each tree is judged as the kernel
 # release in its kernel-release file.  Also: --list-events statuses,
-# --ldlat and -c on fixtures, the IBS kernel-version gates, and this
+# --ldlat and -c on fixtures, the CPUs of each hybrid PMU under -a and -C, the IBS kernel-version gates, and this
 # machine's own answers.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
@@ -97,6 +97,32 @@ run_tree zen3 -- --dry-run --json -e ibs -c 0x10000
 check_field "zen3 -c 0x10000 kept" 0 sample_period 65536
 grep -q adjusted "$TMP/out" && fail "note claims an adjustment" ||
 	ok "no adjustment note for a valid period"
+
+# --- hybrid parts under -a / -C: each PMU's events on its own CPUs --------
+# The tree's cpu_core/cpus and cpu_atom/cpus are an i9-12900K's (0-15 and
+# 16-23); a per-CPU channel opens an event only where its PMU counts.
+cpus_of() { # "name=cpus ..." of $TMP/out, in order
+	python3 -c 'import json,sys; print(" ".join(e["name"] + "=" + e.get("cpus", "?") for e in json.load(open(sys.argv[1]))["events"]))' "$TMP/out"
+}
+expect_cpus() { # WHAT WANT
+	local got
+	got=$(cpus_of 2>&1)
+	if [ "$rc" -eq 0 ] && [ "$got" = "$2" ]; then ok "$1: $got"
+	else fail "$1: rc $rc, got '$got', want '$2' ($(head -c 200 "$TMP/err"))"; fi
+}
+run_tree alderlake-hybrid -- --dry-run --json -a -e pebs
+expect_cpus "adl -a" "cpu_core/mem-loads-aux=0-15 cpu_core/mem-loads=0-15 cpu_core/mem-stores=0-15 cpu_atom/mem-loads=16-23 cpu_atom/mem-stores=16-23"
+run_tree alderlake-hybrid -- --dry-run --json -a -C 0-3 -e pebs
+expect_cpus "adl -a -C 0-3: P-cores only" "cpu_core/mem-loads-aux=0-3 cpu_core/mem-loads=0-3 cpu_core/mem-stores=0-3"
+run_tree alderlake-hybrid -- --dry-run --json -a -C 14-17 -e pebs
+expect_cpus "adl -a -C 14-17: both" "cpu_core/mem-loads-aux=14-15 cpu_core/mem-loads=14-15 cpu_core/mem-stores=14-15 cpu_atom/mem-loads=16-17 cpu_atom/mem-stores=16-17"
+run_tree alderlake-hybrid -- --dry-run --json -a -C 30 -e pebs
+expect_fail "adl -a -C 30" "no event of pebs counts on these CPUs"
+run_tree sapphire-rapids -- --dry-run --json -a -C 2 -e pebs
+expect_cpus "spr -a -C 2 (one core PMU, no cpus file)" "mem-loads-aux=2 mem-loads=2 mem-stores=2"
+run_tree alderlake-hybrid -- --dry-run -a -e pebs
+grep -q '^  cpus=16-23$' "$TMP/out" && ok "text output lists the CPUs" ||
+	fail "no cpus line in the text: $(head -c 300 "$TMP/out")"
 
 # --- kernel-version gates -------------------------------------------------
 run_tree zen3 6.0.19 -- --dry-run --json -e ibs

@@ -6,6 +6,7 @@
 #   --rearm: the note says what the samples mean (soft-dirty kernel, found
 #     here from pagemap's bit 55 on a page this test wrote) or why --rearm
 #     is off; MEMTOP_SOFTDIRTY=0 forces the latter; the source runs.
+#   -e damon --record, and -a -C: refused with one line before DAMON is read
 #   -e damon with another user's kdamond (nr_kdamonds > 0 here): exit 1,
 #     one line naming kdamond 0's state and pid as sysfs shows them, and
 #     nr_kdamonds, state and pid unchanged after; -e auto passes it over
@@ -75,4 +76,19 @@ else
 		ok "-e auto says why it passed damon over" ||
 		fail "-e auto note: $(head -c 600 "$TMP/auto.json")"
 fi
+# What -e damon refuses before it reads DAMON's sysfs at all: one line,
+# exit 1, nothing written (no --record file either).
+refused() { # WHAT PATTERN ARGS...
+	local what=$1 pat=$2 rc
+	shift 2
+	"$MEMTOP" -b -e damon -n 1 "$@" >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q -- "$pat" "$TMP/err" && ok "-e damon $what: $(cat "$TMP/err")" ||
+		fail "-e damon $what: exit $rc: $(cat "$TMP/err")"
+}
+refused "--record" "--record writes perf events and DAMON has none" \
+	--record "$TMP/d.data" -- true
+[ ! -e "$TMP/d.data" ] && ok "no recording made" || fail "$TMP/d.data made"
+refused "-a -C 0" "-G and -C watch part of the machine" -a -C 0
 finish

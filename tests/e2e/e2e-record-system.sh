@@ -8,12 +8,24 @@
 # the frames' cumulative samples plus the unattributed ones.  Whole-machine sampling on a loaded
 # machine may lose samples (counted); the exact checks are then a
 # '# SKIP' part, and perf report must still read the file.
+# A process already running when memtop starts is named in the file as
+# perf record -a names it: its COMM and the MMAP2 of its executable
+# (oracle: its /proc/PID/exe).
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/../lib/system.sh"
 need_system
 need_python
 command -v perf >/dev/null || skip "perf not installed (Debian package linux-perf)"
 
+sleep 300 &
+before=$!
+cleanup_hooks+=("kill_own $before")
+# Until the fork has exec'd sleep.
+for _ in $(seq 100); do
+	[ "$(cat "/proc/$before/comm" 2>/dev/null)" = sleep ] && break
+	sleep 0.05
+done
+before_exe=$(readlink "/proc/$before/exe")
 start_memtop "$TMP/a.jsonl" -a -d 0.3 -k 100 --record "$TMP/a.data"
 wait_frames "$TMP/a.jsonl" 1 || fail "no first frame"
 W="env ASAN_OPTIONS=detect_leaks=0 $MEMTOP_WORKLOAD --mode refault --duration 0 --interval-ms 2 --quiet --pages 256"
@@ -92,4 +104,14 @@ if final["cumulative"]["untracked"] == 0:
 sys.exit(1 if bad else 0)
 PY
 [ $? -eq 0 ] || fail "perf report and memtop's process rows disagree"
+
+perf script -i "$TMP/a.data" --show-task-events --show-mmap-events \
+	>"$TMP/events" 2>/dev/null || fail "perf script --show-task-events failed"
+grep -qE "PERF_RECORD_COMM: sleep:$before/$before\$" "$TMP/events" ||
+	fail "no COMM for pid $before, running before memtop started"
+grep -E "PERF_RECORD_MMAP2 $before/$before: " "$TMP/events" |
+	grep -qF " $before_exe" ||
+	fail "no MMAP2 of $before_exe for pid $before, running before memtop started"
+[ "$failures" -eq 0 ] && echo "ok: pid $before (started before memtop): COMM and MMAP2 of $before_exe"
+kill_own "$before"
 finish

@@ -3,7 +3,8 @@
 # known per-page fault counts, started after memtop, are counted exactly
 # page by page under their own pids, each has process rows that add up
 # and show its exit once; other processes' samples are there too, and
-# every frame's sums (process rows included) hold.  Then CPU hotplug, with the online
+# every frame's sums (process rows included) hold; e2e-system-par does
+# the same with MEMTOP_DRAIN_THREADS=2 (drain threads).  Then CPU hotplug, with the online
 # list faked (MEMTOP_CPUS_ONLINE): the channels of a CPU that goes
 # "offline" are closed and opened again when it is back, and each change
 # is counted in the frame.
@@ -25,6 +26,13 @@ $W --hot 8 --rounds 40 --write-ratio 0 --report "$TMP/w3.json" &
 w3=$!
 wait $w1 $w2 $w3 || fail "a workload failed"
 end_run "$TMP/a.jsonl" "-a"
+# e2e-system-par runs all of this with the parallel drain forced on
+# (MEMTOP_DRAIN_THREADS): its threads must have drained the rings.
+if [ "${MEMTOP_DRAIN_THREADS:-0}" -ge 2 ]; then
+	grep -q "drain threads: $MEMTOP_DRAIN_THREADS over" "$TMP/a.jsonl.log" ||
+		fail "-a: no drain threads started (MEMTOP_DRAIN_THREADS=$MEMTOP_DRAIN_THREADS)"
+	echo "ok: -a drained by $MEMTOP_DRAIN_THREADS drain threads"
+fi
 # A memtop that cannot keep up with the whole machine (a ThreadSanitizer
 # build on a busy machine) loses samples, counted; the workloads' pages,
 # rows and names cannot be judged then.

@@ -79,6 +79,9 @@ frame_one_objsite(struct frame *f, int32_t tid, size_t node)
 		o->nodes[node] = o->samples;
 	o->tids[0] = tid;
 	o->n_tids = 1;
+	o->requested = o->bytes / 2;	/* told apart from bytes */
+	o->touch_tids[0] = tid + 1;
+	o->n_touch_tids = 1;
 	f->objects_samples = o->samples;
 	f->objects_none = f->totals.samples - o->samples;
 	f->objects_live = 1;

@@ -14,7 +14,9 @@ void frame_one_process(struct frame *f, int32_t pid, const char *comm,
 		       const char *cgroup);
 
 /* After totals and nodes are set: objects on, one allocation site
- * (make_table+0x1c, 4 MiB, made by thread tid) holding half the samples,
+ * (make_table+0x1c, 4 MiB of which 2 MiB asked, made by thread tid, first
+ * touched by tid + 1)
+ * holding half the samples,
  * all on node index node, so that frame_check's object sums hold.
  * Aborts when out of memory. */
 void frame_one_objsite(struct frame *f, int32_t tid, size_t node);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "testlib.h"
 
@@ -91,4 +93,19 @@ test_skip(const char *fmt, ...)
 	va_end(ap);
 	putchar('\n');
 	exit(TEST_SKIP);
+}
+
+void
+test_touch_pages(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *m = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, n * page, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < n; i++)
+		((volatile unsigned char *)m)[i * page] = 1;
+	munmap(m, n * page);
 }

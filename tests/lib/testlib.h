@@ -30,4 +30,8 @@ void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2), noretu
 #define check_eq_str(a, b) test_eq_str(__FILE__, __LINE__, #a, #b, (a), (b))
 #define check(expr) test_true(__FILE__, __LINE__, #expr, (expr))
 
+/* Faults n fresh pages of the calling thread (mapped, touched once each,
+ * unmapped): n page faults for the event tests to count. */
+void test_touch_pages(size_t n);
+
 #endif

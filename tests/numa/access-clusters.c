@@ -14,8 +14,10 @@
  * read in place, so after the first touch only a re-armed soft-dirty
  * write protection (or an unrelated reclaim) faults.
  *
- * --report FILE gets the ground truth: "WRITE 0x..." and "READ 0x..."
- * for each page, then for each --interval-ms interval
+ * --report FILE gets the ground truth: "PID N", "WRITE 0x..." and
+ * "READ 0x..." for each page, "PAGE 0xVIRT 0xPHYS NODE" for each page of
+ * both (the physical address from /proc/self/pagemap, 0 when not root;
+ * the node from move_pages, -1 unknown), then for each --interval-ms interval
  * "INTERVAL I T0 T1 ROUNDS WRITTEN" (CLOCK_MONOTONIC seconds; WRITTEN =
  * pages written in it, always every write page: each round writes them
  * all) and "RATE ROUNDS_PER_S" over the whole run, which the benchmark
@@ -25,6 +27,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <fcntl.h>
 #include <numaif.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,6 +133,25 @@ ac_map(const struct ac_opts *o)
 	return p;
 }
 
+/* "PAGE 0xVIRT 0xPHYS NODE" for the page at p. */
+static void
+ac_page(FILE *out, int pagemap, volatile char *p)
+{
+	uint64_t entry = 0, phys = 0;
+	void *addr = (void *)p;
+	int status = -1;
+
+	if (pagemap >= 0 &&
+	    pread(pagemap, &entry, sizeof(entry),
+		  (off_t)((uintptr_t)p / AC_PAGE * sizeof(entry))) ==
+	    sizeof(entry) && (entry >> 63 & 1))
+		phys = (entry & ((UINT64_C(1) << 55) - 1)) * AC_PAGE;
+	if (move_pages(0, 1, &addr, NULL, &status, 0) != 0)
+		status = -1;
+	fprintf(out, "PAGE %p 0x%llx %d\n", addr, (unsigned long long)phys,
+		status < 0 ? -1 : status);
+}
+
 struct ac_interval {
 	double t0, t1;
 	uint64_t rounds;
@@ -144,6 +166,7 @@ main(int argc, char **argv)
 	double start, end, now;
 	uint64_t rounds = 0, sum = 0;
 	size_t n = 0;
+	int pagemap;
 	FILE *out = NULL;
 
 	if (ac_parse(argc, argv, &o) < 0)
@@ -182,6 +205,7 @@ main(int argc, char **argv)
 	}
 	if (!out)
 		return sum == (uint64_t)-1;
+	fprintf(out, "PID %d\n", (int)getpid());
 	for (long j = 0; j < o.pages; j++)
 		fprintf(out, "WRITE %p\n", (void *)(w + (size_t)j * AC_PAGE));
 	for (long j = 0; j < o.pages; j++)
@@ -190,6 +214,11 @@ main(int argc, char **argv)
 		fprintf(out, "INTERVAL %zu %.6f %.6f %llu %ld\n", i, iv[i].t0,
 			iv[i].t1, (unsigned long long)iv[i].rounds,
 			iv[i].rounds ? o.pages : 0L);
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	for (long j = 0; j < o.pages; j++) {
+		ac_page(out, pagemap, w + (size_t)j * AC_PAGE);
+		ac_page(out, pagemap, r + (size_t)j * AC_PAGE);
+	}
 	fprintf(out, "RATE %.1f\n", (double)rounds / (now - start));
 	return fclose(out) != 0;
 }

@@ -28,6 +28,11 @@ need_python
 CACHE="$MEMTOP_BUILDDIR/numa-guest-trixie"
 NAMES=$(sed -n 's/^SCENARIOS="\(.*\)"/\1/p' \
 	"$MEMTOP_SRCDIR/tests/numa/scenarios-access.sh")
+# MEMTOP_ACCESS_ONLY=A,B: only those scenarios (a shorter guest run).
+if [ -n "${MEMTOP_ACCESS_ONLY:-}" ]; then
+	NAMES=$(echo "$MEMTOP_ACCESS_ONLY" | tr , ' ')
+	MEMTOP_NUMA_APPEND="${MEMTOP_NUMA_APPEND:-} memtop.only=$MEMTOP_ACCESS_ONLY"
+fi
 
 for b in "$MEMTOP" "$MEMTOP_ACCESS_CLUSTERS" "$MEMTOP_DAMON_LIVE"; do
 	[ -x "$b" ] || { fail "not built: $b"; finish; }

@@ -8,6 +8,7 @@ report (WRITE/READ page addresses, INTERVAL lines, RATE): the oracle.
 Prints 'ok: ...' lines, 'FAIL: ...' lines, and exits 1 on any failure.
 """
 import json
+import re
 import sys
 
 failures = 0
@@ -22,7 +23,7 @@ def check(cond, what):
 
 def parse(path):
     frames, truth = [], {"WRITE": [], "READ": [], "INTERVAL": [], "RATE": [],
-                         "KDAMONDS_AFTER": []}
+                         "KDAMONDS_AFTER": [], "PID": [], "PAGE": []}
     other = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -36,6 +37,17 @@ def parse(path):
             word = line.split(" ", 1)[0]
             if word in truth:
                 truth[word].append(line.split()[1:])
+                if word == "PID":
+                    truth.setdefault("procs", []).append(
+                        {"pid": int(line.split()[1]), "WRITE": set(),
+                         "READ": set(), "PAGE": []})
+                elif word in ("WRITE", "READ", "PAGE") and "procs" in truth:
+                    arg = line.split()[1:]
+                    if word == "PAGE":
+                        truth["procs"][-1]["PAGE"].append(
+                            (int(arg[0], 16), int(arg[1], 16), int(arg[2])))
+                    else:
+                        truth["procs"][-1][word].add(int(arg[0], 16))
             elif line:
                 other.append(line)
     return frames, truth, other
@@ -93,23 +105,29 @@ def rearm(frames, truth):
           % (stores, samples))
 
 
-TCG_READS = ("# SKIP read cluster hot: not seen in any snapshot; under "
-             "QEMU's TCG a translation DAMON aged stays in the software TLB, "
-             "so reads of it set no accessed bit (pti=on does not always "
-             "help)")
-
-
 def covered(hot, pages):
     """Pages inside one of hot's (start, end) ranges."""
     return {p for p in pages if any(s <= p < e for s, e in hot)}
 
 
-def reads_seen(counts):
-    if max(counts, default=0) >= 8:
-        check(True, "the read cluster is hot in %d of %d snapshots"
-              % (sum(c >= 8 for c in counts), len(counts)))
-    else:
-        print(TCG_READS)
+def reads_seen(counts, strict=True):
+    """The read cluster, judged as the written one over the later half:
+    the guest boots with pti=on, so each kernel entry switches page
+    tables and QEMU's software TLB (TCG) drops the translations DAMON
+    aged; reads set accessed bits again (tests/numa/access-qemu.sh).
+    Not strict (damon-live's bare driver): a run where no snapshot saw
+    the reads at all is a '# SKIP' part (seen once in three runs on a
+    host at load 25-30: TCG, not DAMON, then hides them)."""
+    late = counts[len(counts) // 2:]
+    if not strict and max(counts, default=0) < 8:
+        print("# SKIP read cluster hot: not seen in any snapshot (%s); "
+              "under TCG a translation DAMON aged may stay in QEMU's "
+              "software TLB even with pti=on" % counts)
+        return
+    check(late and sum(c >= 8 for c in late) * 2 >= len(late),
+          "the read cluster is hot (>= 8 of 16 pages in regions of >= 8 "
+          "of 20 checks) in %d of the last %d (%s)"
+          % (sum(c >= 8 for c in late), len(late), counts))
 
 
 def damon_regions(frames, truth, lines):
@@ -136,16 +154,18 @@ def damon_regions(frames, truth, lines):
         print("# snapshot: %d regions, %d idle; hot pages: written %d of "
               "16, read %d of 16" % (len(regs), sum(r[2] == 0 for r in regs),
                                       cw[-1], cr[-1]))
+    reads_seen(cr, strict=False)
     # Under TCG a write that hits a cached translation sets no accessed
     # bit either, so part of the cluster may look idle: half is asked.
     check(cw and sum(c >= 8 for c in cw) * 2 > len(cw),
           "the written cluster is hot (>= 8 of 16 pages in regions of >= "
           "8 of 20 checks) in %d of %d snapshots"
           % (sum(c >= 8 for c in cw), len(cw)))
-    reads_seen(cr)
+    # The kdamond's first regions come after its first update interval,
+    # later on a loaded host: the second half must hold them.
     full = [regs for regs in snaps if regs]
-    check(len(full) >= len(snaps) - 1, "%d of %d snapshots hold regions"
-          % (len(full), len(snaps)))
+    check(all(snaps[len(snaps) // 2:]), "%d of %d snapshots hold regions, "
+          "every one of the second half" % (len(full), len(snaps)))
     check(all(any(r[2] == 0 for r in regs) for regs in full),
           "every snapshot has idle regions")
 
@@ -178,6 +198,8 @@ def damon(frames, truth):
           "in %d of the last %d frames" % (sum(c >= 8 for c in late),
                                            len(late)))
     reads_seen(cr)
+    damon_entries(mid)
+    damon_ages(mid, write)
     sizes = {p["size"] for f in mid for p in f["pages"]}
     check(any(z > 4096 for z in sizes), "entries carry their region's "
           "size (largest %d)" % max(sizes, default=0))
@@ -186,6 +208,142 @@ def damon(frames, truth):
     check(all(f["processes"] and f["processes"][0]["samples"] ==
               f["totals"]["samples"] for f in mid),
           "the process row has every sample")
+
+
+def entry_range(p):
+    a = int(p["addr"], 16)
+    return a, a + p["size"]
+
+
+def mid_frames(frames):
+    return [f for f in frames[1:-1] if f["totals"]["samples"] > 0]
+
+
+def damon_entries(mid):
+    """Every entry has its region: accesses = samples (one snapshot a
+    frame), age in aggregations and seconds, nodes probed."""
+    ents = [p for f in mid for p in f["pages"]]
+    ok = [p for p in ents if p.get("damon") and
+          p["damon"]["accesses"] == p["samples"] and
+          p["damon"]["checks"] == 20 and
+          p["damon"]["probed"] >= len(p["damon"]["nodes"])]
+    check(ents and len(ok) == len(ents), "every entry has its region "
+          "(damon.accesses = samples, of 20 checks): %d of %d"
+          % (len(ok), len(ents)))
+
+
+def hot_cover(entries, pages):
+    hot = [entry_range(p) for p in entries if p["samples"] >= 8]
+    return len(covered(hot, pages))
+
+
+def damon_ages(mid, write):
+    """The written cluster is accessed in every check all along: its
+    region keeps that count, so its age grows, aggregation by
+    aggregation (0.1 s each at period 1)."""
+    ages = [max([p["damon"]["age"] for p in f["pages"]
+                 if p["samples"] >= 16 and covered([entry_range(p)], write)]
+                or [0]) for f in mid]
+    # A region's age restarts when its count changes, which a loaded
+    # host's stalls cause: at least one aggregation kept is asked.
+    check(max(ages, default=0) >= 1, "the written cluster's region ages "
+          "(its oldest hot entry per frame: %s aggregations)" % ages)
+
+
+def damon_procs(frames, truth):
+    procs = truth.get("procs", [])
+    check(len(procs) == 2 and all(len(p["WRITE"]) == 16 for p in procs),
+          "two workloads reported 16 written pages each")
+    mid = mid_frames(frames)
+    late = mid[len(mid) // 2:]
+    check(len(mid) >= 4, "%d frames with DAMON samples" % len(mid))
+    note = (late or frames)[-1].get("source_note") or ""
+    check(re.search(r"vaddr on [23] process", note),
+          "the note counts the kdamond's processes: %s"
+          % note[note.find("vaddr"):][:40])
+    damon_entries(mid)
+    inside = []
+    for i, pr in enumerate(procs):
+        node = 1 if i == 0 else 0
+        pid = pr["pid"]
+        cw = [hot_cover([p for p in f["pages"] if p["pid"] == pid],
+                        pr["WRITE"]) for f in late]
+        check(sum(c >= 8 for c in cw) * 2 >= len(cw),
+              "pid %d (bound to node %d): its own entries of >= 8 checks "
+              "cover >= 8 of its 16 written pages in %d of the last %d "
+              "frames (%s)" % (pid, node, sum(c >= 8 for c in cw),
+                               len(cw), cw))
+        rows = [sum(r["samples"] for r in f["processes"] if r["pid"] == pid)
+                for f in late]
+        check(sum(r > 0 for r in rows) * 2 > len(rows),
+              "pid %d has a process row with samples in %d of %d frames"
+              % (pid, sum(r > 0 for r in rows), len(rows)))
+        lo = min(v for v, _, _ in pr["PAGE"])
+        hi = max(v for v, _, _ in pr["PAGE"]) + 4096
+        want = sorted({n for _, _, n in pr["PAGE"]})
+        ins = [p["damon"]["nodes"] for f in mid for p in f["pages"]
+               if p["pid"] == pid and p.get("damon") and
+               lo <= entry_range(p)[0] and entry_range(p)[1] <= hi]
+        # An entry of the gap between the two mappings probes no node.
+        check(want == [node] and all(n in (want, []) for n in ins),
+              "pid %d: entries inside its two bound mappings probe node "
+              "%s (the workload's move_pages: %s; %d entries: %s)"
+              % (pid, [node], want, len(ins),
+                 sorted({tuple(n) for n in ins})))
+        inside += [n for n in ins if n]
+    # Whether a region lies inside the mappings is DAMON's choice; one
+    # of the two processes has one in its top entries.
+    check(inside, "%d entries lie inside a workload's bound mappings"
+          % len(inside))
+    check(all(sum(r["samples"] for r in f["processes"]) +
+              f.get("processes_untracked", 0) == f["totals"]["samples"]
+              for f in frames), "process rows add up to the totals")
+    mem = [{n["node"]: n["mem_samples"] for n in f["nodes"]} for f in late]
+    check(all(m.get(0, 0) > 0 and m.get(1, 0) > 0 for m in mem),
+          "both nodes have memory-side samples in every late frame")
+
+
+def damon_paddr(frames, truth):
+    pages = truth.get("procs", [{}])[0].get("PAGE", [])
+    wphys = {ph for v, ph, n in pages
+             if v in truth["procs"][0]["WRITE"] and ph}
+    check(len(wphys) == 1024 and all(n == 1 for _, _, n in pages),
+          "the workload's 1024 written pages have physical addresses, "
+          "all on node 1")
+    mid = mid_frames(frames)
+    late = mid[len(mid) // 2:]
+    check(len(late) >= 3, "%d frames with DAMON samples" % len(mid))
+    check(all(f["source"] == "damon" for f in frames), "source damon")
+    check("paddr: physical memory" in (frames[0].get("source_note") or ""),
+          "the note says the kdamond watches physical memory")
+    damon_entries(mid)
+    rows = [f["processes"] for f in mid]
+    check(all(len(r) == 1 and r[0]["pid"] == 0 and r[0]["alive"] and
+              r[0]["comm"] == "[physical]" and
+              r[0]["samples"] == f["totals"]["samples"]
+              for r, f in zip(rows, mid)),
+          "one process row, pid 0 [physical], alive, with every sample")
+    names = {p["region"] for f in mid for p in f["pages"]}
+    check(names and all((n or "").startswith("System RAM") for n in names),
+          "entries are named by the RAM they cover: %s" % sorted(
+              names, key=str)[:4])
+    cw = []
+    for f in late:
+        cw.append(hot_cover(f["pages"], wphys))
+        print("# frame %d: hot entries cover %d of the 1024 written "
+              "physical pages" % (f["seq"], cw[-1]))
+    check(sum(c >= 256 for c in cw) * 2 >= len(cw),
+          "entries of >= 8 of 20 checks cover >= 256 written pages in %d "
+          "of the last %d frames" % (sum(c >= 256 for c in cw), len(cw)))
+    over = [(p["node"], p["damon"]["nodes"]) for f in mid for p in f["pages"]
+            if p["samples"] >= 8 and covered([entry_range(p)], wphys)]
+    check(over and all(n == 1 and 1 in ns for n, ns in over),
+          "hot entries over the written pages are on node 1: %s"
+          % sorted(set((n, tuple(ns)) for n, ns in over))[:6])
+    mem = [{n["node"]: n["mem_samples"] for n in f["nodes"]} for f in late]
+    check(all(m.get(1, 0) > 0 for m in mem),
+          "node 1 has memory-side samples in every late frame")
+    check(truth["KDAMONDS_AFTER"] == [["0"]], "memtop removed its kdamond")
 
 
 def damon_refuse(frames, truth, lines):
@@ -214,7 +372,9 @@ def main():
         print("\n".join(other[-20:]))
         check(False, "%s: memtop wrote frames" % name)
         return 1
-    {"rearm": rearm, "damon": damon}[name](frames, truth)
+    {"rearm": rearm, "damon": damon, "damon_procs": damon_procs,
+     "damon_pids": damon_procs, "damon_paddr": damon_paddr}[name](frames,
+                                                                 truth)
     if failures:
         print("\n".join(other[-20:]))
     return 1 if failures else 0

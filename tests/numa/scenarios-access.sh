@@ -4,7 +4,7 @@
 # workload's ground truth (access-clusters --report: WRITE, READ,
 # INTERVAL and RATE lines), and ends with memtop's status.
 
-SCENARIOS="rearm damon_regions damon damon_refuse"
+SCENARIOS="rearm damon_regions damon damon_procs damon_pids damon_paddr damon_refuse"
 
 # Frames and then the report; memtop's status.
 access_run() {
@@ -28,10 +28,10 @@ scenario_rearm() {
 # memtop's DAMON driver on the real interface (damon-live): a vaddr
 # kdamond on the workload; its regions must find both clusters hot.
 scenario_damon_regions() {
-	access-clusters --pages 16 --secs 12 --report /tmp/ac.txt &
+	access-clusters --pages 16 --secs 20 --report /tmp/ac.txt &
 	local pid=$! rc
 	sleep 1
-	damon-live $pid 5
+	damon-live $pid 8
 	rc=$?
 	wait $pid
 	cat /tmp/ac.txt
@@ -46,6 +46,53 @@ scenario_damon() {
 	local rc=$?
 	# memtop removes its kdamond when it ends.
 	echo "KDAMONDS_AFTER $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)"
+	return $rc
+}
+
+# Several processes under one vaddr kdamond: a launched shell starts two
+# workloads, the first bound to node 1, the second to node 0; memtop finds
+# them through /proc's children lists, one DAMON target each.
+scenario_damon_procs() {
+	access_run -b --json -e damon -d 1 -k 60 -- sh -c \
+		'access-clusters --pages 16 --secs 20 --node 1 --report /tmp/ac1.txt &
+		 access-clusters --pages 16 --secs 20 --node 0 --report /tmp/ac2.txt &
+		 wait'
+	local rc=$?
+	cat /tmp/ac1.txt /tmp/ac2.txt
+	rm -f /tmp/ac1.txt /tmp/ac2.txt
+	return $rc
+}
+
+# The same two workloads given as -p PID,PID: one target each.
+scenario_damon_pids() {
+	access-clusters --pages 16 --secs 20 --node 1 --report /tmp/ac1.txt &
+	local p1=$! p2 rc
+	access-clusters --pages 16 --secs 20 --node 0 --report /tmp/ac2.txt &
+	p2=$!
+	sleep 1
+	memtop -o /tmp/frames.jsonl -b --json -e damon -d 1 -k 60 -p $p1,$p2
+	rc=$?
+	wait $p1 $p2
+	cat /tmp/frames.jsonl /tmp/ac1.txt /tmp/ac2.txt
+	rm -f /tmp/frames.jsonl /tmp/ac1.txt /tmp/ac2.txt
+	return $rc
+}
+
+# -a: a paddr kdamond over the guest's RAM, the workload (4 MiB written,
+# 4 MiB read) bound to node 1; its report gives each page's physical
+# address.  memtop ends after -n frames; the workload outlives it.
+scenario_damon_paddr() {
+	access-clusters --pages 1024 --secs 20 --node 1 --report /tmp/ac.txt &
+	local pid=$! rc
+	sleep 1
+	memtop -o /tmp/frames.jsonl -b --json -e damon -a -d 1 -k 60 -n 14 \
+		--log /tmp/memtop.log
+	rc=$?
+	grep -i -E 'damon|final|quit' /tmp/memtop.log | tail -n 5
+	echo "KDAMONDS_AFTER $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds)"
+	wait $pid
+	cat /tmp/frames.jsonl /tmp/ac.txt
+	rm -f /tmp/frames.jsonl /tmp/ac.txt
 	return $rc
 }
 

@@ -10,11 +10,7 @@
 # not root (seccomp, no_new_privs) and never fails.  Then --list-events
 # must say whether the allocation events work.
 . "$(dirname "$0")/../lib/lib.sh"
-need_perf
-need_python
-: "${MEMTOP_OBJECTS_TEST:=$MEMTOP_BUILDDIR/tests/objects/objects-test}"
-[ -x "$MEMTOP_OBJECTS_TEST" ] || skip "objects-test not built"
-"$MEMTOP" --list-events > "$TMP/list.txt" 2>&1
+. "$(dirname "$0")/objects-lib.sh"
 grep -q '^objects ' "$TMP/list.txt" || fail "--list-events has no objects line"
 grep -q '^objects .*off' "$TMP/list.txt" &&
 	skip "allocation events unavailable: $(grep '^objects ' "$TMP/list.txt")"

@@ -6,15 +6,22 @@
  * the same size, which mmap usually puts at the same address.  Every page
  * is refaulted (MADV_DONTNEED, then a write) until --run-ms.  Prints each
  * object as "object FUNCTION 0xBASE SIZE" (the oracle), flushed at once.
+ * With --touch-thread 1 a second thread writes every page of the grid
+ * first, prints "toucher TID" and ends; the main thread waits 400 ms (a
+ * frame of e2e-objects-replay.sh drains the toucher's samples) before
+ * its refaults: the grid's first toucher is that thread, the others'
+ * the main thread.
  * Built without sanitizers and with -O2, without frame pointers, like
  * most programs memtop watches.
  */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TABLE (4u << 20)
 #define GRID (2u << 20)
@@ -95,17 +102,33 @@ refault(char *p, size_t n)
 		((volatile char *)p)[i] = (char)i;
 }
 
+/* The grid's first toucher: a write per page. */
+static void *
+toucher(void *arg)
+{
+	char *grid = arg;
+
+	printf("toucher %d\n", (int)gettid());
+	fflush(stdout);
+	for (size_t i = 0; i < GRID; i += 4096)
+		((volatile char *)grid)[i] = 1;
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	double run = 2000, phase = 1000, t0;
 	char *table, *grid, *array;
+	int touch = 0;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--run-ms") == 0)
 			run = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--phase-ms") == 0)
 			phase = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--touch-thread") == 0)
+			touch = atoi(argv[i + 1]);
 	}
 	/* A fixed threshold: glibc would otherwise raise it to the size of
 	 * the first mmapped chunk freed, and serve remake_table from the
@@ -116,6 +139,15 @@ main(int argc, char **argv)
 	array = make_array();
 	if (!table || !grid || !array)
 		return 1;
+	if (touch) {
+		pthread_t th;
+		struct timespec wait = { 0, 400 * 1000 * 1000 };
+
+		if (pthread_create(&th, NULL, toucher, grid) != 0 ||
+		    pthread_join(th, NULL) != 0)
+			return 1;
+		nanosleep(&wait, NULL);
+	}
 	t0 = now_ms();
 	while (now_ms() - t0 < phase) {
 		refault(table, TABLE);

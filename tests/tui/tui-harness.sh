@@ -203,6 +203,7 @@ expect keys '^ADDRESS' "Esc goes back"
 keys keys o
 expect keys 'make_table\+0x1c' "o shows the objects view"
 expect keys ' 1:100% +4242' "the objects view shows the node mix and thread"
+expect keys 'asked +2\.0M +1st 4243 ' "the objects view shows the bytes asked and the first-touching thread"
 keys keys o
 expect keys '^ADDRESS' "o again goes back"
 keys keys h

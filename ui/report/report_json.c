@@ -363,6 +363,7 @@ report_json_page(struct report_json *jw, const struct frame_page *p)
 	report_json_u64(jw, "remote", p->remote, false);
 	report_json_page_names(jw, p);
 	report_json_page_object(jw, p);
+	report_json_page_damon(jw, p);
 	report_json_putc(jw, '}');
 }
 

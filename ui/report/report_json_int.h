@@ -44,5 +44,8 @@ void report_json_processes(struct report_json *jw, const struct frame *f);
 void report_json_page_object(struct report_json *jw,
 			     const struct frame_page *p);
 void report_json_objects(struct report_json *jw, const struct frame *f);
+/* report_json_damon.c: a -e damon entry's "damon" (nothing otherwise). */
+void report_json_page_damon(struct report_json *jw,
+			    const struct frame_page *p);
 
 #endif

@@ -27,6 +27,27 @@ report_json_callers(struct report_json *jw, char *const *callers)
 	report_json_putc(jw, ']');
 }
 
+static void
+report_json_null(struct report_json *jw, const char *key)
+{
+	report_json_key(jw, key, false);
+	report_json_puts(jw, "null");
+}
+
+/* "key":[tid,...] */
+static void
+report_json_tids(struct report_json *jw, const char *key, const int32_t *v,
+		 size_t n)
+{
+	report_json_key(jw, key, false);
+	report_json_putc(jw, '[');
+	for (size_t k = 0; k < n; k++)
+		if (fprintf(jw->out, "%s%" PRId32, k ? "," : "", v[k]) < 0 &&
+		    !jw->err)
+			jw->err = 1;
+	report_json_putc(jw, ']');
+}
+
 void
 report_json_page_object(struct report_json *jw, const struct frame_page *p)
 {
@@ -47,6 +68,11 @@ report_json_page_object(struct report_json *jw, const struct frame_page *p)
 	report_json_i64(jw, "tid", o->tid, false);
 	report_json_key(jw, "age", false);
 	report_json_fixed(jw, o->age, 3);
+	report_json_u64(jw, "requested", o->requested, false);
+	if (o->first_touch)
+		report_json_i64(jw, "first_touch", o->first_touch, false);
+	else
+		report_json_null(jw, "first_touch");
 	report_json_putc(jw, '}');
 }
 
@@ -80,13 +106,9 @@ report_json_objsite(struct report_json *jw, const struct frame *f,
 			jw->err = 1;
 	}
 	report_json_putc(jw, ']');
-	report_json_key(jw, "tids", false);
-	report_json_putc(jw, '[');
-	for (size_t k = 0; k < s->n_tids; k++)
-		if (fprintf(jw->out, "%s%" PRId32, k ? "," : "", s->tids[k]) <
-		    0 && !jw->err)
-			jw->err = 1;
-	report_json_putc(jw, ']');
+	report_json_tids(jw, "tids", s->tids, s->n_tids);
+	report_json_u64(jw, "requested", s->requested, false);
+	report_json_tids(jw, "first_touch", s->touch_tids, s->n_touch_tids);
 	report_json_putc(jw, '}');
 }
 

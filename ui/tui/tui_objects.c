@@ -1,7 +1,9 @@
 /*
  * Objects view (key o, issue 18): allocation sites ranked by this
  * interval's samples on the pages of their objects, with their loads and
- * stores, locality, memory-node mix and the threads that made them, so
+ * stores, locality, memory-node mix, bytes mapped and asked, the threads
+ * that made them and the threads that first touched them (the thread of each object's first
+ * sample: first-touch placement put its pages on that thread's node), so
  * a remote-heavy data structure is seen with the code that allocated it.
  * UI thread.
  */
@@ -34,13 +36,25 @@ tui_objects_nodes(const struct frame *f, const struct frame_objsite *s,
 		snprintf(buf, len, "-");
 }
 
+/* "12,13" of the first tids. */
+static void
+tui_objects_tids(const int32_t *v, size_t n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	snprintf(buf, len, "-");
+	for (size_t k = 0; k < n && used < len; k++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%" PRId32,
+					 k ? "," : "", v[k]);
+}
+
 static void
 tui_objects_row(const struct tui *t, struct tui_lines *l,
 		const struct frame_objsite *s)
 {
 	const struct frame *f = t->cur;
 	char a[16], b[16], c[16], d[16], e[16], nodes[48], loc[8], tids[48];
-	size_t used = 0;
+	char touch[48], g[16];
 	int y = tui_draw_line(l);
 
 	if (y < 0)
@@ -51,11 +65,9 @@ tui_objects_row(const struct tui *t, struct tui_lines *l,
 	else
 		snprintf(loc, sizeof(loc), "-");
 	tui_objects_nodes(f, s, nodes, sizeof(nodes));
-	tids[0] = '\0';
-	for (size_t k = 0; k < s->n_tids && used < sizeof(tids); k++)
-		used += (size_t)snprintf(tids + used, sizeof(tids) - used,
-					 "%s%" PRId32, k ? "," : "",
-					 s->tids[k]);
+	tui_objects_tids(s->tids, s->n_tids, tids, sizeof(tids));
+	tui_objects_tids(s->touch_tids, s->n_touch_tids, touch,
+			 sizeof(touch));
 	tui_draw_text(y, 0, 0, "%9s %8s %8s %6s %7s %9s %-12.12s %-10.10s ",
 		      tui_draw_count(a, sizeof(a), s->samples),
 		      tui_draw_count(b, sizeof(b), s->loads),
@@ -64,7 +76,14 @@ tui_objects_row(const struct tui *t, struct tui_lines *l,
 		      tui_draw_kb(e, sizeof(e), s->bytes / 1024), nodes, tids);
 	if (COLS > 78)
 		tui_draw_safe(y, 78, COLS - 78, s->site);
+	/* Under the bytes mapped, the bytes asked; under the allocating
+	 * threads, the first-touching ones. */
 	y = tui_draw_line(l);
+	if (y >= 0)
+		tui_draw_text(y, 35, 0, "%7s %9s", "asked",
+			      tui_draw_kb(g, sizeof(g), s->requested / 1024));
+	if (y >= 0 && COLS > 66)
+		tui_draw_text(y, 66, 0, "1st %-6.6s", touch);
 	if (y >= 0 && s->callers[0] && COLS > 80)
 		tui_draw_safe(y, 80, COLS - 80, s->callers[0]);
 }

@@ -544,6 +544,36 @@ out:
 	topo_free(t);
 }
 
+/* pid 0 (-e damon -a's physical row) is never asked of move_pages,
+ * whose pid 0 is the caller: memtop's own page at that address. */
+static void
+test_pid0(void)
+{
+	static const int cpu_node[2] = { 0, 1 };
+	struct topo *t = topo_new_fake(2, cpu_node);
+	struct nodemap *nm = nodemap_new();
+	static char page[8192] __attribute__((aligned(4096)));
+	struct sample s = { .addr = (uint64_t)(uintptr_t)page, .pid = 0,
+			    .cpu = 0, .kind = SAMPLE_OTHER, .period = 1 };
+	struct frame_noderes r;
+	struct aggr a;
+	struct page_entry *e;
+
+	page[0] = 1;
+	if (!check(nm != NULL) || !check(aggr_init(&a, t, nm, 12, 0) == 0))
+		goto out;
+	aggr_add(&a, &s);
+	aggr_flush(&a);
+	aggr_noderes(&a, &r);
+	check_eq_u64(r.queried, 0);
+	e = pagetab_find(a.pages, 0, s.addr >> 12);
+	check(e && e->node < 0);
+	aggr_fini(&a);
+out:
+	nodemap_free(nm);
+	topo_free(t);
+}
+
 int
 main(void)
 {
@@ -554,5 +584,6 @@ main(void)
 	test_vote();
 	test_phys();
 	test_revalidate();
+	test_pid0();
 	return test_result();
 }

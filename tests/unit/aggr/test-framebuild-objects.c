@@ -1,8 +1,10 @@
 /*
  * Pages named by objects at frame building (src/aggr/framebuild_objects.c)
  * on a fake 2-node, 4-CPU topology: a page inside an object carries it
- * (site, callers, size, base, tid), a page of none carries NULL, the
- * site rows count the samples, loads, stores, node mix and live objects,
+ * (site, callers, size, base, tid, the size asked, the first toucher: the
+ * thread of its first sample), a page of none carries NULL, the site rows
+ * count the samples, loads, stores, node mix, live objects, bytes asked
+ * and first touchers,
  * and the sums hold (frame_check): samples with an object + without =
  * attributed.
  */
@@ -18,12 +20,19 @@
 #include "topo.h"
 
 static void
-add(struct aggr *a, int32_t pid, int32_t cpu, uint64_t addr, uint8_t kind)
+add_tid(struct aggr *a, int32_t pid, int32_t tid, int32_t cpu, uint64_t addr,
+	uint8_t kind)
 {
-	struct sample s = { .addr = addr, .pid = pid, .tid = pid, .cpu = cpu,
+	struct sample s = { .addr = addr, .pid = pid, .tid = tid, .cpu = cpu,
 			    .kind = kind, .period = 1 };
 
 	aggr_add(a, &s);
+}
+
+static void
+add(struct aggr *a, int32_t pid, int32_t cpu, uint64_t addr, uint8_t kind)
+{
+	add_tid(a, pid, pid, cpu, addr, kind);
 }
 
 static struct frame *
@@ -48,41 +57,13 @@ page(const struct frame *f, uint64_t addr)
 	return NULL;
 }
 
+/* What the scenario's frame must show. */
 static void
-scenario(struct aggr *a, struct objtab *t)
+check_frame(const struct frame *f)
 {
-	const char *callers[] = { "main+0x10" };
-	int64_t table = objtab_site_intern(t, "make_table+0x1c", callers, 1);
-	int64_t grid = objtab_site_intern(t, "make_grid+0x8", NULL, 0);
-	struct obj o1 = { .base = 0x100000, .size = 0x4000,
-			  .site = (uint32_t)table, .tid = 7 };
-	struct obj o2 = { .base = 0x200000, .size = 0x1000,
-			  .site = (uint32_t)grid, .tid = 8 };
-	struct obj o3 = { .base = 0x300000, .size = 0x2000,
-			  .site = (uint32_t)grid, .tid = 9 };
 	const struct frame_page *p;
 	char why[256] = "";
-	struct frame *f;
 
-	check(objtab_map(t, 100, &o1) == 0 && objtab_map(t, 100, &o2) == 0 &&
-	      objtab_map(t, 100, &o3) == 0);
-	/* 5 loads and 2 stores in the table (two pages), 3 stores in the
-	 * grid, 4 on a page of no object. */
-	for (int i = 0; i < 5; i++)
-		add(a, 100, 0, 0x100000 + 8 * i, SAMPLE_LOAD);
-	add(a, 100, 2, 0x103000, SAMPLE_STORE);
-	add(a, 100, 2, 0x103008, SAMPLE_STORE);
-	for (int i = 0; i < 3; i++)
-		add(a, 100, 2, 0x200010, SAMPLE_STORE);
-	for (int i = 0; i < 4; i++)
-		add(a, 100, 0, 0x500000, SAMPLE_LOAD);
-	check_eq_i64(aggr_set_node(a, 100, 0x100000, 0), 0);
-	check_eq_i64(aggr_set_node(a, 100, 0x103000, 1), 0);
-	check_eq_i64(aggr_set_node(a, 100, 0x200000, 1), 0);
-	f = build(a);
-	check(f != NULL);
-	if (!f)
-		return;
 	check_eq_i64(frame_check(f, why, sizeof(why)), 0);
 	if (why[0])
 		test_fail_at(__FILE__, __LINE__, "%s", why);
@@ -99,7 +80,13 @@ scenario(struct aggr *a, struct objtab *t)
 		check_eq_u64(p->object->size, 0x4000);
 		check_eq_u64(p->object->base, 0x100000);
 		check_eq_i64(p->object->tid, 7);
+		check_eq_u64(p->object->requested, 0x3ff0);
+		check_eq_i64(p->object->first_touch, 101);
 	}
+	p = page(f, 0x200000);
+	check(p && p->object);
+	if (p && p->object)
+		check_eq_i64(p->object->first_touch, 42);
 	p = page(f, 0x500000);
 	check(p && p->object == NULL);
 	check_eq_u64(f->n_objects, 2);
@@ -116,12 +103,59 @@ scenario(struct aggr *a, struct objtab *t)
 		check_eq_u64(s0->nodes[0], 5);
 		check_eq_u64(s0->nodes[1], 2);
 		check_eq_u64(s0->n_tids, 1);
+		check_eq_u64(s0->requested, 0x3ff0);
+		check_eq_u64(s0->n_touch_tids, 1);
+		check_eq_i64(s0->touch_tids[0], 101);
 		check_eq_str(s1->site, "make_grid+0x8");
 		check_eq_u64(s1->samples, 3);
 		check_eq_u64(s1->objects, 2);
 		check_eq_u64(s1->bytes, 0x3000);
 		check_eq_u64(s1->n_tids, 2);
+		/* o3 has no sample: no toucher. */
+		check_eq_u64(s1->requested, 0x2000);
+		check_eq_u64(s1->n_touch_tids, 1);
+		check_eq_i64(s1->touch_tids[0], 42);
 	}
+}
+
+static void
+scenario(struct aggr *a, struct objtab *t)
+{
+	const char *callers[] = { "main+0x10" };
+	int64_t table = objtab_site_intern(t, "make_table+0x1c", callers, 1);
+	int64_t grid = objtab_site_intern(t, "make_grid+0x8", NULL, 0);
+	struct obj o1 = { .base = 0x100000, .size = 0x4000,
+			  .site = (uint32_t)table, .tid = 7,
+			  .alloc_size = 0x3ff0 };
+	struct obj o2 = { .base = 0x200000, .size = 0x1000,
+			  .site = (uint32_t)grid, .tid = 8 };
+	struct obj o3 = { .base = 0x300000, .size = 0x2000,
+			  .site = (uint32_t)grid, .tid = 9,
+			  .alloc_size = 0x2000 };
+	struct frame *f;
+
+	check(objtab_map(t, 100, &o1) == 0 && objtab_map(t, 100, &o2) == 0 &&
+	      objtab_map(t, 100, &o3) == 0);
+	/* 5 loads and 2 stores in the table (two pages; thread 101 first
+	 * on the second, 100 first on the first), 3 stores in the grid
+	 * (thread 42 first, then 100), 4 on a page of no object. */
+	add_tid(a, 100, 101, 2, 0x103000, SAMPLE_STORE);
+	for (int i = 0; i < 5; i++)
+		add(a, 100, 0, 0x100000 + 8 * i, SAMPLE_LOAD);
+	add(a, 100, 2, 0x103008, SAMPLE_STORE);
+	add_tid(a, 100, 42, 2, 0x200010, SAMPLE_STORE);
+	for (int i = 0; i < 2; i++)
+		add(a, 100, 2, 0x200010, SAMPLE_STORE);
+	for (int i = 0; i < 4; i++)
+		add(a, 100, 0, 0x500000, SAMPLE_LOAD);
+	check_eq_i64(aggr_set_node(a, 100, 0x100000, 0), 0);
+	check_eq_i64(aggr_set_node(a, 100, 0x103000, 1), 0);
+	check_eq_i64(aggr_set_node(a, 100, 0x200000, 1), 0);
+	f = build(a);
+	check(f != NULL);
+	if (!f)
+		return;
+	check_frame(f);
 	frame_free(f);
 }
 

@@ -1,5 +1,5 @@
 /*
- * The allocation records of the live collector (collector/live/allocs.c)
+ * The allocation records of the producers (src/aggr/allocs.c)
  * from hand-built byte buffers laid out as the kernel writes them for the
  * events of collector/sources/source_alloc.c: mmap makes an object (named
  * by its call chain when there is no stack to unwind), munmap splits it,
@@ -33,18 +33,19 @@ allocs_test_site(int x)
 	return x * 3 + 1;
 }
 
-static struct event_spec
+static struct allocs_event
 spec(void)
 {
-	struct event_spec ev;
+	struct allocs_event ev;
 
 	memset(&ev, 0, sizeof(ev));
-	ev.attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			      PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
-			      PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
-			      PERF_SAMPLE_STACK_USER;
-	ev.tp_addr_off = RET_OFF;
-	ev.tp_ip_off = NR_OFF;
+	ev.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_RAW |
+			 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_CALLCHAIN |
+			 PERF_SAMPLE_STACK_USER;
+	ev.regs_user = ALLOCS_REGS_MASK;
+	ev.ret_off = RET_OFF;
+	ev.id_off = NR_OFF;
 	return ev;
 }
 
@@ -68,7 +69,7 @@ put(struct rec *r, uint64_t v)
  * copy.
  */
 static const struct perf_event_header *
-build(struct rec *r, const struct event_spec *ev, int64_t nr, int32_t pid,
+build(struct rec *r, const struct allocs_event *ev, int64_t nr, int32_t pid,
       int64_t ret,
       uint64_t rdi, uint64_t rsi, uint64_t rdx, uint64_t r10,
       const uint64_t *chain, size_t nchain)
@@ -115,11 +116,27 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
 	return o ? objtab_site(a->objs, o->site)->site : "(none)";
 }
 
+/* A chain that ends in 0 (a frame-pointer walk off the stack) ends
+ * there: 0 is no site, whatever follows it. */
+static void
+test_chain_zero(struct allocs *ap, const struct allocs_event *mm, int32_t pid,
+		uint64_t site_ip)
+{
+	const uint64_t zero[] = { (uint64_t)PERF_CONTEXT_USER, 0, site_ip };
+	struct rec r;
+
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f5000000000, 0,
+				    0x1000, 3, 0x22, zero, 3));
+	check_eq_str(site_at(ap, pid, 0x7f5000000000), "[unknown]");
+	allocs_record(ap, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f5000000000,
+				    0x1000, 0, 0, NULL, 0));
+}
+
 /* Per-CPU rings: an munmap read after a newer mmap of the same range
  * (drained from another CPU's ring) spares the newer object, and an
  * older mmap read late does not replace it. */
 static void
-test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
+test_order(struct allocs *ap, const struct allocs_event *mm, int32_t pid,
 	   const uint64_t *chain)
 {
 	struct rec r;
@@ -141,7 +158,7 @@ test_order(struct allocs *ap, const struct event_spec *mm, int32_t pid,
 int
 main(void)
 {
-	struct event_spec ev = spec(), *mm = &ev;
+	struct allocs_event ev = spec(), *mm = &ev;
 	int32_t pid = (int32_t)getpid();
 	uint64_t chain[2] = { (uint64_t)PERF_CONTEXT_USER,
 			      (uint64_t)(uintptr_t)&allocs_test_site + 4 };
@@ -161,6 +178,7 @@ main(void)
 	o = objtab_find(a.objs, pid, 0x7f1000001000);
 	check(o && o->size == 0x2000 && o->alloc_size == 0x1001);
 	check_eq_str(site_at(&a, pid, 0x7f1000000000), "[unknown]");
+	test_chain_zero(&a, mm, pid, chain[1]);
 	/* munmap in the middle splits the first. */
 	allocs_record(&a, mm, build(&r, mm, NR_MUNMAP, pid, 0, 0x7f0000004000, 0x1000,
 				     0, 0, NULL, 0));

@@ -147,22 +147,6 @@ touch_and_count(struct worker *w, struct channel *ch)
 	return t;
 }
 
-/* Faults n fresh pages of the calling thread. */
-static void
-touch_pages(size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	unsigned char *m = mmap(NULL, n * page, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		return;
-	madvise(m, n * page, MADV_NOHUGEPAGE);
-	for (size_t i = 0; i < n; i++)
-		((volatile unsigned char *)m)[i * page] = 1;
-	munmap(m, n * page);
-}
-
 /*
  * The child of small_ring_wakes: as nobody, with RLIMIT_MEMLOCK 0, a
  * channel asking for 1024 pages maps what perf_event_mlock_kb allows.
@@ -195,14 +179,14 @@ small_ring_child(const struct source *src)
 		test_skip("the locked-memory limit left the ring whole");
 	}
 	/* Bytes a sample takes, from 64 faults. */
-	touch_pages(64);
+	test_touch_pages(64);
 	size = ring_pending(&ch->ring) / 64;
 	ring_drain(&ch->ring, NULL, NULL, NULL);
 	pfd = (struct pollfd){ .fd = channel_poll_fd(ch), .events = POLLIN };
 	poll(&pfd, 1, 0);	/* clears a wakeup the 64 faults caused */
 	check(size >= 16);
 	want = ch->ring.data_size * 3 / 4;
-	touch_pages(size ? want / size : 0);
+	test_touch_pages(size ? want / size : 0);
 	check(ring_pending(&ch->ring) > ch->ring.data_size / 2);
 	check(ring_pending(&ch->ring) < ch->ring.data_size * 7 / 8);
 	pfd.revents = 0;

@@ -81,7 +81,8 @@ fake_tree(void)
 		CTX "monitoring_attrs/nr_regions/min",
 		CTX "monitoring_attrs/nr_regions/max",
 		CTX "targets/nr_targets", CTX "targets/0/pid_target",
-		CTX "targets/1/pid_target", CTX "targets/0/regions/nr_regions",
+		CTX "targets/1/pid_target", CTX "targets/2/pid_target",
+		CTX "targets/0/regions/nr_regions",
 		CTX "targets/0/regions/0/start", CTX "targets/0/regions/0/end",
 		CTX "targets/0/regions/1/start", CTX "targets/0/regions/1/end",
 		CTX "schemes/nr_schemes", CTX "schemes/0/action",
@@ -184,6 +185,27 @@ test_vaddr(void)
 		check_eq_u64(regs[0].age, 3);
 		check_eq_u64(regs[1].nr_accesses, 0);
 		check_eq_u64(regs[1].age, 9);
+		check_eq_u64(regs[0].target, 0);
+		check_eq_u64(regs[1].target, 0);
+	}
+	/* The second target's regions start from below again. */
+	put(CTX "schemes/0/tried_regions/2/start", "8192");
+	put(CTX "schemes/0/tried_regions/2/end", "12288");
+	put(CTX "schemes/0/tried_regions/2/nr_accesses", "5");
+	put(CTX "schemes/0/tried_regions/2/age", "1");
+	check_eq_i64(damon_snapshot(d, &regs, &cap, why, sizeof(why)), 3);
+	if (regs) {
+		check_eq_u64(regs[1].target, 0);
+		check_eq_u64(regs[2].target, 1);
+		check_eq_u64(regs[2].nr_accesses, 5);
+	}
+	{
+		const pid_t more[] = { 100, 200, 300 };
+
+		check_eq_i64(damon_set_pids(d, more, 3, why, sizeof(why)), 0);
+		check_eq_str(get(CTX "targets/nr_targets"), "3");
+		check_eq_str(get(CTX "targets/2/pid_target"), "300");
+		check_eq_str(get("kdamonds/0/state"), "commit");
 	}
 	check_eq_i64(damon_set_intervals(d, 2500, 50000), 0);
 	check_eq_str(get(CTX "monitoring_attrs/intervals/sample_us"), "2500");

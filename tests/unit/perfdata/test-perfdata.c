@@ -355,10 +355,57 @@ test_compressed(void)
 	free(b);
 }
 
+/* Rounds: a FINISHED_ROUND after records, none for a round without
+ * records, in either byte order; the reader hands them out where they
+ * were written. */
+static void
+test_rounds(bool swap)
+{
+	struct perfdata_writer_opts o = { .force = true, .swap = swap };
+	struct perf_event_attr a0 = mk_attr(ST_SAMPLE, 0x1cd);
+	struct perfdata_writer *w;
+	struct perfdata_reader *r;
+	struct perfdata_record rec;
+	char path[256], err[256], order[16] = "";
+	struct rb b;
+	size_t n = 0;
+
+	path_in_tmp(path, sizeof(path), "rounds.data");
+	if (perfdata_writer_open(&w, path, &o, err, sizeof(err)) < 0) {
+		check(false);
+		return;
+	}
+	check_eq_i64(perfdata_writer_add_event(w, &a0, "e"), 0);
+	check_eq_i64(perfdata_writer_add_id(w, 0, 101), 0);
+	check_eq_i64(perfdata_writer_round(w), 0);	/* nothing yet */
+	perfdata_writer_write(w, mk_sample(&b, 101, 1000, 100, 0x1000, 0));
+	check_eq_i64(perfdata_writer_round(w), 0);
+	check_eq_i64(perfdata_writer_round(w), 0);	/* nothing since */
+	perfdata_writer_write(w, mk_sample(&b, 101, 1000, 101, 0x2000, 0));
+	perfdata_writer_write(w, mk_sample(&b, 101, 1000, 102, 0x3000, 0));
+	check_eq_i64(perfdata_writer_round(w), 0);
+	check_eq_i64(perfdata_writer_close(w, err, sizeof(err)), 0);
+	perfdata_writer_free(w);
+
+	if (perfdata_reader_open(&r, path, err, sizeof(err)) < 0) {
+		check(false);
+		return;
+	}
+	while (perfdata_reader_next(r, &rec, err, sizeof(err)) == 1 &&
+	       n < sizeof(order) - 1)
+		order[n++] = rec.hdr->type == PERFDATA_REC_FINISHED_ROUND ?
+			     'R' : rec.hdr->type == PERF_RECORD_SAMPLE ? 'S' :
+			     '?';
+	check_eq_str(order, "SRSSR");
+	perfdata_reader_free(r);
+}
+
 int
 main(void)
 {
 	tmpdir_make();
+	test_rounds(false);
+	test_rounds(true);
 	test_attr_swap();
 	test_round_trip();
 	test_no_overwrite();

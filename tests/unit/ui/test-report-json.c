@@ -417,6 +417,29 @@ test_levels(void)
 	frame_free(f);
 }
 
+/* A -e damon entry's region: its counts, age (in seconds too) and the
+ * nodes of the mask in order; a page of any other source has no key. */
+static void
+test_damon(void)
+{
+	struct frame *f = make_frame(1);
+	char *s;
+
+	s = render(f, true, 0);
+	check(s && !strstr(s, "\"damon\""));
+	free(s);
+	f->pages[0].damon = calloc(1, sizeof(*f->pages[0].damon));
+	*f->pages[0].damon = (struct frame_damon){ .accesses = 17,
+		.checks = 20, .age = 12, .aggr_us = 100000,
+		.nodes = (1u << 1) | (1u << 3), .probed = 8, .unknown = 2 };
+	s = render(f, true, 0);
+	contains(s, "\"object\":null,\"damon\":{\"accesses\":17,"
+		 "\"checks\":20,\"age\":12,\"age_s\":1.200,"
+		 "\"nodes\":[1,3],\"probed\":8,\"unknown\":2}}");
+	free(s);
+	frame_free(f);
+}
+
 /*
  * Every count of the totals and of a page different from the others, so
  * that a field written from its neighbour shows (the fixture of
@@ -454,6 +477,39 @@ test_distinct_counts(void)
 	frame_free(f);
 }
 
+/*
+ * A page's object and the objects rows (issue 18), exactly as the man
+ * page's JSON FIELDS list them: the size asked and the first toucher
+ * (null without one), the rows' allocating and first-touching threads.
+ */
+static void
+test_objects(void)
+{
+	struct frame *f = make_frame(2);
+	struct frame_objsite *o;
+	char *s;
+
+	frame_one_objsite(f, 7, 0);
+	o = &f->objects[0];
+	o->requested = 4198400;
+	o->touch_tids[0] = 9;
+	o->touch_tids[1] = 11;
+	o->n_touch_tids = 2;
+	frame_page_object(&f->pages[0], "make_table+0x1c", 4198400);
+	f->pages[0].object->requested = 4194320;
+	f->pages[0].object->first_touch = 9;
+	frame_page_object(&f->pages[1], "make_grid+0x8", 8192);
+	s = render(f, true, 0);
+	contains(s, "\"size\":4198400,\"base\":\"0x");
+	contains(s, "\"age\":1.500,\"requested\":4194320,"
+		 "\"first_touch\":9}");
+	contains(s, "\"age\":1.500,\"requested\":0,\"first_touch\":null}");
+	contains(s, "\"tids\":[7],\"requested\":4198400,"
+		 "\"first_touch\":[9,11]}");
+	free(s);
+	frame_free(f);
+}
+
 int
 main(void)
 {
@@ -461,7 +517,9 @@ main(void)
 	test_exact();
 	test_key_order();
 	test_levels();
+	test_damon();
 	test_distinct_counts();
+	test_objects();
 	test_escapes();
 	test_nulls_and_numbers();
 	test_two_nodes();

@@ -1,10 +1,10 @@
 /*
- * Collector thread only.  See allocs.h.
+ * The producer's thread only.  See allocs.h.
  *
- * The records carry CALLCHAIN, REGS_USER and STACK_USER, which the shared
- * decoder (src/perfdata/record.c) does not walk yet: allocs_parse() walks
- * exactly the fields source_alloc.c asks for, in the kernel's order
- * (include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE).
+ * allocs_parse() walks a SAMPLE record's fields in the kernel's order
+ * (include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE) up to STACK_USER:
+ * what the live event asks (collector/sources/source_alloc.c), and what a
+ * perf record of raw_syscalls:sys_exit with --call-graph dwarf writes.
  */
 #include "config.h"
 
@@ -14,10 +14,7 @@
 #include <string.h>
 
 #include "allocs.h"
-#include "channel.h"
 #include "log.h"
-#include "record.h"
-#include "ring.h"
 #include "unwind.h"
 
 #define ALLOCS_FRAMES 24
@@ -34,22 +31,44 @@ struct alloc_rec {
 	int64_t ret;
 	uint64_t regs[UNWIND_REGS];	/* DWARF order */
 	bool have_regs;
-	const unsigned char *stack;	/* in the ring: at queueing only */
+	const unsigned char *stack;	/* in the record: at queueing only */
 	uint64_t stack_size;	/* bytes valid (dyn_size) */
 	/* The call chain's pcs (context markers left out, return
-	 * addresses moved into their calls), copied out of the ring. */
+	 * addresses moved into their calls), copied out of the record. */
 	uint64_t pcs[ALLOCS_FRAMES];
 	int n_pcs;
 	bool walking;		/* a walk queued in the unwinder */
 };
 
-/* perf's x86 register order (AX BX CX DX SI DI BP SP IP R8-R15, as
- * source_alloc.c asks) to the DWARF numbering of unwind.h. */
-static const uint8_t allocs_dwarf_of[UNWIND_REGS] = {
+/* perf's x86 registers AX BX CX DX SI DI BP SP IP (0-8) to the DWARF
+ * numbering of unwind.h; R8-R15 (perf 16-23) are DWARF 8-15. */
+static const uint8_t allocs_dwarf_of[9] = {
 	[0] = 0, [1] = 3, [2] = 2, [3] = 1, [4] = 4, [5] = 5, [6] = 6,
-	[7] = 7, [8] = 16, [9] = 8, [10] = 9, [11] = 10, [12] = 11,
-	[13] = 12, [14] = 13, [15] = 14, [16] = 15,
+	[7] = 7, [8] = 16,
 };
+
+/* arch/x86/entry/syscalls/syscall_64.tbl */
+#define ALLOCS_NR_MMAP 9
+#define ALLOCS_NR_MUNMAP 11
+#define ALLOCS_NR_BRK 12
+#define ALLOCS_NR_MREMAP 25
+
+enum alloc_call
+allocs_call(int64_t nr)
+{
+	switch (nr) {
+	case ALLOCS_NR_MMAP:
+		return ALLOC_MMAP;
+	case ALLOCS_NR_MUNMAP:
+		return ALLOC_MUNMAP;
+	case ALLOCS_NR_MREMAP:
+		return ALLOC_MREMAP;
+	case ALLOCS_NR_BRK:
+		return ALLOC_BRK;
+	default:
+		return ALLOC_NONE;
+	}
+}
 #define ALLOCS_RDI 5
 #define ALLOCS_RSI 4
 #define ALLOCS_RDX 1
@@ -78,40 +97,95 @@ allocs_skip(struct allocs_cur *c, uint64_t n)
 	return true;
 }
 
-/* Walks the fields of ev's sample_type; false when the record is short. */
+/* REGS_USER: the abi, then a u64 per bit of the mask; the registers
+ * unwind.h needs into r->regs, in DWARF order. */
 static bool
-allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
-	     struct alloc_rec *r)
+allocs_regs(struct allocs_cur *c, uint64_t mask, struct alloc_rec *r)
 {
-	uint64_t st = ev->attr.sample_type, v, raw_size = 0;
+	uint64_t v, abi;
+
+	if (!allocs_u64(c, &abi))
+		return false;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return true;
+	for (unsigned b = 0; b < 64; b++) {
+		if (!(mask & UINT64_C(1) << b))
+			continue;
+		if (!allocs_u64(c, &v))
+			return false;
+		if (b < 9)
+			r->regs[allocs_dwarf_of[b]] = v;
+		else if (b >= 16 && b < 24)
+			r->regs[b - 8] = v;
+	}
+	r->have_regs = (mask & ALLOCS_REGS_MASK) == ALLOCS_REGS_MASK;
+	return true;
+}
+
+/*
+ * CALLCHAIN: its pcs into r, context markers left out, return addresses
+ * moved into their calls.  A frame-pointer walk that left the stack ends
+ * in 0 (or garbage below the first page): no frame there or after, and
+ * libdwfl would put 0 - 1 in whatever module it likes.
+ */
+static bool
+allocs_chain(struct allocs_cur *c, struct alloc_rec *r)
+{
+	uint64_t nr, v;
+	bool ended = false;
+
+	if (!allocs_u64(c, &nr) || nr > 4096)
+		return false;
+	for (uint64_t i = 0; i < nr; i++) {
+		if (!allocs_u64(c, &v))
+			return false;
+		if (v >= (uint64_t)PERF_CONTEXT_MAX || ended ||
+		    r->n_pcs == ALLOCS_FRAMES)
+			continue;	/* a context marker */
+		if (v < ALLOCS_PAGE) {
+			ended = true;
+			continue;
+		}
+		r->pcs[r->n_pcs] = r->n_pcs ? v - 1 : v;
+		r->n_pcs++;
+	}
+	return true;
+}
+
+/* Walks the fields of ev's sample_type; false when the record is short
+ * or has a field of variable size before STACK_USER that is not read
+ * here (READ, BRANCH_STACK). */
+static bool
+allocs_parse(const struct allocs_event *ev,
+	     const struct perf_event_header *hdr, struct alloc_rec *r)
+{
+	uint64_t st = ev->sample_type, v, raw_size = 0;
 	struct allocs_cur c = { (const unsigned char *)(hdr + 1),
 				(const unsigned char *)hdr + hdr->size };
 	const unsigned char *raw = NULL;
 
 	memset(r, 0, sizeof(*r));
+	if (!(st & PERF_SAMPLE_TID) || !(st & PERF_SAMPLE_RAW) ||
+	    !(st & PERF_SAMPLE_REGS_USER) ||
+	    (st & (PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK)))
+		return false;
 	if ((st & PERF_SAMPLE_IDENTIFIER) && !allocs_u64(&c, &v))
+		return false;
+	if ((st & PERF_SAMPLE_IP) && !allocs_u64(&c, &v))
 		return false;
 	if (!allocs_u64(&c, &v))		/* TID */
 		return false;
 	r->pid = (uint32_t)v;
 	r->tid = (uint32_t)(v >> 32);
-	if (!allocs_u64(&c, &r->time))		/* TIME */
+	if ((st & PERF_SAMPLE_TIME) && !allocs_u64(&c, &r->time))
 		return false;
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		uint64_t nr;
-
-		if (!allocs_u64(&c, &nr) || nr > 4096)
-			return false;
-		for (uint64_t i = 0; i < nr; i++) {
-			if (!allocs_u64(&c, &v))
-				return false;
-			if (v >= (uint64_t)PERF_CONTEXT_MAX ||
-			    r->n_pcs == ALLOCS_FRAMES)
-				continue;	/* a context marker */
-			r->pcs[r->n_pcs] = r->n_pcs ? v - 1 : v;
-			r->n_pcs++;
-		}
-	}
+	/* ADDR ID STREAM_ID CPU PERIOD: a u64 each, not read. */
+	if (!allocs_skip(&c, 8 * (uint64_t)__builtin_popcountll(st &
+		(PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD))))
+		return false;
+	if ((st & PERF_SAMPLE_CALLCHAIN) && !allocs_chain(&c, r))
+		return false;
 	if (c.end - c.p < 4)			/* RAW: u32 size, data */
 		return false;
 	memcpy(&v, c.p, 4);
@@ -119,19 +193,13 @@ allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
 	raw = c.p + 4;
 	if (!allocs_skip(&c, 4 + raw_size))
 		return false;
-	if (ev->tp_addr_off < 0 || (uint64_t)ev->tp_addr_off + 8 > raw_size ||
-	    ev->tp_ip_off < 0 || (uint64_t)ev->tp_ip_off + 8 > raw_size)
+	if (ev->ret_off < 0 || (uint64_t)ev->ret_off + 8 > raw_size ||
+	    ev->id_off < 0 || (uint64_t)ev->id_off + 8 > raw_size)
 		return false;
-	memcpy(&r->ret, raw + ev->tp_addr_off, 8);
-	memcpy(&r->call, raw + ev->tp_ip_off, 8);
-	if (!allocs_u64(&c, &v))		/* REGS_USER abi */
+	memcpy(&r->ret, raw + ev->ret_off, 8);
+	memcpy(&r->call, raw + ev->id_off, 8);
+	if (!allocs_regs(&c, ev->regs_user, r))
 		return false;
-	if (v != PERF_SAMPLE_REGS_ABI_NONE) {
-		for (size_t i = 0; i < UNWIND_REGS; i++)
-			if (!allocs_u64(&c, &r->regs[allocs_dwarf_of[i]]))
-				return false;
-		r->have_regs = true;
-	}
 	if (st & PERF_SAMPLE_STACK_USER) {
 		if (!allocs_u64(&c, &v))
 			return false;
@@ -142,12 +210,11 @@ allocs_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
 			  r->stack_size > v))
 			return false;
 	}
-	return c.p == c.end;
+	/* Fields after STACK_USER (WEIGHT, DATA_SRC, ...) are not read. */
+	return c.p == c.end || st >= PERF_SAMPLE_STACK_USER << 1;
 }
 
-/* The site from frames f[0..n): the first outside the allocator.  true
- * when one was found. */
-static bool
+bool
 allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
 	    int64_t *site)
 {
@@ -304,7 +371,7 @@ allocs_apply(struct allocs *a, struct alloc_rec *r)
 {
 	const uint64_t *g = r->regs;
 
-	switch (source_alloc_call(r->call)) {
+	switch (allocs_call(r->call)) {
 	case ALLOC_MMAP:
 		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS)
 			allocs_new(a, r, (uint64_t)r->ret, g[ALLOCS_RSI],
@@ -340,7 +407,7 @@ allocs_apply(struct allocs *a, struct alloc_rec *r)
 static bool
 allocs_makes(const struct alloc_rec *r)
 {
-	switch (source_alloc_call(r->call)) {
+	switch (allocs_call(r->call)) {
 	case ALLOC_MMAP:
 		return r->regs[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS;
 	case ALLOC_MREMAP:
@@ -364,10 +431,10 @@ allocs_flush(struct allocs *a)
  * Decodes one record into the queue and sends its walk to the unwind
  * helper, which walks while more records are read: a drain's walks cost
  * one wake-up of the helper, not one each.  The queue is applied, in
- * order, when full and at the end of each drain.
+ * order, when full and at allocs_flush (the end of each drain).
  */
 void
-allocs_queue(struct allocs *a, const struct event_spec *ev,
+allocs_queue(struct allocs *a, const struct allocs_event *ev,
 	     const struct perf_event_header *hdr)
 {
 	struct alloc_rec *r = &a->queue[a->n_queued];
@@ -381,7 +448,7 @@ allocs_queue(struct allocs *a, const struct event_spec *ev,
 		return;		/* the call failed: nothing changed */
 	/* A file mapping: the process has a module the walks from here on
 	 * must know. */
-	if (source_alloc_call(r->call) == ALLOC_MMAP &&
+	if (allocs_call(r->call) == ALLOC_MMAP &&
 	    !(r->regs[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS))
 		unwind_stale(a->unw, (int)r->pid);
 	r->walking = allocs_makes(r) && r->stack_size &&
@@ -394,62 +461,11 @@ allocs_queue(struct allocs *a, const struct event_spec *ev,
 }
 
 void
-allocs_record(struct allocs *a, const struct event_spec *ev,
+allocs_record(struct allocs *a, const struct allocs_event *ev,
 	      const struct perf_event_header *hdr)
 {
 	allocs_queue(a, ev, hdr);
 	allocs_flush(a);
-}
-
-struct allocs_drain_ctx {
-	struct allocs *a;
-	struct channel *ch;
-};
-
-static int
-allocs_on_record(const struct perf_event_header *hdr, void *arg)
-{
-	struct allocs_drain_ctx *d = arg;
-	const struct event_spec *ev;
-	uint64_t id;
-
-	if (hdr->type == PERF_RECORD_LOST &&
-	    hdr->size >= sizeof(*hdr) + RECORD_LOST_BODY) {
-		uint64_t lost;
-
-		memcpy(&lost, (const unsigned char *)(hdr + 1) + 8,
-		       sizeof(lost));
-		d->a->st.lost += lost;
-		return 0;
-	}
-	if (hdr->type != PERF_RECORD_SAMPLE)
-		return 0;
-	if (hdr->size < sizeof(*hdr) + sizeof(id)) {
-		d->a->st.bad++;
-		return 0;
-	}
-	memcpy(&id, hdr + 1, sizeof(id));
-	ev = channel_alloc_event(d->ch, id);
-	if (!ev) {
-		d->a->st.bad++;
-		return 0;
-	}
-	allocs_queue(d->a, ev, hdr);
-	return 0;
-}
-
-void
-allocs_drain(struct allocs *a, struct channel *ch)
-{
-	struct ring *r = channel_alloc_ring(ch);
-	struct allocs_drain_ctx d = { a, ch };
-	struct ring_stats st = { 0 };
-
-	if (!r || !a->objs)
-		return;
-	ring_drain(r, allocs_on_record, &d, &st);
-	allocs_flush(a);
-	a->st.bad += st.bad_size;
 }
 
 int
@@ -464,6 +480,13 @@ allocs_init(struct allocs *a, size_t max_objects)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void
+allocs_use_names(struct allocs *a, struct names *names)
+{
+	if (a->unw)
+		unwind_use_names(a->unw, names);
 }
 
 void

@@ -1,0 +1,337 @@
+/*
+ * The parallel drain's threads and the collector's side of a drain.  See
+ * dpool.h.  dpool_new, dpool_drain, dpool_merge, dpool_like, dpool_cpu_ns
+ * and dpool_free: the collector thread only; dpool_thread and what it
+ * calls: the drain threads.
+ *
+ * One mutex guards each thread's block queue (head, tail), its done flag
+ * and the job; block contents are written by the drain thread before it
+ * moves head and read by the collector before it moves tail, both under
+ * the mutex, so each block has one owner at a time.  Blocks carry only
+ * the rings' records other than samples (rare); samples stay in the
+ * thread's shard.  A shard is touched by its thread during a drain and by
+ * the collector (merge) only between drains.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "base.h"
+#include "dpool.h"
+#include "ingest.h"
+#include "nodemap.h"
+#include "pagetab.h"
+
+/* Blocks in each thread's queue: the drain runs this far ahead of the
+ * collector's handling of its other records. */
+#define DPOOL_BLOCKS	16
+/* A block holds a record of up to this many bytes (MMAP2 records with
+ * the longest paths); a longer one is copied to the heap. */
+#define DPOOL_RECORD	4352
+
+struct dblock {
+	uint32_t n;		/* the record's bytes */
+	size_t item;
+	unsigned char *big;	/* a record larger than rec, malloc'd */
+	unsigned char rec[DPOOL_RECORD];
+};
+
+struct drainer {
+	struct dpool *pool;
+	pthread_t thread;
+	unsigned idx;
+	bool started;
+	/* The decoder, learning layouts per source as the collector's,
+	 * into the thread's shard (aggr_shard_init) and its nodemap. */
+	struct ingest in;
+	struct aggr shard;
+	bool shard_ok;
+	struct nodemap *nm;
+	size_t cur;		/* the item being drained */
+	struct dblock *blocks;	/* DPOOL_BLOCKS */
+	/* Under pool->mu. */
+	size_t head, tail;
+	bool done;
+	uint64_t gen;
+	uint64_t cpu_ns;
+	pthread_cond_t room;
+};
+
+struct dpool {
+	pthread_mutex_t mu;
+	pthread_cond_t job;	/* a new drain, or quit */
+	pthread_cond_t ready;	/* a block or a thread done */
+	uint64_t gen;
+	bool quit;
+	struct dpool_item *items;
+	size_t n_items;
+	uint64_t period;
+	unsigned n;
+	struct drainer d[];
+};
+
+/* A free block (waiting for the collector to take one), or NULL at quit. */
+static struct dblock *
+dpool_slot(struct drainer *d)
+{
+	struct dpool *p = d->pool;
+	struct dblock *b = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	while (d->head - d->tail == DPOOL_BLOCKS && !p->quit)
+		pthread_cond_wait(&d->room, &p->mu);
+	if (!p->quit)
+		b = &d->blocks[d->head % DPOOL_BLOCKS];
+	pthread_mutex_unlock(&p->mu);
+	return b;
+}
+
+static void
+dpool_push(struct drainer *d)
+{
+	struct dpool *p = d->pool;
+
+	pthread_mutex_lock(&p->mu);
+	d->head++;
+	pthread_cond_signal(&p->ready);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* ingest_drain's other: the record to the collector. */
+static int
+dpool_other(const struct perf_event_header *hdr, void *ctx)
+{
+	struct drainer *d = ctx;
+	struct dblock *b = dpool_slot(d);
+
+	if (!b)
+		return 1;
+	b->n = hdr->size;
+	b->item = d->cur;
+	b->big = NULL;
+	if (hdr->size > sizeof(b->rec)) {
+		b->big = malloc(hdr->size);
+		if (!b->big) {
+			/* Counted lost, as a record that cannot be read. */
+			aggr_count_lost(&d->shard, 1);
+			return 0;
+		}
+	}
+	memcpy(b->big ? b->big : b->rec, hdr, hdr->size);
+	dpool_push(d);
+	return 0;
+}
+
+/* One drain's share: the items of this thread's group. */
+static void
+dpool_run(struct drainer *d, struct dpool_item *items, size_t n,
+	  uint64_t period)
+{
+	struct dpool *p = d->pool;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bad = d->in.stats.bad;
+
+		if (items[i].group % p->n != d->idx)
+			continue;
+		d->cur = i;
+		memset(&items[i].st, 0, sizeof(items[i].st));
+		ingest_drain(&d->in, items[i].ev, items[i].ring, period,
+			     dpool_other, d, &items[i].st);
+		items[i].bad = d->in.stats.bad - bad;
+	}
+}
+
+static void *
+dpool_thread(void *arg)
+{
+	struct drainer *d = arg;
+	struct dpool *p = d->pool;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		uint64_t c0;
+
+		while (d->gen == p->gen && !p->quit)
+			pthread_cond_wait(&p->job, &p->mu);
+		if (p->quit)
+			break;
+		d->gen = p->gen;
+		pthread_mutex_unlock(&p->mu);
+		c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		dpool_run(d, p->items, p->n_items, p->period);
+		c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		pthread_mutex_lock(&p->mu);
+		d->cpu_ns += c0;
+		d->done = true;
+		pthread_cond_signal(&p->ready);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+int
+dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
+{
+	struct dpool *p;
+	int ret = 0;
+
+	*out = NULL;
+	if (n_threads < 1 || n_threads > DPOOL_MAX_THREADS)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p) + n_threads * sizeof(p->d[0]));
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->job, NULL);
+	pthread_cond_init(&p->ready, NULL);
+	p->n = n_threads;
+	for (unsigned i = 0; i < n_threads; i++) {
+		struct drainer *d = &p->d[i];
+
+		d->pool = p;
+		d->idx = i;
+		d->done = true;
+		pthread_cond_init(&d->room, NULL);
+		d->blocks = calloc(DPOOL_BLOCKS, sizeof(*d->blocks));
+		if (like->nodemap)
+			d->nm = nodemap_new();
+		if (!d->blocks || (like->nodemap && !d->nm) ||
+		    aggr_shard_init(&d->shard, like, d->nm) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		d->shard_ok = true;
+		ingest_init(&d->in, &d->shard);
+		ret = -pthread_create(&d->thread, NULL, dpool_thread, d);
+		if (ret < 0)
+			break;
+		d->started = true;
+	}
+	if (ret < 0) {
+		dpool_free(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+void
+dpool_free(struct dpool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->quit = true;
+	pthread_cond_broadcast(&p->job);
+	for (unsigned i = 0; i < p->n; i++)
+		pthread_cond_broadcast(&p->d[i].room);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->n; i++) {
+		if (p->d[i].started)
+			pthread_join(p->d[i].thread, NULL);
+		pthread_cond_destroy(&p->d[i].room);
+		free(p->d[i].blocks);
+		if (p->d[i].shard_ok)
+			aggr_fini(&p->d[i].shard);
+		nodemap_free(p->d[i].nm);
+	}
+	pthread_cond_destroy(&p->job);
+	pthread_cond_destroy(&p->ready);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+unsigned
+dpool_threads(const struct dpool *p)
+{
+	return p->n;
+}
+
+/* A record to other(). */
+static void
+dpool_take(struct dblock *b, struct dpool_item *items, dpool_other_fn other,
+	   void *ctx)
+{
+	other(b->big ? (const void *)b->big : (const void *)b->rec,
+	      items[b->item].tag, ctx);
+	free(b->big);
+	b->big = NULL;
+}
+
+void
+dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
+	    uint64_t period, dpool_other_fn other, void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	p->items = items;
+	p->n_items = n;
+	p->period = period;
+	p->gen++;
+	for (unsigned i = 0; i < p->n; i++)
+		p->d[i].done = false;
+	pthread_cond_broadcast(&p->job);
+	for (;;) {
+		bool all_done = true, took = false;
+
+		for (unsigned i = 0; i < p->n; i++) {
+			struct drainer *d = &p->d[i];
+
+			while (d->tail != d->head) {
+				struct dblock *b =
+					&d->blocks[d->tail % DPOOL_BLOCKS];
+
+				pthread_mutex_unlock(&p->mu);
+				dpool_take(b, items, other, ctx);
+				pthread_mutex_lock(&p->mu);
+				d->tail++;
+				pthread_cond_signal(&d->room);
+				took = true;
+			}
+			all_done &= d->done;
+		}
+		if (all_done)
+			break;
+		if (!took)
+			pthread_cond_wait(&p->ready, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+int
+dpool_merge(struct dpool *p, struct aggr *dst)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; i < p->n; i++) {
+		int r = aggr_merge(dst, &p->d[i].shard);
+
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	return ret;
+}
+
+bool
+dpool_like(const struct dpool *p, const struct aggr *a)
+{
+	return p->n == 0 || (pagetab_page_shift(p->d[0].shard.pages) ==
+			     pagetab_page_shift(a->pages));
+}
+
+uint64_t
+dpool_cpu_ns(struct dpool *p)
+{
+	uint64_t ns = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (unsigned i = 0; i < p->n; i++)
+		ns += p->d[i].cpu_ns;
+	pthread_mutex_unlock(&p->mu);
+	return ns;
+}

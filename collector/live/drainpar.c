@@ -1,0 +1,254 @@
+/*
+ * Drains of many rings at once: every ring at a frame, those epoll
+ * reported at a wakeup, those the sweeps find.  Collector thread only.
+ *
+ * Under -a and -G with many rings the collector drains with drain threads
+ * (dpool.h: each drains the rings of its CPU group into a shard of its
+ * own; the collector handles their other records meanwhile and merges the
+ * shards into its aggregation at each frame, collector_drain_all); with
+ * few rings, per-thread channels (-p, a command), --record or the latency
+ * histogram, it drains alone as it always has.  Rings it drains alone
+ * between (a channel closing) go to its aggregation directly: the sums
+ * are the same.  Drain threads are used
+ * from COLLECTOR_PAR_RINGS rings on, one for each COLLECTOR_PAR_RINGS
+ * rings, at most one fewer than the online CPUs; MEMTOP_DRAIN_THREADS=N
+ * forces N (1: the collector alone), for tests and benchmarks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "aggr.h"
+#include "chanset.h"
+#include "channel.h"
+#include "collector_int.h"
+#include "dpool.h"
+#include "log.h"
+#include "recorder.h"
+#include "ring.h"
+
+/*
+ * One collector thread keeps up with about this many rings at the
+ * kernel's default cap of 100 K samples/s each (bench/bench-drain.c; the
+ * README's Performance section): from twice as many on, each group of
+ * this many gets a drain thread.
+ */
+#define COLLECTOR_PAR_RINGS	32
+
+int
+collector_par_setup(struct collector *c, char *err, size_t errlen)
+{
+	const char *env = getenv("MEMTOP_DRAIN_THREADS");
+	unsigned long v;
+	char *end;
+
+	c->par_force = -1;
+	if (!env || !*env)
+		return 0;
+	v = strtoul(env, &end, 10);
+	if (*end || end == env || v > DPOOL_MAX_THREADS) {
+		snprintf(err, errlen, "MEMTOP_DRAIN_THREADS=%s: want a "
+			 "number of drain threads, 0 to %d (0 or 1: the "
+			 "collector drains alone)", env, DPOOL_MAX_THREADS);
+		return -EINVAL;
+	}
+	c->par_force = (int)v;
+	return 0;
+}
+
+static void collector_par_fini_pool(struct collector *c);
+
+/* The drain threads this drain should use (0: none). */
+static unsigned
+collector_par_want(const struct collector *c)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t rings = chanset_count(c->cs), k;
+
+	if (!c->system || c->cfg.recorder || c->lat)
+		return 0;
+	if (c->par_force >= 0)
+		return c->par_force >= 2 ? (unsigned)c->par_force : 0;
+	if (rings < 2 * COLLECTOR_PAR_RINGS || online < 3)
+		return 0;
+	k = rings / COLLECTOR_PAR_RINGS;
+	if (k > (size_t)online - 1)
+		k = (size_t)online - 1;
+	if (k > DPOOL_MAX_THREADS)
+		k = DPOOL_MAX_THREADS;
+	return (unsigned)k;
+}
+
+unsigned
+collector_par_threads(const struct collector *c)
+{
+	return c->pool ? dpool_threads(c->pool) : 0;
+}
+
+/* The pool, of k threads when it starts (it keeps its threads when the
+ * rings' count changes later: CPU hotplug), made again after a change of
+ * page size (its shards were merged before).  false: none. */
+static bool
+collector_par_pool(struct collector *c, unsigned k)
+{
+	if (c->pool && dpool_like(c->pool, &c->aggr))
+		return true;
+	collector_par_fini_pool(c);
+	if (dpool_new(&c->pool, k, &c->aggr) < 0) {
+		log_msg("drain threads: cannot start %u; the collector drains "
+			"alone", k);
+		return false;
+	}
+	log_msg("drain threads: %u over %zu rings", k, chanset_count(c->cs));
+	return true;
+}
+
+static bool
+collector_par_room(struct collector *c, size_t n)
+{
+	struct dpool_item *items;
+	struct channel **chans;
+	size_t cap = c->par_cap ? c->par_cap : 64;
+
+	if (n <= c->par_cap)
+		return true;
+	while (cap < n)
+		cap *= 2;
+	items = realloc(c->par_items, cap * sizeof(*items));
+	if (items)
+		c->par_items = items;
+	chans = realloc(c->par_chans, cap * sizeof(*chans));
+	if (chans)
+		c->par_chans = chans;
+	if (!items || !chans)
+		return false;
+	c->par_cap = cap;
+	return true;
+}
+
+/* dpool_other_fn: a ring's other records, as collector_drain's. */
+static void
+collector_par_other(const struct perf_event_header *hdr, void *tag,
+		    void *ctx)
+{
+	struct collector *c = ctx;
+	struct collector_drain d = { .c = c, .ch = tag,
+				     .period = chanset_period(c->cs) };
+
+	collector_on_record(hdr, &d);
+}
+
+void
+collector_drain_many(struct collector *c, struct channel **chans, size_t n)
+{
+	unsigned k = n >= 2 ? collector_par_want(c) : 0;
+	int n_cpus = c->aggr.n_cpus > 0 ? c->aggr.n_cpus : 1;
+
+	if (k < 2 || !collector_par_pool(c, k) || !collector_par_room(c, n)) {
+		for (size_t i = 0; i < n; i++)
+			collector_drain(c, chans[i]);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct channel *ch = chans[i];
+		struct collector_drain d = { .c = c, .ch = ch, .task = true,
+					     .period = chanset_period(c->cs) };
+		int cpu = channel_cpu(ch);
+
+		/* As collector_drain: allocations and task records first. */
+		collector_allocs_drain(c, ch);
+		if (channel_task_ring(ch))
+			ring_drain(channel_task_ring(ch), collector_on_record,
+				   &d, NULL);
+		c->par_items[i] = (struct dpool_item){
+			.ring = channel_ring(ch), .ev = channel_events(ch),
+			.tag = ch,
+			/* CPU groups: contiguous CPUs, as nodes number
+			 * them. */
+			.group = cpu >= 0 ? (unsigned)((size_t)cpu * k /
+						       (size_t)n_cpus) :
+					    (unsigned)i,
+		};
+	}
+	dpool_drain(c->pool, c->par_items, n, chanset_period(c->cs),
+		    collector_par_other, c);
+	for (size_t i = 0; i < n; i++) {
+		c->bad_records += c->par_items[i].bad;
+		collector_drain_bad(c, chans[i], &c->par_items[i].st);
+	}
+}
+
+void
+collector_drain_if(struct collector *c, bool (*want)(const struct channel *ch))
+{
+	size_t n = chanset_count(c->cs), m = 0;
+
+	if (!collector_par_room(c, n)) {
+		for (size_t i = 0; i < n; i++)
+			if (!want || want(chanset_at(c->cs, i)))
+				collector_drain(c, chanset_at(c->cs, i));
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!want || want(chanset_at(c->cs, i)))
+			c->par_chans[m++] = chanset_at(c->cs, i);
+	collector_drain_many(c, c->par_chans, m);
+}
+
+void
+collector_par_merge(struct collector *c)
+{
+	int ret = c->pool ? dpool_merge(c->pool, &c->aggr) : 0;
+
+	if (ret < 0)
+		log_msg("drain threads: merge: %s", strerror(-ret));
+}
+
+void
+collector_drain_all(struct collector *c)
+{
+	size_t n = chanset_count(c->cs);
+
+	collector_drain_if(c, NULL);
+	if (c->cfg.recorder)	/* every ring read to its end */
+		recorder_round(c->cfg.recorder);
+	collector_par_merge(c);
+	for (size_t i = 0; i < n; i++)
+		collector_sync_lost(c, chanset_at(c->cs, i));
+	for (size_t i = chanset_count(c->cs); i-- > 0;) {
+		struct channel *ch = chanset_at(c->cs, i);
+
+		if (channel_exited(ch))
+			chanset_remove(c->cs, ch);
+	}
+	aggr_flush(&c->aggr);
+}
+
+uint64_t
+collector_par_cpu_ns(struct collector *c)
+{
+	return c->par_cpu_gone + (c->pool ? dpool_cpu_ns(c->pool) : 0);
+}
+
+/* The pool's threads stopped, their CPU time kept. */
+static void
+collector_par_fini_pool(struct collector *c)
+{
+	if (!c->pool)
+		return;
+	c->par_cpu_gone += dpool_cpu_ns(c->pool);
+	dpool_free(c->pool);
+	c->pool = NULL;
+}
+
+void
+collector_par_fini(struct collector *c)
+{
+	collector_par_fini_pool(c);
+	free(c->par_items);
+	free(c->par_chans);
+}

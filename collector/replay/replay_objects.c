@@ -1,0 +1,103 @@
+/*
+ * Replay: objects named from a capture's allocation events (issue 18).
+ * See replay_int.h.  Replay thread (replay_objects_on also on the main
+ * thread, before it starts).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "frame.h"
+#include "replay_int.h"
+#include "sides.h"
+
+/*
+ * The allocation event memtop --record writes beside the source
+ * (collector/sources/source_alloc.c), or a perf record of it with
+ * --call-graph dwarf: raw_syscalls:sys_exit by its name (a tracepoint's
+ * id differs between machines) with the user registers and its payload.
+ */
+bool
+replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
+{
+	uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_RAW |
+			PERF_SAMPLE_REGS_USER;
+
+	if (pe->attr.type != PERF_TYPE_TRACEPOINT ||
+	    strcmp(pe->name, "raw_syscalls:sys_exit") != 0 ||
+	    (pe->attr.sample_type & need) != need)
+		return false;
+	re->alloc = true;
+	re->ae = (struct allocs_event){
+		.sample_type = pe->attr.sample_type,
+		.regs_user = pe->attr.sample_regs_user,
+		.ret_off = ALLOCS_SYS_EXIT_RET_OFF,
+		.id_off = ALLOCS_SYS_EXIT_ID_OFF,
+	};
+	return true;
+}
+
+/* The object table, at the first allocation event: pages are named by
+ * objects from then on.  0 or -ENOMEM. */
+int
+replay_objects_on(struct replay *r)
+{
+	int ret;
+
+	if (r->allocs.objs)
+		return 0;
+	ret = allocs_init(&r->allocs, REPLAY_MAX_OBJECTS);
+	if (ret < 0)
+		return ret;
+	allocs_use_names(&r->allocs, sides_names(aggr_sides(&r->aggr)));
+	r->aggr.objects = r->allocs.objs;
+	return 0;
+}
+
+void
+replay_objects_frame(struct replay *r, struct frame *f)
+{
+	if (r->allocs.objs)
+		f->objects_lost = r->allocs.st.lost + r->allocs.st.bad;
+}
+
+/*
+ * A sample of the allocation event into the object table, at its time.
+ * Its stack copy and registers are in the recording machine's byte
+ * order, which a swapped file's reader does not undo: counted bad.
+ */
+int
+replay_alloc(struct replay *r, const struct replay_event *ev,
+	     const struct perf_event_header *hdr)
+{
+	struct record_sample rs;
+	int ret;
+
+	if (record_parse_sample(&ev->layout, hdr, &rs) == 0 &&
+	    (rs.present & PERF_SAMPLE_TIME)) {
+		ret = replay_time(r, rs.time);
+		if (ret < 0)
+			return ret;
+	}
+	if (perfdata_reader_is_swapped(r->cfg.reader)) {
+		r->allocs.st.events++;
+		r->allocs.st.bad++;
+		return 0;
+	}
+	allocs_record(&r->allocs, &ev->ae, hdr);
+	return 0;
+}
+
+
+bool
+replay_alloc_lost(struct replay *r, const struct perfdata_record *rec)
+{
+	uint64_t n;
+
+	if (rec->event_idx >= r->n_events || !r->events[rec->event_idx].alloc ||
+	    record_parse_lost(rec->hdr, &n) != 0)
+		return false;
+	r->allocs.st.lost += n;
+	return true;
+}

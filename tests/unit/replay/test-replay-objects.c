@@ -1,0 +1,271 @@
+#include "config.h"
+
+/*
+ * Objects in replay without root (issue 18, item 5): a capture written
+ * with memtop's own writer as --record writes it, a page-faults event and
+ * the allocation event raw_syscalls:sys_exit, holding the MMAP2 records
+ * of this test's executable, one mmap exit whose call chain is in
+ * replay_test_site(), and fault samples on the mapping and off it.  The
+ * replay must name the mapping's page by replay_test_site (unwound with
+ * the capture's mappings, not /proc: the recorded pid is one that does
+ * not exist), count the other page as of no object, and a munmap exit
+ * must end the object.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "allocs.h"
+#include "cmd.h"
+#include "frame.h"
+#include "perfdata-build.h"
+#include "perfdata_read.h"
+#include "perfdata_write.h"
+#include "producer.h"
+#include "queue.h"
+#include "replay.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define PID 4000000		/* above pid_max: no such process here */
+#define OBJ 0x7f0000000000ull
+#define ST_FAULT (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		  PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR)
+#define ST_ALLOC (ST_FAULT | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | \
+		  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_STACK_USER)
+
+__attribute__((noinline)) int replay_test_site(int x);
+__attribute__((noinline)) int
+replay_test_site(int x)
+{
+	return x * 5 + 2;
+}
+
+static void
+put(struct rb *b, uint64_t v)
+{
+	b->w[b->n++] = v;
+}
+
+static const struct perf_event_header *
+done(struct rb *b, uint32_t type)
+{
+	struct perf_event_header h = { .type = type,
+				       .misc = PERF_RECORD_MISC_USER,
+				       .size = (uint16_t)(b->n * 8) };
+
+	memcpy(&b->w[0], &h, sizeof(h));
+	return (const void *)b->w;
+}
+
+/* An MMAP2 of [lo, hi) at pgoff of path (device maj:min, inode ino),
+ * trailer of the fault event. */
+static const struct perf_event_header *
+mmap2(struct rb *b, uint64_t lo, uint64_t hi, uint64_t pgoff, char x,
+      unsigned maj, unsigned min, uint64_t ino, const char *path)
+{
+	char name[256] = { 0 };
+	size_t len = (strlen(path) + 8) & ~(size_t)7;
+
+	b->n = 1;
+	put(b, (uint64_t)PID | (uint64_t)PID << 32);
+	put(b, lo);
+	put(b, hi - lo);
+	put(b, pgoff);
+	put(b, (uint64_t)maj | (uint64_t)min << 32);
+	put(b, ino);
+	put(b, 0);			/* ino_generation */
+	put(b, (uint64_t)(x == 'x' ? 5 : 1) | (uint64_t)2 << 32);
+	snprintf(name, sizeof(name), "%s", path);
+	memcpy(&b->w[b->n], name, len);
+	b->n += len / 8;
+	put(b, (uint64_t)PID | (uint64_t)PID << 32);	/* TID */
+	put(b, 10);					/* TIME */
+	put(b, 1);					/* IDENTIFIER */
+	return done(b, PERF_RECORD_MMAP2);
+}
+
+/* A sys_exit sample of syscall nr returning ret, rdi and rsi the first
+ * arguments, r10 the flags, its chain in replay_test_site. */
+static const struct perf_event_header *
+sys_exit(struct rb *b, int64_t nr, uint64_t ret, uint64_t rdi, uint64_t rsi,
+	 uint64_t r10, uint64_t time)
+{
+	unsigned char raw[4 + 28] = { 0 };
+	uint32_t raw_size = 28;
+	uint64_t regs[17] = { 0 };
+
+	b->n = 1;
+	put(b, 2);
+	put(b, 0);
+	put(b, (uint64_t)PID | (uint64_t)PID << 32);
+	put(b, time);
+	put(b, 0);
+	put(b, 2);
+	put(b, (uint64_t)PERF_CONTEXT_USER);
+	put(b, (uint64_t)(uintptr_t)replay_test_site + 4);
+	memcpy(raw, &raw_size, 4);
+	memcpy(raw + 4 + ALLOCS_SYS_EXIT_ID_OFF, &nr, 8);
+	memcpy(raw + 4 + ALLOCS_SYS_EXIT_RET_OFF, &ret, 8);
+	memcpy(&b->w[b->n], raw, sizeof(raw));
+	b->n += sizeof(raw) / 8;
+	regs[4] = rsi;		/* perf order: AX BX CX DX SI DI ... */
+	regs[5] = rdi;
+	regs[11] = r10;		/* R10, after IP and R8 R9 */
+	put(b, PERF_SAMPLE_REGS_ABI_64);
+	for (size_t i = 0; i < 17; i++)
+		put(b, regs[i]);
+	put(b, 0);		/* no stack copied */
+	return done(b, PERF_RECORD_SAMPLE);
+}
+
+static const struct perf_event_header *
+fault(struct rb *b, uint64_t addr, uint64_t time)
+{
+	b->n = 1;
+	put(b, 1);
+	put(b, 0x401000);
+	put(b, (uint64_t)PID | (uint64_t)PID << 32);
+	put(b, time);
+	put(b, addr);
+	return done(b, PERF_RECORD_SAMPLE);
+}
+
+/* This executable's mappings from /proc/self/maps, as MMAP2 records. */
+static int
+write_maps(struct perfdata_writer *w, struct rb *b)
+{
+	char exe[256], line[512], path[256], perms[8];
+	unsigned long long lo, hi, off, ino;
+	unsigned maj, min;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = 0;
+
+	if (n <= 0 || !f) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	exe[n] = '\0';
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %255s", &lo,
+			   &hi, perms, &off, &maj, &min, &ino, path) == 8 &&
+		    strcmp(path, exe) == 0) {
+			perfdata_writer_write(w, mmap2(b, lo, hi, off,
+						       perms[2], maj, min, ino,
+						       path));
+			found++;
+		}
+	fclose(f);
+	return found;
+}
+
+static int
+write_capture(const char *path)
+{
+	struct perfdata_writer_opts o = { 0 };
+	struct perf_event_attr fa = mk_attr(ST_FAULT, PERF_COUNT_SW_PAGE_FAULTS);
+	struct perf_event_attr aa = mk_attr(ST_ALLOC, 0);
+	struct perfdata_writer *w;
+	struct rb b;
+	char err[256];
+	int found;
+
+	fa.type = PERF_TYPE_SOFTWARE;
+	aa.type = PERF_TYPE_TRACEPOINT;
+	aa.sample_regs_user = ALLOCS_REGS_MASK;
+	aa.sample_stack_user = 4096;
+	if (perfdata_writer_open(&w, path, &o, err, sizeof(err)) < 0 ||
+	    perfdata_writer_add_event(w, &fa, "page-faults") < 0 ||
+	    perfdata_writer_add_event(w, &aa, "raw_syscalls:sys_exit") < 0 ||
+	    perfdata_writer_add_id(w, 0, 1) < 0 ||
+	    perfdata_writer_add_id(w, 1, 2) < 0)
+		return -1;
+	found = write_maps(w, &b);
+	perfdata_writer_write(w, sys_exit(&b, 9, OBJ, 0, 0x10000, 0x22, 100));
+	for (int i = 0; i < 3; i++)
+		perfdata_writer_write(w, fault(&b, OBJ + 0x1008, 200 + i));
+	perfdata_writer_write(w, fault(&b, 0x500000, 210));
+	/* munmap, in the next 1 s frame: later faults on the range are of
+	 * no object. */
+	perfdata_writer_write(w, sys_exit(&b, 11, 0, OBJ, 0x10000, 0,
+					  2000000000));
+	perfdata_writer_write(w, fault(&b, OBJ + 0x2000, 2000000100));
+	if (perfdata_writer_close(w, err, sizeof(err)) < 0)
+		found = -1;
+	perfdata_writer_free(w);
+	return found;
+}
+
+int
+main(void)
+{
+	struct replay_config cfg = { 0 };
+	struct perfdata_reader *r = NULL;
+	struct cmd end = { .type = CMD_REPLAY_END };
+	struct replay *rp = NULL;
+	struct topo *topo = NULL;
+	uint64_t with = 0, none = 0;
+	const char *site = NULL;
+	char path[512], err[256];
+	bool final = false, on = true;
+	struct frame *f;
+
+	tmpdir_make();
+	path_in_tmp(path, sizeof(path), "objects.data");
+	if (!check(write_capture(path) > 0))
+		goto out;
+	cfg.frames = queue_new(64, sizeof(struct frame *));
+	cfg.cmds = queue_new(16, sizeof(struct cmd));
+	if (!check(cfg.frames && cfg.cmds) ||
+	    !check(perfdata_reader_open(&r, path, err, sizeof(err)) == 0))
+		goto out;
+	topo = perfdata_info_topo(perfdata_reader_info(r), err, sizeof(err));
+	cfg.reader = r;
+	cfg.topo = topo;
+	cfg.path = path;
+	cfg.interval_s = 1;
+	cfg.top_k = 10;
+	cfg.batch = true;
+	if (!check(topo != NULL) ||
+	    !check(replay_new(&rp, &cfg, err, sizeof(err)) == 0))
+		goto out;
+	queue_push(cfg.cmds, &end);
+	if (!check(producer_start(replay_producer(rp)) == 0))
+		goto out;
+	while (!final) {
+		if (queue_pop(cfg.frames, &f) < 0) {
+			usleep(1000);
+			continue;
+		}
+		final = f->final;
+		on &= f->objects_on;
+		with += f->objects_samples;
+		none += f->objects_none;
+		for (size_t i = 0; i < f->n_pages; i++)
+			if (f->pages[i].addr == OBJ + 0x1000 &&
+			    f->pages[i].object)
+				site = strdup(f->pages[i].object->site);
+		/* The event list is the source's, not the allocation's. */
+		check_eq_u64(f->n_events, 1);
+		frame_free(f);
+	}
+	check_eq_i64(producer_join(replay_producer(rp)), 0);
+	check(on);
+	check_eq_str(site ? site : "(none)", "replay_test_site+0x4");
+	check_eq_u64(with, 3);
+	check_eq_u64(none, 2);
+	free((void *)site);
+out:
+	if (rp)
+		producer_free(replay_producer(rp));
+	perfdata_reader_free(r);
+	topo_free(topo);
+	queue_free(cfg.frames);
+	queue_free(cfg.cmds);
+	tmpdir_remove();
+	return test_result();
+}
