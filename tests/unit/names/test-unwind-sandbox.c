@@ -7,8 +7,9 @@
  * killed and counted, the request falls back to module+offset names
  * (counted), and the next request is named by a fresh helper.  A helper
  * killed while idle is replaced without a failure of the request.  Walks
- * in flight are answered in order, and all fall back when the helper
- * stops with them.  An answer that breaks the wire's rules is refused.
+ * in flight are answered in order, a whole walk (a heap probe's) between
+ * them leaves them their answers, and all fall back when the helper stops
+ * with them.  An answer that breaks the wire's rules is refused.
  */
 #include "config.h"
 
@@ -123,6 +124,29 @@ unwtest_send(struct unwinder *u, int n)
 			     0);
 }
 
+/* A whole walk (unwind_frames, as collector/live/heapobjs.c walks)
+ * while a drain's walks are in flight: it is answered, and they still
+ * are, in order. */
+static void
+unwtest_frames_between(struct unwinder *u)
+{
+	uint64_t regs[UNWIND_REGS] = { 0 };
+	static uint64_t stack[64];
+	struct unwind_frame f[8];
+
+	regs[7] = (uint64_t)(uintptr_t)stack;
+	regs[16] = (uint64_t)(uintptr_t)&unwtest_marker + 4;
+	unwtest_send(u, 2);
+	check(unwind_frames(u, (int)getpid(), (int)getpid(), regs, stack,
+			    sizeof(stack), f, 8) >= 1);
+	check_eq_str(f[0].name, "unwtest_marker+0x4");
+	for (int i = 0; i < 2; i++) {
+		check(unwind_walk_recv(u, f, 8) >= 1);
+		check_eq_str(f[0].name, "unwtest_marker+0x4");
+	}
+	check_eq_i64(unwind_walk_recv(u, f, 8), -ENOENT);
+}
+
 /* Walks in flight: answered in order; a helper stopped with walks in
  * flight fails them all to the fallback, each counted once. */
 static void
@@ -149,6 +173,7 @@ unwtest_pipeline(void)
 		check(unwind_walk_recv(u, f, 8) >= 1);
 		check_eq_str(f[0].name, "unwtest_marker+0x4");
 	}
+	unwtest_frames_between(u);
 	unwinder_stats(u, &st);
 	check_eq_u64(st.failures, 0);
 	check_eq_u64(st.fallbacks, 0);
