@@ -5,9 +5,11 @@
  *     allocation event of collector/sources/source_alloc.c open on the
  *     calling thread (the kernel copies 4 KiB of stack, the registers and
  *     the call chain at each exit);
- *   collector: CPU us per record through allocs_record() (decode, DWARF walk
- *     with libdwfl, site, object table), on a real sys_exit_mmap record
- *     of this process read back from its ring, and per munmap record.
+ *   collector: CPU us per record through allocs_record() (decode, the
+ *     request to the unwind helper, site, object table), on a real
+ *     sys_exit_mmap record of this process read back from its ring, and
+ *     per munmap record; the unwind helper's CPU us per record (the DWARF
+ *     walk with libdwfl, names) and the wall time per record.
  *
  * Needs the tracepoints (root): prints why and exits 0 without them.
  * --quick: 1/100 of the pairs and records.
@@ -20,12 +22,15 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "allocs_live.h"
+#include "base.h"
 #include "benchlib.h"
 #include "ring.h"
 #include "source.h"
+#include "unwind.h"
 
 #define BENCH_PAGES 32
 #define BENCH_SIZE (64u << 10)
@@ -119,28 +124,71 @@ bench_open(struct source *src, int *fds, void **map, struct ring *r,
 	return 0;
 }
 
+/* CPU ns of process pid (the unwind helper), 0 when unreadable. */
+static uint64_t
+bench_proc_cpu_ns(int32_t pid)
+{
+	clockid_t clk;
+
+	if (pid <= 0 || clock_getcpuclockid(pid, &clk) != 0)
+		return 0;
+	return base_clock_ns(clk);
+}
+
 static void
 bench_collector(struct bench_grab *g, const struct source *src, size_t n)
 {
 	const struct perf_event_header *mm = (const void *)g->mmap_rec;
 	const struct perf_event_header *mu = (const void *)g->munmap_rec;
 	struct allocs_event ae = allocs_event_of(&src->alloc[0]);
+	struct unwind_stats us;
 	struct allocs a;
-	uint64_t t0, t1;
+	uint64_t t0, t1, h0, h1;
+	double w0, w1;
 
 	if (allocs_init(&a, 0) < 0)
 		return;
 	allocs_record(&a, &ae, mm);	/* the first builds Dwfl */
+	unwinder_stats(a.unw, &us);
+	h0 = bench_proc_cpu_ns(us.pid);
+	w0 = benchlib_now();
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < n; i++)
 		allocs_record(&a, &ae, mm);
 	t1 = benchlib_thread_cpu_ns();
-	printf("collector: %.1f CPU us per mmap record (decode, DWARF walk, "
-	       "site, object table; %llu unwound, %llu by call chain, %llu "
-	       "unknown)\n", (double)(t1 - t0) / 1e3 / (double)n,
+	w1 = benchlib_now();
+	h1 = bench_proc_cpu_ns(us.pid);
+	unwinder_stats(a.unw, &us);
+	printf("one at a time: collector %.1f CPU us per mmap record (decode, "
+	       "request to the unwind helper, site, object table; %llu "
+	       "unwound, %llu by call chain, %llu unknown)\n",
+	       (double)(t1 - t0) / 1e3 / (double)n,
 	       (unsigned long long)a.st.unwound,
 	       (unsigned long long)a.st.chained,
 	       (unsigned long long)a.st.unknown);
+	printf("one at a time: unwind helper %.1f CPU us per mmap record "
+	       "(DWARF walk, names); %.1f us wall per record, round trip "
+	       "included; %llu helper starts, %llu failures, %llu fallback "
+	       "frames\n",
+	       (double)(h1 - h0) / 1e3 / (double)n,
+	       (w1 - w0) * 1e6 / (double)n, (unsigned long long)us.starts,
+	       (unsigned long long)us.failures,
+	       (unsigned long long)us.fallbacks);
+	/* A drain's burst: the walks in the helper together. */
+	h0 = bench_proc_cpu_ns(us.pid);
+	w0 = benchlib_now();
+	t0 = benchlib_thread_cpu_ns();
+	for (size_t i = 0; i < n; i++)
+		allocs_queue(&a, &ae, mm);
+	allocs_flush(&a);
+	t1 = benchlib_thread_cpu_ns();
+	w1 = benchlib_now();
+	h1 = bench_proc_cpu_ns(us.pid);
+	printf("in bursts (a drain): collector %.1f CPU us, helper %.1f CPU "
+	       "us, %.1f us wall per mmap record\n",
+	       (double)(t1 - t0) / 1e3 / (double)n,
+	       (double)(h1 - h0) / 1e3 / (double)n,
+	       (w1 - w0) * 1e6 / (double)n);
 	t0 = benchlib_thread_cpu_ns();
 	for (size_t i = 0; i < 100 * n; i++)
 		allocs_record(&a, &ae, mu);

@@ -2,7 +2,9 @@
  * The live side of the allocation events (issue 18): every record of a
  * channel's allocation ring (collector/channels/channel_alloc.c) into the
  * object table (src/aggr/allocs.c) and, under --record, into the file as
- * the kernel wrote it (recorder_record_alloc).  Collector thread only.
+ * the kernel wrote it (recorder_record_alloc).  A drain's records are
+ * queued (allocs_queue: their walks go to the unwind helper together) and
+ * applied at its end (allocs_flush).  Collector thread only.
  */
 #include "config.h"
 
@@ -69,7 +71,7 @@ allocs_on_record(const struct perf_event_header *hdr, void *arg)
 		return 0;
 	}
 	ae = allocs_event_of(ev);
-	allocs_record(a, &ae, hdr);
+	allocs_queue(a, &ae, hdr);
 	return 0;
 }
 
@@ -83,5 +85,6 @@ collector_allocs_drain(struct collector *c, struct channel *ch)
 	if (!r || !c->allocs.objs)
 		return;
 	ring_drain(r, allocs_on_record, &d, &st);
+	allocs_flush(&c->allocs);
 	c->allocs.st.bad += st.bad_size;
 }

@@ -149,7 +149,7 @@ heap_site(struct heapobjs *h, const struct heap_rec *r)
 {
 	struct heap_site_slot *s;
 	struct unwind_frame ret;
-	uint64_t ra, k;
+	uint64_t ra, pc, k;
 	int64_t site;
 
 	if (r->stack_size < 8)
@@ -160,7 +160,8 @@ heap_site(struct heapobjs *h, const struct heap_rec *r)
 	s = &h->cache[k >> 52 & (HEAPOBJS_CACHE - 1)];
 	if (s->ret == ra && s->pid == (int32_t)r->pid)
 		return s->site;
-	if (unwind_name(h->unw, (int)r->pid, ra - 1, &ret) < 0)
+	pc = ra - 1;		/* into the call */
+	if (unwind_names(h->unw, (int)r->pid, &pc, 1, &ret) < 1)
 		return objtab_site_intern(h->sites, "[unknown]", NULL, 0);
 	site = heap_unwind(h, r, &ret);
 	/* A caller inside an allocator (strdup) has callers of its own. */

@@ -5,7 +5,7 @@
  * to those four.  Each record has the user registers (the syscall's
  * arguments are still in them at exit), the RAW id and ret, the user
  * stack and call chain, so the collector can unwind to the code that
- * allocated (collector/live/allocs.c).  Exits only, so a call is complete
+ * allocated (src/aggr/allocs.c).  Exits only, so a call is complete
  * in one record; one tracepoint rather than four syscalls:sys_exit_*,
  * because closing each costs an RCU grace period (tens of ms) and each
  * watched thread a descriptor.  x86-64 syscall numbers.  Built by the

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "allocs.h"
@@ -17,6 +18,8 @@
 #include "unwind.h"
 
 #define ALLOCS_FRAMES 24
+/* Records decoded before they are applied: the walks in flight. */
+#define ALLOCS_QUEUE 32
 #define ALLOCS_MAP_ANONYMOUS 0x20
 #define ALLOCS_PAGE 4096ull
 
@@ -24,14 +27,17 @@
 struct alloc_rec {
 	uint32_t pid, tid;
 	uint64_t time;
-	const uint64_t *chain;	/* CALLCHAIN entries, nr of them */
-	uint64_t nr;
 	int64_t call;		/* the syscall number (RAW id) */
 	int64_t ret;
 	uint64_t regs[UNWIND_REGS];	/* DWARF order */
 	bool have_regs;
-	const unsigned char *stack;
+	const unsigned char *stack;	/* in the record: at queueing only */
 	uint64_t stack_size;	/* bytes valid (dyn_size) */
+	/* The call chain's pcs (context markers left out, return
+	 * addresses moved into their calls), copied out of the record. */
+	uint64_t pcs[ALLOCS_FRAMES];
+	int n_pcs;
+	bool walking;		/* a walk queued in the unwinder */
 };
 
 /* perf's x86 registers AX BX CX DX SI DI BP SP IP (0-8) to the DWARF
@@ -116,6 +122,36 @@ allocs_regs(struct allocs_cur *c, uint64_t mask, struct alloc_rec *r)
 	return true;
 }
 
+/*
+ * CALLCHAIN: its pcs into r, context markers left out, return addresses
+ * moved into their calls.  A frame-pointer walk that left the stack ends
+ * in 0 (or garbage below the first page): no frame there or after, and
+ * libdwfl would put 0 - 1 in whatever module it likes.
+ */
+static bool
+allocs_chain(struct allocs_cur *c, struct alloc_rec *r)
+{
+	uint64_t nr, v;
+	bool ended = false;
+
+	if (!allocs_u64(c, &nr) || nr > 4096)
+		return false;
+	for (uint64_t i = 0; i < nr; i++) {
+		if (!allocs_u64(c, &v))
+			return false;
+		if (v >= (uint64_t)PERF_CONTEXT_MAX || ended ||
+		    r->n_pcs == ALLOCS_FRAMES)
+			continue;	/* a context marker */
+		if (v < ALLOCS_PAGE) {
+			ended = true;
+			continue;
+		}
+		r->pcs[r->n_pcs] = r->n_pcs ? v - 1 : v;
+		r->n_pcs++;
+	}
+	return true;
+}
+
 /* Walks the fields of ev's sample_type; false when the record is short
  * or has a field of variable size before STACK_USER that is not read
  * here (READ, BRANCH_STACK). */
@@ -148,13 +184,8 @@ allocs_parse(const struct allocs_event *ev,
 		(PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
 		 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD))))
 		return false;
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		if (!allocs_u64(&c, &r->nr) || r->nr > 4096)
-			return false;
-		r->chain = (const uint64_t *)(const void *)c.p;
-		if (!allocs_skip(&c, r->nr * 8))
-			return false;
-	}
+	if ((st & PERF_SAMPLE_CALLCHAIN) && !allocs_chain(&c, r))
+		return false;
 	if (c.end - c.p < 4)			/* RAW: u32 size, data */
 		return false;
 	memcpy(&v, c.p, 4);
@@ -200,35 +231,26 @@ allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
 	return *site >= 0;
 }
 
-/* The site of r: its DWARF walk, else its call chain, else unknown. */
+/* The site of r: its DWARF walk (queued by allocs_queue), else its call
+ * chain, else unknown. */
 static int64_t
-allocs_site(struct allocs *a, const struct alloc_rec *r)
+allocs_site(struct allocs *a, struct alloc_rec *r)
 {
-	struct unwind_frame f[ALLOCS_FRAMES];
+	struct unwind_frame f[ALLOCS_FRAMES], g[ALLOCS_FRAMES];
 	int64_t site;
 	int n = -1, m = 0;
 
-	if (r->have_regs && r->stack_size)
-		n = unwind_frames(a->unw, (int)r->pid, (int)r->tid, r->regs,
-				  r->stack, r->stack_size, f, ALLOCS_FRAMES);
+	if (r->walking)
+		n = unwind_walk_recv(a->unw, f, ALLOCS_FRAMES);
+	r->walking = false;
 	if (n > 0 && allocs_pick(a->objs, f, n, &site)) {
 		a->st.unwound++;
 		return site;
 	}
-	for (uint64_t i = 0; i < r->nr && m < ALLOCS_FRAMES; i++) {
-		if (r->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
-			continue;	/* a context marker */
-		/* A frame-pointer walk that left the stack ends in 0 (or
-		 * garbage below the first page): no frame, and libdwfl would
-		 * put 0 - 1 in whatever module it likes. */
-		if (r->chain[i] < ALLOCS_PAGE)
-			break;
-		if (unwind_name(a->unw, (int)r->pid,
-				m ? r->chain[i] - 1 : r->chain[i], &f[m]) < 0)
-			break;
-		m++;
-	}
-	if (m > 0 && allocs_pick(a->objs, f, m, &site)) {
+	if (r->n_pcs > 0)
+		m = unwind_names(a->unw, (int)r->pid, r->pcs,
+				 (size_t)r->n_pcs, g);
+	if (m > 0 && allocs_pick(a->objs, g, m, &site)) {
 		a->st.chained++;
 		return site;
 	}
@@ -297,7 +319,7 @@ allocs_brk(struct allocs *a, int32_t pid)
 }
 
 static void
-allocs_new(struct allocs *a, const struct alloc_rec *r, uint64_t base,
+allocs_new(struct allocs *a, struct alloc_rec *r, uint64_t base,
 	   uint64_t size, uint64_t asked)
 {
 	int64_t site = allocs_site(a, r);
@@ -325,7 +347,7 @@ allocs_new(struct allocs *a, const struct alloc_rec *r, uint64_t base,
  * The first break seen of a process (glibc asks brk(0) first) is only
  * noted. */
 static void
-allocs_on_brk(struct allocs *a, const struct alloc_rec *r)
+allocs_on_brk(struct allocs *a, struct alloc_rec *r)
 {
 	uint64_t *brk = allocs_brk(a, (int32_t)r->pid), now = (uint64_t)r->ret;
 
@@ -343,49 +365,107 @@ allocs_on_brk(struct allocs *a, const struct alloc_rec *r)
 	*brk = now;
 }
 
-void
-allocs_record(struct allocs *a, const struct allocs_event *ev,
-	      const struct perf_event_header *hdr)
+/* Applies one queued record, in the order they were read. */
+static void
+allocs_apply(struct allocs *a, struct alloc_rec *r)
 {
-	struct alloc_rec r;
-	const uint64_t *g = r.regs;
+	const uint64_t *g = r->regs;
 
-	a->st.events++;
-	if (!allocs_parse(ev, hdr, &r) || !r.have_regs) {
-		a->st.bad++;
-		return;
-	}
-	if (r.ret < 0 && r.ret > -4096)
-		return;		/* the call failed: nothing changed */
-	switch (allocs_call(r.call)) {
+	switch (allocs_call(r->call)) {
 	case ALLOC_MMAP:
-		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS) {
-			allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RSI],
+		if (g[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS)
+			allocs_new(a, r, (uint64_t)r->ret, g[ALLOCS_RSI],
 				   g[ALLOCS_RSI]);
-		} else {
-			/* A file mapping replaces what was there, and the
-			 * process has a module the unwinder must learn. */
-			allocs_unmap(a, (int32_t)r.pid, (uint64_t)r.ret,
-				     g[ALLOCS_RSI], r.time);
-			unwind_stale(a->unw, (int)r.pid);
-		}
+		else	/* a file mapping replaces what was there */
+			allocs_unmap(a, (int32_t)r->pid, (uint64_t)r->ret,
+				     g[ALLOCS_RSI], r->time);
 		break;
 	case ALLOC_MUNMAP:
-		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
-			     g[ALLOCS_RSI], r.time);
+		allocs_unmap(a, (int32_t)r->pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r->time);
 		break;
 	case ALLOC_MREMAP:
-		allocs_unmap(a, (int32_t)r.pid, g[ALLOCS_RDI],
-			     g[ALLOCS_RSI], r.time);
-		allocs_new(a, &r, (uint64_t)r.ret, g[ALLOCS_RDX],
+		allocs_unmap(a, (int32_t)r->pid, g[ALLOCS_RDI],
+			     g[ALLOCS_RSI], r->time);
+		allocs_new(a, r, (uint64_t)r->ret, g[ALLOCS_RDX],
 			   g[ALLOCS_RDX]);
 		break;
 	case ALLOC_BRK:
-		allocs_on_brk(a, &r);
+		allocs_on_brk(a, r);
 		break;
 	case ALLOC_NONE:
 		break;
 	}
+	if (r->walking) {	/* a walk no object needed: its answer */
+		struct unwind_frame f[ALLOCS_FRAMES];
+
+		(void)unwind_walk_recv(a->unw, f, ALLOCS_FRAMES);
+	}
+}
+
+/* Does r make an object (so its stack is to be walked)? */
+static bool
+allocs_makes(const struct alloc_rec *r)
+{
+	switch (allocs_call(r->call)) {
+	case ALLOC_MMAP:
+		return r->regs[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS;
+	case ALLOC_MREMAP:
+		return true;
+	case ALLOC_BRK:
+		return r->regs[ALLOCS_RDI] != 0;
+	default:
+		return false;
+	}
+}
+
+void
+allocs_flush(struct allocs *a)
+{
+	for (size_t i = 0; i < a->n_queued; i++)
+		allocs_apply(a, &a->queue[i]);
+	a->n_queued = 0;
+}
+
+/*
+ * Decodes one record into the queue and sends its walk to the unwind
+ * helper, which walks while more records are read: a drain's walks cost
+ * one wake-up of the helper, not one each.  The queue is applied, in
+ * order, when full and at allocs_flush (the end of each drain).
+ */
+void
+allocs_queue(struct allocs *a, const struct allocs_event *ev,
+	     const struct perf_event_header *hdr)
+{
+	struct alloc_rec *r = &a->queue[a->n_queued];
+
+	a->st.events++;
+	if (!allocs_parse(ev, hdr, r) || !r->have_regs) {
+		a->st.bad++;
+		return;
+	}
+	if (r->ret < 0 && r->ret > -4096)
+		return;		/* the call failed: nothing changed */
+	/* A file mapping: the process has a module the walks from here on
+	 * must know. */
+	if (allocs_call(r->call) == ALLOC_MMAP &&
+	    !(r->regs[ALLOCS_R10] & ALLOCS_MAP_ANONYMOUS))
+		unwind_stale(a->unw, (int)r->pid);
+	r->walking = allocs_makes(r) && r->stack_size &&
+		     unwind_walk_send(a->unw, (int)r->pid, (int)r->tid,
+				      r->regs, r->stack, r->stack_size,
+				      ALLOCS_FRAMES) == 0;
+	r->stack = NULL;
+	if (++a->n_queued == ALLOCS_QUEUE)
+		allocs_flush(a);
+}
+
+void
+allocs_record(struct allocs *a, const struct allocs_event *ev,
+	      const struct perf_event_header *hdr)
+{
+	allocs_queue(a, ev, hdr);
+	allocs_flush(a);
 }
 
 int
@@ -393,7 +473,8 @@ allocs_init(struct allocs *a, size_t max_objects)
 {
 	memset(a, 0, sizeof(*a));
 	a->objs = objtab_new(max_objects);
-	a->unw = unwinder_new();
+	a->queue = calloc(ALLOCS_QUEUE, sizeof(*a->queue));
+	a->unw = a->queue ? unwinder_new() : NULL;
 	if (!a->objs || !a->unw) {
 		allocs_fini(a);
 		return -ENOMEM;
@@ -415,6 +496,9 @@ allocs_fini(struct allocs *a)
 		return;
 	objtab_free(a->objs);
 	unwinder_free(a->unw);
+	free(a->queue);
+	a->queue = NULL;
+	a->n_queued = 0;
 	a->objs = NULL;
 	a->unw = NULL;
 }

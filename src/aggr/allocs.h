@@ -23,6 +23,7 @@
 struct unwinder;
 struct unwind_frame;
 struct names;
+struct alloc_rec;
 
 /* What an allocation record holds, from its event's attr. */
 struct allocs_event {
@@ -60,6 +61,8 @@ struct allocs_stats {
 struct allocs {
 	struct objtab *objs;
 	struct unwinder *unw;
+	struct alloc_rec *queue;	/* decoded, walks in flight */
+	size_t n_queued;
 	struct {
 		int32_t pid;
 		uint64_t brk;
@@ -81,9 +84,16 @@ bool allocs_pick(struct objtab *t, const struct unwind_frame *f, int n,
 void allocs_fini(struct allocs *a);	/* NULL-safe, idempotent */
 
 /* Decodes and applies one SAMPLE record of allocation event ev (host
- * byte order). */
+ * byte order), and any queued before it. */
 void allocs_record(struct allocs *a, const struct allocs_event *ev,
 		   const struct perf_event_header *hdr);
+/* Decodes one record and queues it, its walk sent to the unwind helper
+ * (a drain's walks in one wake-up of it): applied when the queue is full
+ * or at allocs_flush.  hdr need not outlive the call. */
+void allocs_queue(struct allocs *a, const struct allocs_event *ev,
+		  const struct perf_event_header *hdr);
+/* Applies the records queued, in order (the end of a drain). */
+void allocs_flush(struct allocs *a);
 /* pid called exec(2) at time: the objects of its old image end. */
 void allocs_exec(struct allocs *a, int32_t pid, uint64_t time);
 /* pid exited: its stacks are no longer unwound (objects stay, to name

@@ -13,6 +13,7 @@
 
 #include "maps.h"
 #include "symbols.h"
+#include "sandbox_int.h"
 #include "symbols_int.h"
 
 /* How far back a lookup walks past symbols that end before the address,
@@ -253,14 +254,14 @@ symbols_open_cache(const struct maps_region *r, struct stat *st)
 }
 
 /*
- * Opens the file of mapping r: as process pid sees it while it lives
+ * Opens the file of mapping r (symbols_int.h): as process pid sees it while it lives
  * (pid > 0), its inode as the maps list (a path may name another file by
  * now), else by the path itself, proven by build id or inode, else from
  * perf's build-id cache.  -ESTALE: only a file that is not the mapped
  * one was found.
  */
-static int
-symbols_open_fd(int32_t pid, const struct maps_region *r, struct stat *st)
+int
+symbols_region_fd(int32_t pid, const struct maps_region *r, struct stat *st)
 {
 	bool named = !r->deleted && r->path && r->path[0] == '/';
 	char path[4200];
@@ -327,7 +328,7 @@ symbols_open(struct symbols *s, int32_t pid, const struct maps_region *r,
 	struct stat st;
 	int fd, ret;
 
-	fd = symbols_open_fd(pid, r, &st);
+	fd = symbols_region_fd(pid, r, &st);
 	if (fd < 0) {
 		*err = fd;
 		return NULL;
@@ -523,7 +524,7 @@ symbols_helper_timeout(struct symbols *s, unsigned ms)
 void
 symbols_helper_stats(const struct symbols *s, struct symbols_helper *st)
 {
-	struct symbols_sandbox_stats sb;
+	struct sandbox_stats sb;
 
 	symbols_sandbox_stats(s->sandbox, &sb);
 	st->starts = sb.starts;

@@ -56,6 +56,16 @@ struct symbols_table {
 };
 
 void symbols_table_free(struct symbols_table *t);
+
+struct maps_region;
+struct stat;
+/*
+ * Opens the file of mapping r of pid (symbols.c): through /proc/PID/root
+ * while pid lives, checked against r's inode or build id; the unwinder
+ * opens its module files the same way.  A descriptor, or -errno.
+ */
+int symbols_region_fd(int32_t pid, const struct maps_region *r,
+		      struct stat *st);
 /*
  * Parses the ELF file open on fd (consumed) into t, which must be
  * zeroed: 0, -ENOEXEC (not an ELF file with PT_LOAD segments) or -ENOMEM.
@@ -77,7 +87,6 @@ int symbols_wire_send(int sock, int status, const struct symbols_table *t);
  */
 int symbols_wire_recv(int sock, uint64_t deadline_ns, int *status,
 		      struct symbols_table *t);
-uint64_t symbols_now_ns(void);
 
 /* The helper process (symbols_sandbox.c). */
 struct symbols_sandbox;
@@ -95,24 +104,10 @@ void symbols_sandbox_prestart(struct symbols_sandbox *sb);
 int symbols_sandbox_parse(struct symbols_sandbox *sb, int fd,
 			  struct symbols_table *t);
 
-struct symbols_sandbox_stats {
-	uint64_t starts;	/* helper processes started */
-	uint64_t failures;	/* crashed, hung, or bad answers */
-	int32_t pid;		/* the running helper, 0 when none */
-};
+struct sandbox_stats;
 
 void symbols_sandbox_timeout(struct symbols_sandbox *sb, unsigned ms);
 void symbols_sandbox_stats(const struct symbols_sandbox *sb,
-			   struct symbols_sandbox_stats *st);
-
-/*
- * The helper's seccomp filter (symbols_seccomp.c): the system calls the
- * parse needs and nothing else; others kill the process.  0 or -errno.
- */
-int symbols_seccomp_install(void);
-
-/* The helper's side: never returns.  sock is its end of the pair. */
-void symbols_helper_main(int sock, uid_t uid, gid_t gid)
-	__attribute__((noreturn));
+			   struct sandbox_stats *st);
 
 #endif

@@ -8,12 +8,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
+#include "sandbox_int.h"
 #include "symbols_int.h"
 
 #define SYMBOLS_WIRE_MAGIC	0x6d656d73796d3032ull	/* "memsym02" */
@@ -25,33 +24,6 @@ struct symbols_wire_head {
 	uint64_t build_id_size;
 	uint8_t build_id[24];		/* SYMBOLS_WIRE_BUILD_ID used */
 };
-
-uint64_t
-symbols_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int
-symbols_wire_write(int sock, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = send(sock, p, len, MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int
 symbols_wire_send(int sock, int status, const struct symbols_table *t)
@@ -69,45 +41,14 @@ symbols_wire_send(int sock, int status, const struct symbols_table *t)
 		h.build_id_size = t->build_id_size;
 		memcpy(h.build_id, t->build_id, sizeof(t->build_id));
 	}
-	if (symbols_wire_write(sock, &h, sizeof(h)) < 0 ||
-	    symbols_wire_write(sock, t->loads, h.n_loads * sizeof(*t->loads)) < 0 ||
-	    symbols_wire_write(sock, t->objects,
+	if (sandbox_write(sock, &h, sizeof(h)) < 0 ||
+	    sandbox_write(sock, t->loads, h.n_loads * sizeof(*t->loads)) < 0 ||
+	    sandbox_write(sock, t->objects,
 			       h.n_objects * sizeof(*t->objects)) < 0 ||
-	    symbols_wire_write(sock, t->functions,
+	    sandbox_write(sock, t->functions,
 			       h.n_functions * sizeof(*t->functions)) < 0 ||
-	    symbols_wire_write(sock, t->pool, h.pool_len) < 0)
+	    sandbox_write(sock, t->pool, h.pool_len) < 0)
 		return -EPIPE;
-	return 0;
-}
-
-static int
-symbols_wire_read(int sock, uint64_t deadline_ns, void *buf, size_t len)
-{
-	char *p = buf;
-
-	while (len) {
-		uint64_t now = symbols_now_ns();
-		struct pollfd pfd = { .fd = sock, .events = POLLIN };
-		ssize_t n;
-		int ret;
-
-		if (now >= deadline_ns)
-			return -ETIMEDOUT;
-		ret = poll(&pfd, 1, (int)((deadline_ns - now) / 1000000 + 1));
-		if (ret < 0 && errno == EINTR)
-			continue;
-		if (ret < 0)
-			return -EPIPE;
-		if (ret == 0)
-			continue;	/* the deadline check says so */
-		n = recv(sock, p, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
 	return 0;
 }
 
@@ -121,7 +62,7 @@ symbols_wire_array(int sock, uint64_t deadline_ns, void **arr, size_t n,
 	*arr = malloc(n * sz);
 	if (!*arr)
 		return -ENOMEM;
-	return symbols_wire_read(sock, deadline_ns, *arr, n * sz);
+	return sandbox_read(sock, deadline_ns, *arr, n * sz);
 }
 
 int
@@ -129,7 +70,7 @@ symbols_wire_recv(int sock, uint64_t deadline_ns, int *status,
 		  struct symbols_table *t)
 {
 	struct symbols_wire_head h;
-	int ret = symbols_wire_read(sock, deadline_ns, &h, sizeof(h));
+	int ret = sandbox_read(sock, deadline_ns, &h, sizeof(h));
 
 	if (ret < 0)
 		return ret;

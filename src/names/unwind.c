@@ -1,55 +1,33 @@
-/* Collector thread only.  See unwind.h. */
+/*
+ * Collector thread only (or the main thread before it starts).  See
+ * unwind.h; the split between the collector and the unwind helper is in
+ * unwind_int.h.
+ *
+ * The collector parses no ELF or DWARF here: it reads /proc/PID/maps
+ * (kernel text; in replay, names' recorded regions: unwind_mods.c), opens
+ * the module files and passes their descriptors,
+ * and checks the helper's answers.  When the helper fails (crash, hang
+ * past MEMTOP_UNWIND_TIMEOUT_MS, nonsense) it is killed, reaped and
+ * counted, and restarted at the next request; the frames of that request
+ * are what the collector can say itself: each pc's module and file
+ * offset ("[libfoo.so]+0x1f00") or "[unknown]", counted as fallbacks.
+ */
 #include "config.h"
 
-#include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "maps.h"
-#include "names_int.h"
-#include "unwind.h"
+#include "maps_int.h"
+#include "sandbox_int.h"
+#include "symbols_int.h"
+#include "unwind_int.h"
 
-#define UNWIND_PROCS 64		/* Dwfls kept; the oldest is dropped */
-/* Names kept per (pid, pc): libdwfl finds a symbol by walking the whole
- * symbol table, tens of microseconds in libc, and sites repeat. */
-#define UNWIND_CACHE 1024
-
-/* The sample being unwound: what the thread callbacks read. */
-struct unwind_ctx {
-	int tid;
-	const uint64_t *regs;
-	const unsigned char *stack;
-	uint64_t size;
-	uint64_t sp;
-};
-
-struct unwind_proc {
-	int pid;		/* 0 = free */
-	Dwfl *dwfl;
-	bool attached;		/* dwfl_attach_state done */
-	uint64_t used;		/* last use, for dropping the oldest */
-	struct unwind_ctx ctx;	/* the attach's argument: fixed address */
-};
-
-struct unwind_cached {
-	int pid;		/* 0 = empty */
-	uint64_t pc;
-	struct unwind_frame f;
-};
-
-struct unwinder {
-	struct unwind_proc procs[UNWIND_PROCS];
-	struct unwind_cached cache[UNWIND_CACHE];
-	uint64_t clock;
-	char *debuginfo_path;
-	Dwfl_Callbacks callbacks;
-	struct names *names;	/* modules from here, not /proc (replay) */
-};
+#define UNWIND_TIMEOUT_MS 1000
 
 static const char *const unwind_allocators[] = {
 	"libc.so", "libc-", "ld-linux", "ld64.so", "libstdc++", "libjemalloc",
@@ -70,52 +48,7 @@ unwind_is_allocator(const char *module)
 	return false;
 }
 
-/*
- * A module's ELF file read whole into memory, its descriptor closed: a
- * Dwfl is kept per process (up to UNWIND_PROCS), and holding a descriptor
- * per module would take them from the channels (RLIMIT_NOFILE).
- */
-static int
-unwind_find_elf(Dwfl_Module *mod, void **userdata, const char *name,
-		Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	int fd = dwfl_linux_proc_find_elf(mod, userdata, name, base,
-					  file_name, elfp);
-	Elf *elf;
-
-	if (fd < 0 || *elfp)
-		return fd;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_cntl(elf, ELF_C_FDREAD) == 0) {
-		*elfp = elf;
-		close(fd);
-		return -1;
-	}
-	if (elf)
-		elf_end(elf);
-	return fd;
-}
-
-/* Sites come from the files' own symbols (.symtab, .dynsym); separate
- * debug files are not looked for: a lookup per module costs time and
- * descriptors, and CFI for unwinding is in .eh_frame. */
-static int
-unwind_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-		    Dwarf_Addr base, const char *file_name,
-		    const char *debuglink_file, GElf_Word debuglink_crc,
-		    char **debuginfo_file_name)
-{
-	(void)mod;
-	(void)userdata;
-	(void)modname;
-	(void)base;
-	(void)file_name;
-	(void)debuglink_file;
-	(void)debuglink_crc;
-	(void)debuginfo_file_name;
-	return -1;
-}
-
+/* The helper is forked now, before the collector thread starts. */
 struct unwinder *
 unwinder_new(void)
 {
@@ -123,19 +56,15 @@ unwinder_new(void)
 
 	if (!u)
 		return NULL;
-	elf_version(EV_CURRENT);
-	u->callbacks.find_elf = unwind_find_elf;
-	u->callbacks.find_debuginfo = unwind_no_debuginfo;
-	u->callbacks.debuginfo_path = &u->debuginfo_path;
+	u->scratch = maps_new(0);
+	if (!u->scratch) {
+		free(u);
+		return NULL;
+	}
+	sandbox_init(&u->sb, "unwind helper", unwind_helper_main, 0,
+		     "MEMTOP_UNWIND_TIMEOUT_MS", UNWIND_TIMEOUT_MS);
+	(void)sandbox_start(&u->sb);	/* else at the first request */
 	return u;
-}
-
-static void
-unwind_drop(struct unwind_proc *p)
-{
-	if (p->dwfl)
-		dwfl_end(p->dwfl);
-	memset(p, 0, sizeof(*p));
 }
 
 void
@@ -143,319 +72,328 @@ unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < UNWIND_PROCS; i++)
-		unwind_drop(&u->procs[i]);
+	sandbox_fini(&u->sb);
+	for (size_t i = 0; i < UNWIND_PIDS; i++)
+		free(u->procs[i].mods);
+	maps_free(u->scratch);
+	free(u->obuf);
 	free(u);
 }
 
-static struct unwind_proc *
-unwind_find(struct unwinder *u, int pid)
+void
+unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
 {
-	for (size_t i = 0; i < UNWIND_PROCS; i++)
-		if (u->procs[i].pid == pid)
-			return &u->procs[i];
-	return NULL;
+	st->starts = u->sb.stats.starts;
+	st->failures = u->sb.stats.failures;
+	st->pid = u->sb.stats.pid;
+	st->fallbacks = u->fallbacks;
 }
 
 void
-unwind_stale(struct unwinder *u, int pid)
+unwinder_timeout(struct unwinder *u, unsigned ms)
 {
-	struct unwind_proc *p = unwind_find(u, pid);
-
-	if (p)
-		unwind_drop(p);
-	for (size_t i = 0; i < UNWIND_CACHE; i++)
-		if (u->cache[i].pid == pid)
-			u->cache[i].pid = 0;
+	u->sb.timeout_ns = (uint64_t)ms * 1000000ull;
 }
 
-void
-unwind_forget(struct unwinder *u, int pid)
-{
-	unwind_stale(u, pid);
-}
-
-static pid_t
-unwind_next_thread(Dwfl *dwfl, void *dwfl_arg, void **thread_argp)
-{
-	struct unwind_ctx *c = dwfl_arg;
-
-	(void)dwfl;
-	if (*thread_argp)
-		return 0;
-	*thread_argp = c;
-	return c->tid;
-}
-
-/* Only the copied stack is readable: the walk ends where it ends. */
-static bool
-unwind_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
-		   void *dwfl_arg)
-{
-	struct unwind_ctx *c = dwfl_arg;
-
-	(void)dwfl;
-	if (addr < c->sp || addr + sizeof(*result) > c->sp + c->size ||
-	    addr + sizeof(*result) < addr)
-		return false;
-	memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
-	return true;
-}
-
-static bool
-unwind_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
-{
-	struct unwind_ctx *c = thread_arg;
-	Dwarf_Word regs[UNWIND_REGS];
-
-	for (size_t i = 0; i < UNWIND_REGS; i++)
-		regs[i] = c->regs[i];
-	return dwfl_thread_state_registers(thread, 0, UNWIND_REGS, regs);
-}
-
-static const Dwfl_Thread_Callbacks unwind_thread_callbacks = {
-	.next_thread = unwind_next_thread,
-	.memory_read = unwind_memory_read,
-	.set_initial_registers = unwind_set_initial_registers,
-};
-
-void
-unwind_use_names(struct unwinder *u, struct names *names)
-{
-	u->names = names;
-}
-
-/* Did names open path as a module of np and prove it (by build id)? */
-static bool
-unwind_proven(const struct names_proc *np, const char *path)
-{
-	for (size_t i = 0; i < np->n_mods; i++)
-		if (np->mods[i].file && !np->mods[i].pending &&
-		    np->mods[i].path && strcmp(np->mods[i].path, path) == 0)
-			return true;
-	return false;
-}
-
-/*
- * pid's modules as names knows them from a capture's MMAP2 records,
- * written as /proc/PID/maps lines for libdwfl, so that a module spans the
- * same pages as live: its file mappings, for the files names opened and
- * proved by build id.  0 when at least one was reported.
- */
+/* Opens slot i's file as pid sees it (in replay, by its path, proved by
+ * build id) and hands it over; a file that cannot be opened is not
+ * retried while its slot lasts. */
 static int
-unwind_report_names(struct unwinder *u, Dwfl *dwfl, int pid)
+unwind_send_file(struct unwinder *u, int pid, const struct unwind_mod *m)
 {
-	struct names_proc *np;
-	char *text = NULL;
-	size_t len = 0, n = 0;
-	FILE *f;
-	int ret;
+	struct unwind_cfile *f = &u->files[m->file];
+	struct maps_region r = { .start = m->start, .end = m->end,
+				 .pgoff = m->pgoff, .inode = f->inode,
+				 .dev_major = f->dev_major,
+				 .dev_minor = f->dev_minor,
+				 .kind = MAPS_FILE, .deleted = f->deleted,
+				 .path = f->path,
+				 .build_id_size = f->build_id_size };
+	struct unwind_req q = { .magic = UNWIND_MAGIC,
+				.kind = UNWIND_REQ_FILE, .file = m->file };
+	struct stat st;
+	int fd, ret;
 
-	names_prepare(u->names, pid);
-	np = names_proc(u->names, pid);
-	f = np ? open_memstream(&text, &len) : NULL;
-	if (!f)
-		return -1;
-	for (size_t i = 0; i < maps_count(np->maps); i++) {
-		const struct maps_region *r = maps_at(np->maps, i);
+	memcpy(r.build_id, f->build_id, sizeof(r.build_id));
+	/* Replay: the recorded pid is no process here; the path, proved. */
+	fd = symbols_region_fd(u->names ? 0 : pid, &r, &st);
 
-		if (r->kind != MAPS_FILE || !r->path ||
-		    !unwind_proven(np, r->path))
-			continue;
-		fprintf(f, "%llx-%llx r%c%cp %llx %02x:%02x %llu %s\n",
-			(unsigned long long)r->start,
-			(unsigned long long)r->end,
-			r->prot & MAPS_PROT_WRITE ? 'w' : '-',
-			r->prot & MAPS_PROT_EXEC ? 'x' : '-',
-			(unsigned long long)r->pgoff, r->dev_major,
-			r->dev_minor, (unsigned long long)r->inode, r->path);
-		n++;
+	if (fd < 0) {
+		f->failed = true;
+		return 0;
 	}
-	/* A memstream is written only: read the text through another. */
-	if (fclose(f) != 0 || n == 0 || !(f = fmemopen(text, len, "r"))) {
-		free(text);
-		return -1;
-	}
-	ret = dwfl_linux_proc_maps_report(dwfl, f);
-	fclose(f);
-	free(text);
+	snprintf(q.path, sizeof(q.path), "%s", f->path);
+	ret = sandbox_hand(&u->sb, fd, &q, sizeof(q));
+	close(fd);
 	return ret;
 }
 
-/* pid's Dwfl, reporting its modules from /proc (or names) when new; NULL
- * on error. */
-static struct unwind_proc *
-unwind_proc(struct unwinder *u, int pid)
+/* Writes the requests held back: 0, or -EIO (the helper failed). */
+static int
+unwind_flush_out(struct unwinder *u)
 {
-	struct unwind_proc *p = unwind_find(u, pid), *old;
+	int ret = 0;
 
-	if (p) {
-		p->used = ++u->clock;
-		return p;
+	if (u->olen && u->sb.pid &&
+	    sandbox_write_by(u->sb.sock, sandbox_deadline(&u->sb), u->obuf,
+			     u->olen) < 0) {
+		sandbox_failed(&u->sb, "stopped reading");
+		ret = -EIO;
 	}
-	old = &u->procs[0];
-	for (size_t i = 0; i < UNWIND_PROCS; i++) {
-		if (u->procs[i].pid == 0) {
-			old = &u->procs[i];
-			break;
-		}
-		if (u->procs[i].used < old->used)
-			old = &u->procs[i];
-	}
-	unwind_drop(old);
-	p = old;
-	p->dwfl = dwfl_begin(&u->callbacks);
-	if (!p->dwfl)
-		return NULL;
-	dwfl_report_begin(p->dwfl);
-	if ((u->names ? unwind_report_names(u, p->dwfl, pid) :
-			dwfl_linux_proc_report(p->dwfl, pid)) != 0 ||
-	    dwfl_report_end(p->dwfl, NULL, NULL) != 0) {
-		unwind_drop(p);
-		return NULL;
-	}
-	p->pid = pid;
-	p->used = ++u->clock;
-	return p;
+	u->olen = 0;
+	return ret;
 }
 
-static void
-unwind_name_in(Dwfl *dwfl, uint64_t pc, struct unwind_frame *out)
+/* Holds back len bytes of a request: 0 or -ENOMEM. */
+static int
+unwind_out(struct unwinder *u, const void *buf, size_t len)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-	const char *mname = NULL, *sym = NULL, *base;
-	Dwarf_Addr start = 0;
-	GElf_Off off = 0;
-	GElf_Sym s;
+	if (u->olen + len > u->ocap) {
+		size_t cap = u->ocap ? u->ocap : 65536;
+		unsigned char *nb;
 
-	out->pc = pc;
-	if (mod) {
-		mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
-					 NULL, NULL);
-		sym = dwfl_module_addrinfo(mod, pc, &off, &s, NULL, NULL,
-					   NULL);
+		while (cap < u->olen + len)
+			cap *= 2;
+		nb = realloc(u->obuf, cap);
+		if (!nb)
+			return -ENOMEM;
+		u->obuf = nb;
+		u->ocap = cap;
 	}
-	out->allocator = mname && unwind_is_allocator(mname);
-	if (sym) {
-		snprintf(out->name, sizeof(out->name), "%s+0x%llx", sym,
-			 (unsigned long long)off);
-		return;
-	}
-	base = mname ? strrchr(mname, '/') : NULL;
-	base = base ? base + 1 : mname;
-	if (base)
-		snprintf(out->name, sizeof(out->name), "[%s]+0x%llx", base,
-			 (unsigned long long)(pc - start));
-	else
-		snprintf(out->name, sizeof(out->name), "0x%llx",
-			 (unsigned long long)pc);
-}
-
-/* unwind_name_in through the cache. */
-static void
-unwind_name_cached(struct unwinder *u, int pid, Dwfl *dwfl, uint64_t pc,
-		   struct unwind_frame *out)
-{
-	uint64_t h = (pc ^ (uint64_t)pid * 0x9e3779b97f4a7c15ull) *
-		     0x9e3779b97f4a7c15ull;
-	struct unwind_cached *c = &u->cache[h >> 54 & (UNWIND_CACHE - 1)];
-
-	if (c->pid == pid && c->pc == pc) {
-		*out = c->f;
-		return;
-	}
-	unwind_name_in(dwfl, pc, out);
-	c->pid = pid;
-	c->pc = pc;
-	c->f = *out;
-}
-
-int
-unwind_name(struct unwinder *u, int pid, uint64_t pc,
-	    struct unwind_frame *out)
-{
-	struct unwind_proc *p = unwind_proc(u, pid);
-
-	if (!p)
-		return -ESRCH;
-	unwind_name_cached(u, pid, p->dwfl, pc, out);
+	memcpy(u->obuf + u->olen, buf, len);
+	u->olen += len;
 	return 0;
 }
 
-struct unwind_walk {
-	struct unwind_frame *out;
-	size_t max, n;
-	size_t site;		/* index of the first frame outside, or max */
-	Dwfl *dwfl;
-};
-
-/* Is pc in an allocator's module?  No symbol lookup: cheap. */
-static bool
-unwind_in_allocator(Dwfl *dwfl, uint64_t pc)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
-	const char *name = mod ? dwfl_module_info(mod, NULL, NULL, NULL,
-						  NULL, NULL, NULL, NULL) :
-				 NULL;
-
-	return name && unwind_is_allocator(name);
-}
-
+/* Every file p's modules need is in the running helper: 0, or -EIO (no
+ * helper). */
 static int
-unwind_frame_cb(Dwfl_Frame *state, void *arg)
+unwind_send_files(struct unwinder *u, const struct unwind_pmods *p)
 {
-	struct unwind_walk *w = arg;
-	Dwarf_Addr pc;
-	bool activation;
+	sandbox_reap(&u->sb);
+	for (int tries = 0; tries < 2; tries++) {
+		uint64_t start;
+		int ret = 0;
 
-	if (!dwfl_frame_pc(state, &pc, &activation))
-		return DWARF_CB_ABORT;
-	/* A return address points after the call: name the call. */
-	w->out[w->n].pc = activation ? pc : pc - 1;
-	w->out[w->n].allocator = unwind_in_allocator(w->dwfl,
-						     w->out[w->n].pc);
-	w->out[w->n].name[0] = '\0';
-	if (w->site == w->max && !w->out[w->n].allocator)
-		w->site = w->n;
-	/* The site and its callers are all a caller reads. */
-	if (++w->n == w->max || w->n > w->site + UNWIND_CALLERS)
-		return DWARF_CB_ABORT;
-	return DWARF_CB_OK;
+		if (u->sb.pid == 0 && sandbox_start(&u->sb) < 0) {
+			sandbox_failed(&u->sb, "could not start");
+			return -EIO;
+		}
+		start = u->sb.stats.starts;
+		for (size_t i = 0; i < p->n && ret == 0; i++) {
+			struct unwind_cfile *f = &u->files[p->mods[i].file];
+
+			if (f->sent == start || f->failed)
+				continue;
+			/* The requests before it go first, in order. */
+			ret = unwind_flush_out(u);
+			if (ret == 0)
+				ret = unwind_send_file(u, p->pid, &p->mods[i]);
+			f->sent = start;
+		}
+		/* A helper restarted on the way has the first files not. */
+		if (ret == 0 && u->sb.stats.starts == start && u->sb.pid)
+			return 0;
+	}
+	return -EIO;
 }
 
+/* Queues a request (files sent first, then the head, modules and data,
+ * held back until unwind_flush_out): 0, or -EIO when the helper failed
+ * (killed and counted), -ENOMEM. */
+static int
+unwind_send(struct unwinder *u, const struct unwind_pmods *p,
+	    struct unwind_req *q, const void *data, size_t len)
+{
+	size_t olen = u->olen;
+
+	if (unwind_send_files(u, p) < 0)
+		return -EIO;
+	q->magic = UNWIND_MAGIC;
+	q->pid = p->pid;
+	q->n_mods = (uint32_t)p->n;
+	if (unwind_out(u, q, sizeof(*q)) < 0 ||
+	    unwind_out(u, p->mods, p->n * sizeof(*p->mods)) < 0 ||
+	    unwind_out(u, data, len) < 0) {
+		u->olen = olen;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The next answer of the helper that had it (start): the count, or
+ * -errno (-EIO: the helper failed, or is not that one). */
+static int
+unwind_recv(struct unwinder *u, uint64_t start, struct unwind_frame *out,
+	    size_t max)
+{
+	int n, status = 0;
+
+	if (unwind_flush_out(u) < 0 || start == 0 ||
+	    start != u->sb.stats.starts || u->sb.pid == 0)
+		return -EIO;
+	n = unwind_ans_recv(&u->sb, sandbox_deadline(&u->sb), out, max,
+			    &status);
+	if (n < 0) {
+		sandbox_failed(&u->sb, sandbox_why(n));
+		return -EIO;
+	}
+	return status < 0 ? status : n;
+}
+
+/* Every answer in flight read into the stash, so that the socket is free
+ * for a request in between. */
+static void
+unwind_settle(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->count; i++) {
+		size_t k = (u->head + i) % UNWIND_PIPELINE;
+		struct unwind_pend *e = &u->pend[k];
+
+		if (e->n >= 0)
+			continue;
+		e->n = unwind_recv(u, e->start, u->stash[k], e->max);
+		if (e->n < 0)
+			e->n = 0;	/* the fallback, when its turn comes */
+	}
+}
+
+/* What the collector says of pc without parsing: its module and file
+ * offset, or [unknown]. */
+static void
+unwind_fallback(struct unwinder *u, int pid, uint64_t pc,
+		struct unwind_frame *out)
+{
+	const struct unwind_pmods *p = unwind_find(u, pid);
+
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	snprintf(out->name, sizeof(out->name), "[unknown]");
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct unwind_mod *m = &p->mods[i];
+		const char *path = u->files[m->file].path;
+		const char *base = strrchr(path, '/');
+
+		if (pc < m->start || pc >= m->end)
+			continue;
+		snprintf(out->name, sizeof(out->name), "[%s]+0x%llx",
+			 base ? base + 1 : path,
+			 (unsigned long long)(pc - m->start + m->pgoff));
+		out->allocator = unwind_is_allocator(path);
+		break;
+	}
+	u->fallbacks++;
+	log_ratelimited(&u->sb.rl, "unwind helper: %llu frames named without "
+			"it (module and offset)",
+			(unsigned long long)u->fallbacks);
+}
+
+/* A walk's request: registers, the stack kept, at most max frames
+ * (1 to UNWIND_WALK_MAX). */
+static void
+unwind_walk_req(struct unwind_req *q, int tid,
+		const uint64_t regs[UNWIND_REGS], uint64_t size, size_t max)
+{
+	*q = (struct unwind_req){ .kind = UNWIND_REQ_WALK, .tid = tid };
+	q->max = (uint32_t)(max < UNWIND_WALK_MAX ? max : UNWIND_WALK_MAX);
+	if (q->max == 0)
+		q->max = 1;
+	q->stack_size = size < UNWIND_MAX_STACK ? size : UNWIND_MAX_STACK;
+	memcpy(q->regs, regs, sizeof(q->regs));
+}
+
+int
+unwind_walk_send(struct unwinder *u, int pid, int tid,
+		 const uint64_t regs[UNWIND_REGS], const void *stack,
+		 uint64_t size, size_t max)
+{
+	struct unwind_req q;
+	struct unwind_pmods *p;
+	struct unwind_pend *e;
+
+	if (u->count == UNWIND_PIPELINE)
+		return -EBUSY;
+	p = unwind_pmods(u, pid);
+	if (!p)
+		return -ESRCH;
+	unwind_walk_req(&q, tid, regs, size, max);
+	e = &u->pend[(u->head + u->count++) % UNWIND_PIPELINE];
+	*e = (struct unwind_pend){ .pid = pid, .rip = regs[16], .n = -1,
+				   .max = q.max };
+	if (unwind_send(u, p, &q, stack, q.stack_size) == 0)
+		e->start = u->sb.stats.starts;
+	return 0;
+}
+
+int
+unwind_walk_recv(struct unwinder *u, struct unwind_frame *out, size_t max)
+{
+	size_t k = u->head;
+	struct unwind_pend *e = &u->pend[k];
+	int n = e->n;
+
+	if (u->count == 0)
+		return -ENOENT;
+	u->head = (u->head + 1) % UNWIND_PIPELINE;
+	u->count--;
+	if (n < 0)
+		n = unwind_recv(u, e->start, u->stash[k], e->max);
+	if (n > 0 && (size_t)n <= max) {
+		memcpy(out, u->stash[k], (size_t)n * sizeof(*out));
+		return n;
+	}
+	unwind_fallback(u, e->pid, e->rip, &out[0]);
+	return 1;
+}
+
+/* One walk now, outside the queue: the walks in flight (a drain's, the
+ * heap probes' walk comes between them) keep their answers, stashed. */
 int
 unwind_frames(struct unwinder *u, int pid, int tid,
 	      const uint64_t regs[UNWIND_REGS], const void *stack,
 	      uint64_t size, struct unwind_frame *out, size_t max)
 {
-	struct unwind_proc *p = unwind_proc(u, pid);
-	struct unwind_walk w = { .out = out, .max = max, .site = max };
+	struct unwind_req q;
+	struct unwind_pmods *p;
+	int n = -EIO;
 
-	if (!p)
-		return -ESRCH;
 	if (max == 0)
 		return 0;
-	p->ctx = (struct unwind_ctx){ .tid = tid, .regs = regs,
-				      .stack = stack, .size = size,
-				      .sp = regs[7] };
-	if (!p->attached) {
-		if (!dwfl_attach_state(p->dwfl, NULL, pid,
-				       &unwind_thread_callbacks, &p->ctx)) {
-			/* No CFI walk: the first pc alone. */
-			unwind_name_in(p->dwfl, regs[16], &out[0]);
-			return 1;
-		}
-		p->attached = true;
-	}
-	w.dwfl = p->dwfl;
-	(void)dwfl_getthread_frames(p->dwfl, tid, unwind_frame_cb, &w);
-	if (w.n == 0) {
-		unwind_name_in(p->dwfl, regs[16], &out[0]);
-		return 1;
-	}
-	/* Names for the site and its callers, else for the outermost
-	 * frame (an allocator memtop does not know). */
-	for (size_t i = w.site < w.n ? w.site : w.n - 1; i < w.n; i++)
-		unwind_name_cached(u, pid, p->dwfl, out[i].pc, &out[i]);
-	return (int)w.n;
+	unwind_settle(u);
+	p = unwind_pmods(u, pid);
+	if (!p)
+		return -ESRCH;
+	unwind_walk_req(&q, tid, regs, size, max);
+	if (unwind_send(u, p, &q, stack, q.stack_size) == 0)
+		n = unwind_recv(u, u->sb.stats.starts, out, q.max);
+	if (n > 0)
+		return n;
+	unwind_fallback(u, pid, regs[16], &out[0]);
+	return 1;
+}
+
+int
+unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,
+	     struct unwind_frame *out)
+{
+	struct unwind_pmods *p;
+	struct unwind_req q = { .kind = UNWIND_REQ_NAMES };
+	int got = -EIO;
+
+	unwind_settle(u);
+	p = unwind_pmods(u, pid);
+	if (!p)
+		return -ESRCH;
+	if (n == 0)
+		return 0;
+	if (n > UNWIND_MAX_PCS)
+		n = UNWIND_MAX_PCS;
+	q.n_pcs = q.max = (uint32_t)n;
+	if (unwind_send(u, p, &q, pcs, n * sizeof(*pcs)) == 0)
+		got = unwind_recv(u, u->sb.stats.starts, out, n);
+	if (got == (int)n)
+		return got;
+	for (size_t i = 0; i < n; i++)
+		unwind_fallback(u, pid, pcs[i], &out[i]);
+	return (int)n;
 }

@@ -28,6 +28,8 @@
 
 #include "elf-build.h"
 #include "fuzzmain.h"
+#include "base.h"
+#include "sandbox_int.h"
 #include "symbols_int.h"
 
 /* Inputs larger than a socket buffer would need a reader thread. */
@@ -102,7 +104,7 @@ fuzz_parse(const uint8_t *data, size_t size)
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
 		memset(&back, 0, sizeof(back));
 		if (symbols_wire_send(sv[0], ret, &t) != 0 ||
-		    symbols_wire_recv(sv[1], symbols_now_ns() + 1000000000ull,
+		    symbols_wire_recv(sv[1], base_now_ns() + 1000000000ull,
 				      &status, &back) != 0 || status != 0)
 			__builtin_trap();
 		fuzz_same(&t, &back);
@@ -126,7 +128,7 @@ fuzz_wire(const uint8_t *data, size_t size)
 		__builtin_trap();
 	close(sv[0]);		/* the helper is gone after its answer */
 	memset(&t, 0, sizeof(t));
-	ret = symbols_wire_recv(sv[1], symbols_now_ns() + 1000000000ull,
+	ret = symbols_wire_recv(sv[1], base_now_ns() + 1000000000ull,
 				&status, &t);
 	if (ret == 0 && (status > 0 || symbols_table_check(&t) != 0))
 		__builtin_trap();
@@ -150,58 +152,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* A small ET_DYN file: one PT_LOAD, .symtab of four symbols, .strtab,
- * .shstrtab; returns its length. */
-static size_t
-fuzz_elf_template(uint8_t *buf, size_t cap)
-{
-	static const char str[] = "\0obj\0fn\0weak_fn";
-	static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	Elf64_Shdr sh[4] = { { 0 } };
-	Elf64_Sym sym[4] = { { 0 } };
-	size_t symoff = 128, stroff = symoff + sizeof(sym);
-	size_t shstroff = stroff + sizeof(str);
-	size_t shoff = (shstroff + sizeof(shstr) + 7) & ~(size_t)7;
-	size_t len = shoff + sizeof(sh);
-
-	if (cap < len)
-		return 0;
-	memset(buf, 0, len);
-	elfb_headers(&eh, &ph, shoff, 4, len);
-	sym[1] = (Elf64_Sym){ .st_name = 1, .st_value = 0x40, .st_size = 8,
-			      .st_shndx = 1,
-			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_OBJECT) };
-	sym[2] = (Elf64_Sym){ .st_name = 5, .st_value = 0x80, .st_size = 16,
-			      .st_shndx = 1,
-			      .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC) };
-	sym[3] = (Elf64_Sym){ .st_name = 8, .st_value = 0x80, .st_shndx = 1,
-			      .st_info = ELF64_ST_INFO(STB_WEAK, STT_FUNC) };
-	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_SYMTAB,
-			      .sh_offset = symoff, .sh_size = sizeof(sym),
-			      .sh_link = 2, .sh_info = 1, .sh_addralign = 8,
-			      .sh_entsize = sizeof(Elf64_Sym) };
-	sh[2] = (Elf64_Shdr){ .sh_name = 9, .sh_type = SHT_STRTAB,
-			      .sh_offset = stroff, .sh_size = sizeof(str) };
-	sh[3] = (Elf64_Shdr){ .sh_name = 17, .sh_type = SHT_STRTAB,
-			      .sh_offset = shstroff, .sh_size = sizeof(shstr) };
-	memcpy(buf, &eh, sizeof(eh));
-	memcpy(buf + sizeof(eh), &ph, sizeof(ph));
-	memcpy(buf + symoff, sym, sizeof(sym));
-	memcpy(buf + stroff, str, sizeof(str));
-	memcpy(buf + shstroff, shstr, sizeof(shstr));
-	memcpy(buf + shoff, sh, sizeof(sh));
-	return len;
-}
-
 /* A template (ELF file, or its tables as the helper's answer) with a few
  * random bytes replaced, or cut short. */
 static size_t
 fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
 {
-	size_t len = fuzz_elf_template(buf + 1, cap - 1) + 1;
-	unsigned flips = (unsigned)(fuzz_next(x) % 8);
+	size_t len = elfb_small(buf + 1, cap - 1) + 1;
 
 	buf[0] = 0;
 	if (fuzz_next(x) % 4 == 0) {
@@ -222,11 +178,7 @@ fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
 		}
 		symbols_table_free(&t);
 	}
-	for (unsigned i = 0; i < flips && len > 1; i++)
-		buf[1 + fuzz_next(x) % (len - 1)] = (uint8_t)fuzz_next(x);
-	if (fuzz_next(x) % 8 == 0 && len > 1)
-		len = 1 + fuzz_next(x) % (len - 1);
-	return len;
+	return fuzz_flip_cut(x, buf, len);
 }
 
 const struct fuzz_target fuzz_target = {

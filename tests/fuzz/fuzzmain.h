@@ -61,4 +61,21 @@ fuzz_next(uint64_t *x)
 	return *x;
 }
 
+/*
+ * The generators' last step: up to 7 bytes after buf[0] (the part
+ * selector) replaced, and one time in 8 the input cut short.  The new
+ * length.
+ */
+static inline size_t
+fuzz_flip_cut(uint64_t *x, uint8_t *buf, size_t len)
+{
+	unsigned flips = (unsigned)(fuzz_next(x) % 8);
+
+	for (unsigned i = 0; i < flips && len > 1; i++)
+		buf[1 + fuzz_next(x) % (len - 1)] = (uint8_t)fuzz_next(x);
+	if (fuzz_next(x) % 8 == 0 && len > 1)
+		len = 1 + fuzz_next(x) % (len - 1);
+	return len;
+}
+
 #endif

@@ -8,9 +8,17 @@
 #define MEMTOP_ELF_BUILD_H
 
 #include <elf.h>
+#include <stddef.h>
 #include <stdint.h>
 
 void elfb_headers(Elf64_Ehdr *eh, Elf64_Phdr *ph, uint64_t shoff,
 		  unsigned shnum, uint64_t load_size);
+
+/*
+ * A small ET_DYN file into buf (the fuzz targets' template): one PT_LOAD, .symtab of four symbols (obj
+ * at 0x40, fn at 0x80 with 16 bytes, weak_fn at 0x80), .strtab,
+ * .shstrtab.  Its length, or 0 when cap is too small.
+ */
+size_t elfb_small(uint8_t *buf, size_t cap);
 
 #endif

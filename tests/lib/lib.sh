@@ -125,3 +125,32 @@ tracepoint_why() {
 need_python() {
 	command -v python3 >/dev/null || skip "python3 not installed"
 }
+
+# helper_confined WHAT LOG: the helper process memtop logged as "WHAT
+# started: pid N" in LOG (src/names/sandbox.c), seen from /proc while it
+# runs: seccomp mode 2, no_new_privs, and nobody when the test is root.
+# A helper not caught while it ran is a skipped part.
+helper_confined() {
+	local what=$1 log=$2 helper= st seccomp nnp uid nobody
+	for _ in $(seq 1 60); do
+		helper=$(sed -n "s/.*$what started: pid \([0-9]*\).*/\1/p" \
+			"$log" 2>/dev/null | tail -1)
+		[ -n "$helper" ] && [ -r "/proc/$helper/status" ] && break
+		sleep 0.05
+	done
+	if [ -z "$helper" ] || ! st=$(cat "/proc/$helper/status" 2>/dev/null); then
+		skip_part "$what's /proc status: not caught while it ran"
+		return
+	fi
+	seccomp=$(printf '%s\n' "$st" | awk '/^Seccomp:/ {print $2}')
+	nnp=$(printf '%s\n' "$st" | awk '/^NoNewPrivs:/ {print $2}')
+	uid=$(printf '%s\n' "$st" | awk '/^Uid:/ {print $2, $3, $4, $5}')
+	[ "$seccomp" = 2 ] || fail "$what $helper: Seccomp: $seccomp, want 2"
+	[ "$nnp" = 1 ] || fail "$what $helper: NoNewPrivs: $nnp, want 1"
+	if [ "$(id -u)" = 0 ]; then
+		nobody=$(id -u nobody 2>/dev/null || echo 65534)
+		[ "$uid" = "$nobody $nobody $nobody $nobody" ] ||
+			fail "$what $helper: Uid: $uid, want nobody ($nobody)"
+	fi
+	ok "$what $helper: Seccomp $seccomp, NoNewPrivs $nnp, Uid $uid"
+}

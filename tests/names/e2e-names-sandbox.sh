@@ -37,31 +37,9 @@ MEMTOP_SYMBOLS_TIMEOUT_MS=$timeout_ms "$MEMTOP" -b --json -e faults -d 0.2 -k 50
 	-- python3 "$TMP/touch.py" "$TMP/crafted.so" 4 &
 memtop_pid=$!
 
-# The helper, once memtop logs it, seen from /proc while it runs.
-helper=
-for _ in $(seq 1 60); do
-	helper=$(sed -n 's/.*symbols helper started: pid \([0-9]*\).*/\1/p' \
-		"$TMP/memtop.log" 2>/dev/null | tail -1)
-	[ -n "$helper" ] && [ -r "/proc/$helper/status" ] && break
-	sleep 0.05
-done
-if [ -n "$helper" ] && [ -r "/proc/$helper/status" ]; then
-	status=$(cat "/proc/$helper/status")
-	seccomp=$(printf '%s\n' "$status" | awk '/^Seccomp:/ {print $2}')
-	nnp=$(printf '%s\n' "$status" | awk '/^NoNewPrivs:/ {print $2}')
-	uid=$(printf '%s\n' "$status" | awk '/^Uid:/ {print $2, $3, $4, $5}')
-	[ "$seccomp" = 2 ] || fail "helper $helper: Seccomp: $seccomp, want 2"
-	[ "$nnp" = 1 ] || fail "helper $helper: NoNewPrivs: $nnp, want 1"
-	if [ "$(id -u)" = 0 ]; then
-		nobody=$(id -u nobody 2>/dev/null || echo 65534)
-		[ "$uid" = "$nobody $nobody $nobody $nobody" ] ||
-			fail "helper $helper: Uid: $uid, want nobody ($nobody)"
-	fi
-	ok "helper $helper: Seccomp $seccomp, NoNewPrivs $nnp, Uid $uid"
-else
-	# It may already be gone: killed on the crafted file; the log says.
-	skip_part "helper's /proc status: not caught while it ran"
-fi
+# The helper, once memtop logs it, seen from /proc while it runs (it may
+# already be gone: killed on the crafted file; the log says).
+helper_confined "symbols helper" "$TMP/memtop.log"
 
 wait "$memtop_pid"
 rc=$?

@@ -6,8 +6,9 @@
 # mallocs it again in remake_table().  The program prints each object's
 # function, base and size (the oracle): every shown page inside an object
 # must be named by its function, before and after the reuse, and the
-# objects rows must add up.  Then --list-events must say whether the
-# allocation events work.
+# objects rows must add up; the unwinding runs in a helper process that is
+# not root (seccomp, no_new_privs) and never fails.  Then --list-events
+# must say whether the allocation events work.
 . "$(dirname "$0")/../lib/lib.sh"
 . "$(dirname "$0")/objects-lib.sh"
 grep -q '^objects ' "$TMP/list.txt" || fail "--list-events has no objects line"
@@ -15,9 +16,15 @@ grep -q '^objects .*off' "$TMP/list.txt" &&
 	skip "allocation events unavailable: $(grep '^objects ' "$TMP/list.txt")"
 
 "$MEMTOP" -b --json -e faults -d 0.25 -s samples -k 2000 \
-	-o "$TMP/frames.jsonl" -- "$MEMTOP_OBJECTS_TEST" --run-ms 2000 \
-	--phase-ms 1000 > "$TMP/oracle.txt"
+	--log "$TMP/memtop.log" -o "$TMP/frames.jsonl" -- \
+	"$MEMTOP_OBJECTS_TEST" --run-ms 2000 --phase-ms 1000 > "$TMP/oracle.txt" &
+memtop_pid=$!
+# The stacks are unwound in a helper that is not root (src/names/unwind.c).
+helper_confined "unwind helper" "$TMP/memtop.log"
+wait "$memtop_pid"
 status=$?
+grep -q 'unwind helper .* killed\|frames named without it' "$TMP/memtop.log" &&
+	fail "unwind helper failed: $(grep 'unwind helper' "$TMP/memtop.log")"
 [ "$status" -eq 0 ] || fail "memtop exited $status"
 python3 "$FRAMETOOL" check "$TMP/frames.jsonl" || fail "frame invariants"
 python3 - "$TMP/frames.jsonl" "$TMP/oracle.txt" <<'PY' || fail "objects named"

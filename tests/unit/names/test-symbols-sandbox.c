@@ -11,7 +11,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "elf-build.h"
+#include "helper-check.h"
 #include "maps.h"
 #include "symbols.h"
 #include "testlib.h"
@@ -55,46 +55,6 @@ sbtest_exe(struct maps *m)
 	return sbtest_region(m, exe);
 }
 
-/* The value after "key:" in /proc/pid/status, or "". */
-static const char *
-sbtest_status(int32_t pid, const char *key, char *out, size_t cap)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	FILE *f;
-
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return out;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			const char *v = line + klen + 1;
-
-			v += strspn(v, " \t");
-			snprintf(out, cap, "%.*s", (int)strcspn(v, "\n"), v);
-			break;
-		}
-	}
-	fclose(f);
-	return out;
-}
-
-/* Waits until pid is a zombie (its socket closed): at most 2 s. */
-static void
-sbtest_wait_dead(int32_t pid)
-{
-	char state[64];
-
-	for (int i = 0; i < 200; i++) {
-		sbtest_status(pid, "State", state, sizeof(state));
-		if (state[0] == 'Z' || state[0] == '\0')
-			return;
-		usleep(10000);
-	}
-}
-
 static void
 sbtest_identity(void)
 {
@@ -102,8 +62,6 @@ sbtest_identity(void)
 	struct maps *m = maps_new((int32_t)getpid());
 	const struct maps_region *r = sbtest_exe(m);
 	struct symbols_helper h;
-	struct passwd *pw = getpwnam("nobody");
-	char v[256], want[128];
 	int err = 0;
 
 	check(r != NULL);
@@ -114,21 +72,7 @@ sbtest_identity(void)
 	check_eq_u64(h.starts, 1);
 	check_eq_u64(h.failures, 0);
 	check(h.pid > 0);
-	check_eq_str(sbtest_status(h.pid, "Seccomp", v, sizeof(v)), "2");
-	check_eq_str(sbtest_status(h.pid, "NoNewPrivs", v, sizeof(v)), "1");
-	if (getuid() == 0) {
-		unsigned uid = pw ? pw->pw_uid : 65534, gid = pw ? pw->pw_gid : 65534;
-
-		snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", uid, uid, uid, uid);
-		check_eq_str(sbtest_status(h.pid, "Uid", v, sizeof(v)), want);
-		snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", gid, gid, gid, gid);
-		check_eq_str(sbtest_status(h.pid, "Gid", v, sizeof(v)), want);
-		check_eq_str(sbtest_status(h.pid, "Groups", v, sizeof(v)), "");
-		check_eq_str(sbtest_status(h.pid, "CapEff", v, sizeof(v)),
-			     "0000000000000000");
-	} else {
-		printf("# not root: the helper keeps uid %u\n", (unsigned)getuid());
-	}
+	helper_check_confined(h.pid);
 
 	/* Killed while idle (as a crash would): counted, and the next file
 	 * is still named, by a new helper.  Not under valgrind (its test
@@ -141,14 +85,14 @@ sbtest_identity(void)
 		return;
 	}
 	kill(h.pid, SIGKILL);
-	sbtest_wait_dead(h.pid);
+	helper_wait_dead(h.pid);
 	symbols_free(s);
 	s = symbols_new();
 	if (r)
 		check(symbols_open(s, (int32_t)getpid(), r, &err) != NULL);
 	symbols_helper_stats(s, &h);
 	kill(h.pid, SIGKILL);
-	sbtest_wait_dead(h.pid);
+	helper_wait_dead(h.pid);
 	{
 		const struct maps_region *lib = NULL;
 

@@ -1,8 +1,9 @@
 /*
- * The symbols helper's seccomp filter (see symbols_int.h).  What the parse
- * through libelf and libdw does: reads and maps the file it was handed,
- * opens separate debug information read-only (build-id, debuglink),
- * allocates, answers on its socket.  Mappings and protections never
+ * The helpers' seccomp filter (see sandbox_int.h).  What a parse or an
+ * unwind through libelf and libdw does: reads and maps the files it was
+ * handed, opens separate debug information read-only (build-id,
+ * debuglink; the symbols helper only, SANDBOX_OPENS: the unwind helper's
+ * opens fail with EPERM), allocates, answers on its socket.  Mappings and protections never
  * executable, opens never for writing (both fail with EPERM: libdw's
  * dlopen of libdebuginfod fails, as it should); the only descriptors it
  * can write to are its socket and /dev/null.  Anything else kills the
@@ -21,7 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "symbols_int.h"
+#include "sandbox_int.h"
 
 /* Valgrind's translations are executable mappings the helper makes: under
  * valgrind (the test setup of that name) PROT_EXEC stays allowed. */
@@ -79,15 +80,20 @@
 			 (O_TMPFILE & ~O_DIRECTORY))
 
 int
-symbols_seccomp_install(void)
+sandbox_seccomp_install(unsigned flags)
 {
 	const unsigned no_exec = SYMBOLS_UNDER_VALGRIND() ? 0 : PROT_EXEC;
+	/* Without SANDBOX_OPENS every open is refused (EPERM): the rule
+	 * matches openat, else a number no system call has. */
+	const unsigned refused = (flags & SANDBOX_OPENS) ? ~0u : __NR_openat;
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYMBOLS_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SYMBOLS_NR),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, refused, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SYMBOLS_EPERM),
 		/* The rules that only compare the number come first. */
 		ALLOW_NR(__NR_read),
 		/* Writes on any descriptor: the helper holds none it could
@@ -117,6 +123,7 @@ symbols_seccomp_install(void)
 		ALLOW_NR(__NR_readlinkat),
 		ALLOW_NR(__NR_rt_sigreturn),
 		ALLOW_NR(__NR_rt_sigprocmask),	/* valgrind, around each call */
+		ALLOW_NR(__NR_rt_sigtimedwait),	/* valgrind polls signals */
 		ALLOW_NR(__NR_exit),
 		ALLOW_NR(__NR_exit_group),
 		ALLOW_NR_ARG_CLEAR(__NR_mmap, 2, no_exec),

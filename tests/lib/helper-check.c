@@ -1,0 +1,72 @@
+/* See helper-check.h. */
+#include "config.h"
+
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helper-check.h"
+#include "testlib.h"
+
+const char *
+helper_status(int32_t pid, const char *key, char *out, size_t cap)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return out;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			const char *v = line + klen + 1;
+
+			v += strspn(v, " \t");
+			snprintf(out, cap, "%.*s", (int)strcspn(v, "\n"), v);
+			break;
+		}
+	}
+	fclose(f);
+	return out;
+}
+
+void
+helper_check_confined(int32_t pid)
+{
+	struct passwd *pw = getpwnam("nobody");
+	char v[256], want[128];
+	unsigned uid = pw ? pw->pw_uid : 65534, gid = pw ? pw->pw_gid : 65534;
+
+	check(pid > 0);
+	check_eq_str(helper_status(pid, "Seccomp", v, sizeof(v)), "2");
+	check_eq_str(helper_status(pid, "NoNewPrivs", v, sizeof(v)), "1");
+	if (getuid() != 0) {
+		printf("# not root: the helper keeps uid %u\n",
+		       (unsigned)getuid());
+		return;
+	}
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", uid, uid, uid, uid);
+	check_eq_str(helper_status(pid, "Uid", v, sizeof(v)), want);
+	snprintf(want, sizeof(want), "%u\t%u\t%u\t%u", gid, gid, gid, gid);
+	check_eq_str(helper_status(pid, "Gid", v, sizeof(v)), want);
+	check_eq_str(helper_status(pid, "Groups", v, sizeof(v)), "");
+	check_eq_str(helper_status(pid, "CapEff", v, sizeof(v)),
+		     "0000000000000000");
+}
+
+void
+helper_wait_dead(int32_t pid)
+{
+	char state[64];
+
+	for (int i = 0; i < 200; i++) {
+		helper_status(pid, "State", state, sizeof(state));
+		if (state[0] == 'Z' || state[0] == '\0')
+			return;
+		usleep(10000);
+	}
+}
