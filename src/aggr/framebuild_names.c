@@ -149,6 +149,8 @@ framebuild_names(struct frame *f, struct aggr *a)
 
 		names_stats(s->names, &st);
 		f->names_mismatched = st.mismatched;
+		f->names_maps_failed = st.maps_failures;
+		f->names_helper_failed = st.helper_files_failed;
 	}
 	u64map_clear(&pids.seen, NULL);
 }

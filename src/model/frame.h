@@ -323,6 +323,12 @@ struct frame {
 	/* Since start: mapped files found with another build id (or
 	 * inode) than the mapping's, so given no symbol. */
 	uint64_t names_mismatched;
+	/* Since start: /proc/PID/maps reads that failed (the process gone,
+	 * or not readable): its memory named "[unknown]". */
+	uint64_t names_maps_failed;
+	/* Since start: ELF files left unnamed because the parsing helper
+	 * crashed, hung or answered nonsense on them. */
+	uint64_t names_helper_failed;
 	/* Allocation sites (issue 18), most samples first, at most
 	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects
 	 * (replay, whole machine, no permission: source_note says why).

@@ -5,8 +5,9 @@
 # While memtop runs, the helper it logs must run as nobody (when root) with
 # seccomp mode 2 and no_new_privs; the crafted file must time out
 # (MEMTOP_SYMBOLS_TIMEOUT_MS=100), be logged as one failure and never be
-# handed over again; memtop must go on producing frames to the end and
-# exit 0, and its frames must still hold.
+# handed over again (and counted in the frames' names.helper_failed);
+# memtop must go on producing frames to the end and exit 0, and its
+# frames must still hold.
 . "$(dirname "$0")/../lib/lib.sh"
 need_perf
 need_python
@@ -50,6 +51,11 @@ want=1
 [ "$timeouts" -eq "$want" ] ||
 	fail "want one helper timeout in the log, got $timeouts: $(grep 'symbols helper' "$TMP/memtop.log")"
 python3 "$FRAMETOOL" check "$TMP/frames.jsonl" || fail "frame invariants"
+# The file the helper choked on is counted in the frames too.
+got=$(tail -1 "$TMP/frames.jsonl" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["names"]["helper_failed"])')
+[ "$got" = "$want" ] && ok "names.helper_failed $got, as the log's timeouts" ||
+	fail "names.helper_failed $got, want $want (the log's timeouts)"
 # Frames to the end: the run lasts 4 s at 0.2 s a frame.
 n=$(wc -l <"$TMP/frames.jsonl")
 [ "$n" -ge 12 ] || fail "only $n frames in a 4 s run at -d 0.2"

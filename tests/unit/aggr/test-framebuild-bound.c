@@ -29,6 +29,15 @@
 #define BTEST_TOP_K	10
 
 static uint64_t
+btest_failures(struct aggr *a)
+{
+	struct names_stats st;
+
+	names_stats(sides_names(a->sides), &st);
+	return st.maps_failures;
+}
+
+static uint64_t
 btest_opens(struct aggr *a)
 {
 	struct names_stats st;
@@ -105,6 +114,9 @@ btest_code_view(const struct topo *topo)
 	}
 	/* Each shown page's pid, each shown function's: no other. */
 	check(btest_opens(&a) - before <= BTEST_TOP_K + FRAME_CODE_SITES);
+	/* No such pids: every read tried failed, and the frame says so. */
+	check(f->names_maps_failed > 0);
+	check_eq_u64(f->names_maps_failed, btest_failures(&a));
 	printf("# %llu reads tried for %d processes\n",
 		  (unsigned long long)(btest_opens(&a) - before), BTEST_PROCS);
 	for (int i = 0; i < BTEST_PROCS; i++)

@@ -87,6 +87,8 @@ main(void)
 	f->code_untracked = 4;
 	f->sites_evicted = 6;
 	f->names_mismatched = 2;
+	f->names_maps_failed = 5;
+	f->names_helper_failed = 1;
 
 	s = rtest_render(f);
 	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
@@ -105,7 +107,8 @@ main(void)
 		  "\"total\":5},{\"pid\":7,\"function\":null,\"module\":"
 		  "\"[anon]\",\"samples\":0,\"total\":0}],\"code_unknown\":3,"
 		  "\"code_untracked\":4,\"sites_evicted\":6,"
-		  "\"names\":{\"mismatched\":2}");
+		  "\"names\":{\"mismatched\":2,\"maps_failed\":5,"
+		  "\"helper_failed\":1}");
 	check(s && s[strlen(s) - 1] == '\n' && strchr(s, '\n') ==
 	      s + strlen(s) - 1);
 	free(s);
