@@ -153,4 +153,11 @@ collector_heap_tick(struct collector *c)
 			 "; the traps alone cost %.1f %%: sampling cannot help",
 			 100.0 * heaplive_cost(k, rate, 1000000));
 	}
+	if (c->cfg.recorder) {
+		size_t used = strlen(c->heap.note);
+
+		snprintf(c->heap.note + used, sizeof(c->heap.note) - used,
+			 "; not written by --record (a replay names mapped "
+			 "objects only)");
+	}
 }

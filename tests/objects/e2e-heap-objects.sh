@@ -103,6 +103,15 @@ assert bad == 0, '%d pages misnamed' % bad
 PY
 [ "$failures" -eq 0 ] && ok "heap objects counted and named by their sites"
 
+# --record does not write the heap probes' records: the header says so.
+"$MEMTOP" -b --json -e faults -d 0.1 -n 3 --heap-objects --record "$TMP/h.data" \
+	-o "$TMP/rec.jsonl" -- "$MEMTOP_HEAP_TEST" --nodes 100 --run-ms 400 \
+	--phase-ms 200 > /dev/null 2>"$TMP/rec.err" ||
+	fail "--heap-objects --record: $(cat "$TMP/rec.err")"
+tail -1 "$TMP/rec.jsonl" | grep -q 'not written by --record' &&
+	ok "--record: the header says heap objects are not recorded" ||
+	fail "--record: no word that heap objects are not recorded: $(tail -c 400 "$TMP/rec.jsonl")"
+
 # Without the uprobe PMU's permission (nor the tracepoints'): --list-events
 # and the header say what is missing and the fix.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
