@@ -112,6 +112,12 @@ for l in open(sys.argv[3]):
     elif w[0] == 'toucher':
         toucher = int(w[1])
 assert toucher and len(objs) == 4, (toucher, objs)
+# A first toucher is looked up at a page's first sample of an interval:
+# with samples lost (a sanitizer build on a loaded machine), a page may
+# show none yet.  Then null is let pass, and said.
+lost = sum(json.loads(l)['totals']['lost'] for l in open(sys.argv[1]))
+if lost:
+    print('# SKIP first toucher on every page: %d samples lost' % lost)
 for path in sys.argv[1:3]:
     frames = [json.loads(l) for l in open(path)]
     seen = set()
@@ -132,7 +138,8 @@ for path in sys.argv[1:3]:
             if fn == 'make_grid':
                 assert int(o['base'], 16) == base and o['size'] == size \
                     and o['requested'] == size, (path, o)
-                assert o['first_touch'] == toucher, (path, o, toucher)
+                assert o['first_touch'] == toucher or (
+                    lost and o['first_touch'] is None), (path, o, toucher)
             else:
                 assert int(o['base'], 16) <= base < int(o['base'], 16) + 4096
                 assert 0 <= o['requested'] - size < 8192, (path, o)
@@ -140,8 +147,8 @@ for path in sys.argv[1:3]:
                 # remake_table's object may get its first sample only
                 # in the frame after the one it is born in.
                 assert o['first_touch'] == pid or (
-                    fn == 'remake_table' and o['first_touch'] is None), \
-                    (path, o)
+                    (fn == 'remake_table' or lost) and
+                    o['first_touch'] is None), (path, o)
     assert seen == set(objs), (path, seen)
     rows = {o['site'].split('+')[0]: o for o in frames[-1]['objects']}
     g = rows['make_grid']
