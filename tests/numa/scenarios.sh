@@ -65,12 +65,14 @@ scenario_migrate() {
 # Private memory touched once (access mode): the hot pages are moved
 # after the first frame and later frames list them on node 0.  Each hot
 # page faults once, so -k lists every page: start-up faults (many more in
-# a sanitizer build) must not push the hot pages out of the frame.
+# a sanitizer build) must not push the hot pages out of the frame.  6 s:
+# a sanitizer build's frames come seconds apart under TCG, and a page can
+# only be moved while its process lives.
 scenario_migrate_private() {
 	run_memtop $MEMTOP_ARGS -k 4000 -s total --migrate-hot 64 -- \
 		memtop-workload \
 		--node 1 --cpu-node 0 --mode access --hot 32 --pages 512 \
-		--threads 1 --duration 3 --quiet --print-hot /tmp/hot.txt
+		--threads 1 --duration 6 --quiet --print-hot /tmp/hot.txt
 	local rc=$?
 	print_hot
 	return $rc
