@@ -117,6 +117,9 @@ unwind_helper_new(void)
 		h->files[i].fd = -1;
 	h->callbacks.find_elf = unwind_find_elf;
 	h->callbacks.find_debuginfo = unwind_no_debuginfo;
+	/* A crafted ET_REL file makes libdwfl place its sections: without
+	 * this callback it calls a NULL pointer (fuzz-unwind found it). */
+	h->callbacks.section_address = dwfl_offline_section_address;
 	h->callbacks.debuginfo_path = &h->debuginfo_path;
 	return h;
 }
