@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,18 @@ heaplive_choose(const struct heap_cost *k, double rate, uint64_t now)
 							 (uint64_t)n;
 }
 
+/* Appends to the frame's heap note (cut at its end). */
+static void __attribute__((format(printf, 2, 3)))
+heaplive_note_add(struct collector *c, const char *fmt, ...)
+{
+	size_t used = strlen(c->heap.note);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->heap.note + used, sizeof(c->heap.note) - used, fmt, ap);
+	va_end(ap);
+}
+
 void
 collector_heap_tick(struct collector *c)
 {
@@ -136,28 +149,17 @@ collector_heap_tick(struct collector *c)
 		 rate, (unsigned long long)k->full_ns,
 		 100.0 * heaplive_cost(k, rate, c->heap.period), cpu_pct,
 		 c->heap.period == 1 ? "every allocation" : "");
-	if (c->heap.period > 1) {
-		size_t used = strlen(c->heap.note);
-
-		snprintf(c->heap.note + used, sizeof(c->heap.note) - used,
-			 "sampled: 1 allocation in %llu%s",
-			 (unsigned long long)c->heap.period,
-			 c->cfg.heap.every ? "" : " (every one would cost the "
-			 "target more than 5 %)");
-	}
+	if (c->heap.period > 1)
+		heaplive_note_add(c, "sampled: 1 allocation in %llu%s",
+				  (unsigned long long)c->heap.period,
+				  c->cfg.heap.every ? "" : " (every one would "
+				  "cost the target more than 5 %)");
 	if (c->heap.period > 1 &&
-	    heaplive_cost(k, rate, 1000000) > HEAP_MAX_COST) {
-		size_t used = strlen(c->heap.note);
-
-		snprintf(c->heap.note + used, sizeof(c->heap.note) - used,
-			 "; the traps alone cost %.1f %%: sampling cannot help",
-			 100.0 * heaplive_cost(k, rate, 1000000));
-	}
-	if (c->cfg.recorder) {
-		size_t used = strlen(c->heap.note);
-
-		snprintf(c->heap.note + used, sizeof(c->heap.note) - used,
-			 "; not written by --record (a replay names mapped "
-			 "objects only)");
-	}
+	    heaplive_cost(k, rate, 1000000) > HEAP_MAX_COST)
+		heaplive_note_add(c, "; the traps alone cost %.1f %%: "
+				  "sampling cannot help",
+				  100.0 * heaplive_cost(k, rate, 1000000));
+	if (c->cfg.recorder)
+		heaplive_note_add(c, "; not written by --record (a replay "
+				  "names mapped objects only)");
 }

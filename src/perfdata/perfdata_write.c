@@ -237,6 +237,20 @@ perfdata_w_layout(const struct perfdata_writer *w,
 	return idx == U64IDX_NONE ? NULL : &w->events[idx].layout;
 }
 
+/* Appends size bytes of one record, already in the file's byte order,
+ * to the data and counts it.  0 or the write error. */
+static int
+perfdata_w_append(struct perfdata_writer *w, const void *rec, uint16_t size)
+{
+	if (w->buf_len + size > PERFDATA_WBUF && perfdata_w_flush(w) < 0)
+		return w->error;
+	memcpy(w->buf + w->buf_len, rec, size);
+	w->buf_len += size;
+	w->stats.records++;
+	w->stats.bytes += size;
+	return 0;
+}
+
 int
 perfdata_writer_write(struct perfdata_writer *w,
 		      const struct perf_event_header *hdr)
@@ -263,13 +277,9 @@ perfdata_writer_write(struct perfdata_writer *w,
 		perfdata_swap_header(copy);
 		rec = copy;
 	}
-	if (w->buf_len + hdr->size > PERFDATA_WBUF && perfdata_w_flush(w) < 0)
+	if (perfdata_w_append(w, rec, hdr->size) < 0)
 		return w->error;
-	memcpy(w->buf + w->buf_len, rec, hdr->size);
-	w->buf_len += hdr->size;
-	w->stats.records++;
 	w->stats.samples += hdr->type == PERF_RECORD_SAMPLE;
-	w->stats.bytes += hdr->size;
 	return 0;
 }
 
@@ -284,12 +294,9 @@ perfdata_writer_round(struct perfdata_writer *w)
 		return w->error;
 	if (w->opts.swap)
 		perfdata_swap_header(&h);
-	if (w->buf_len + sizeof(h) > PERFDATA_WBUF && perfdata_w_flush(w) < 0)
+	if (perfdata_w_append(w, &h, sizeof(h)) < 0)
 		return w->error;
-	memcpy(w->buf + w->buf_len, &h, sizeof(h));
-	w->buf_len += sizeof(h);
-	w->stats.bytes += sizeof(h);
-	w->round_at = ++w->stats.records;
+	w->round_at = w->stats.records;
 	return 0;
 }
 
