@@ -221,11 +221,19 @@ def check_migrate(path):
     # Before the move every hot page seen was remote-heavy on node 1, and
     # most were seen: a slow, sanitized start under TCG may not have
     # faulted every page by the time the first frame asks for the move.
-    seen = {p["addr"] for f in frames[:i] for p in f["pages"]} & hot
+    # A page listed before its node was read (node null, or all its
+    # samples of unknown node: a loaded machine) says nothing about where
+    # it was.
+    seen = {p["addr"] for f in frames[:i] for p in f["pages"]
+            if p["node"] is not None and p["local"] + p["remote"]} & hot
     remote = {p["addr"] for f in frames[:i] for p in f["pages"]
               if p["node"] == 1 and p["remote"] > p["local"]}
+    rows = {a: [(f["seq"], p["node"], p["local"], p["remote"])
+                for f in frames[:i] for p in f["pages"] if p["addr"] == a]
+            for a in seen - remote}
     assert seen <= remote, \
-        f"before frame {frames[i]['seq']}: hot pages never remote on node 1: {seen - remote}"
+        f"before frame {frames[i]['seq']}: hot pages never remote on " \
+        f"node 1 (seq, node, local, remote): {rows}"
     assert 2 * len(seen) >= len(hot), \
         f"before frame {frames[i]['seq']}: only {len(seen)} of {len(hot)} hot pages seen"
     # Other remote-heavy pages (the loader's and libc's page cache, mapped

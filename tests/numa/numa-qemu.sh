@@ -20,6 +20,13 @@ need_python
 : "${MEMTOP_SHARED_REFAULT:=$MEMTOP_BUILDDIR/tests/numa/numa-shared-refault}"
 : "${MEMTOP_NUMA_TIMEOUT:=480}"
 CACHE="$MEMTOP_BUILDDIR/numa-guest"
+NAMES="topology remote local migrate migrate_private crossed uncrossed"
+# MEMTOP_NUMA_ONLY=A,B: only those scenarios (a shorter guest run, as the
+# mutation gate asks for one mutation).
+if [ -n "${MEMTOP_NUMA_ONLY:-}" ]; then
+	NAMES=$(echo "$MEMTOP_NUMA_ONLY" | tr , ' ')
+	MEMTOP_NUMA_APPEND="${MEMTOP_NUMA_APPEND:-} memtop.only=$MEMTOP_NUMA_ONLY"
+fi
 
 for b in "$MEMTOP" "$MEMTOP_WORKLOAD" "$MEMTOP_PHYSNODE_TEST" \
 	 "$MEMTOP_SHARED_REFAULT"; do
@@ -48,7 +55,7 @@ t1=$(date +%s.%N)
 boot=$(sed -n 's/.*@@MEMTOP-GUEST uptime=\([0-9.]*\).*/\1/p' "$TMP/guest.log")
 echo "guest: boot to /init ${boot}s (guest clock), whole run $(echo "$t0 $t1" |
 	awk '{ printf "%.1f", $2 - $1 }')s wall (TCG, 2 vCPUs, 2 nodes)"
-for name in topology remote local migrate migrate_private crossed uncrossed; do
+for name in $NAMES; do
 	guest_section "$TMP/guest.log" "$name" >"$TMP/$name.out"
 	echo "guest: scenario $name: $(guest_secs "$TMP/guest.log" "$name")s," \
 	     "exit $(guest_rc "$TMP/guest.log" "$name")"
