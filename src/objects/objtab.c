@@ -35,7 +35,7 @@ objtab_free(struct objtab *t)
 	if (!t)
 		return;
 	for (size_t i = 0; i < t->n_procs; i++)
-		free(t->procs[i].v);
+		objproc_clear(&t->procs[i]);
 	free(t->procs);
 	objsites_fini(&t->sites);
 	free(t);
@@ -91,106 +91,70 @@ objtab_proc_add(struct objtab *t, int32_t pid)
 	return &t->procs[i];
 }
 
-/* The first object of p whose end lies above addr. */
-static size_t
-objproc_first_above(const struct objproc *p, uint64_t addr)
+static uint64_t
+obj_end(const struct obj *o)
 {
-	size_t lo = 0, hi = p->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->v[mid].base + p->v[mid].size <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int
-objproc_reserve(struct objproc *p, size_t more)
-{
-	size_t cap = p->cap ? 2 * p->cap : 16;
-	struct obj *v;
-
-	if (p->n + more <= p->cap)
-		return 0;
-	while (cap < p->n + more)
-		cap *= 2;
-	v = realloc(p->v, cap * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	p->v = v;
-	p->cap = cap;
-	return 0;
+	return o->base + o->size;
 }
 
 /*
  * Removes [base, end) from p: objects inside end, a cut one is trimmed,
- * one that holds the whole range splits.  Returns the index where an
- * object at base would go, or -ENOMEM (nothing changed).
+ * one that holds the whole range splits.  *at: where an object at base
+ * goes.  0, or -ENOMEM (nothing changed).
  */
-static long
-objproc_cut(struct objtab *t, struct objproc *p, uint64_t base, uint64_t end)
+static int
+objproc_cut(struct objtab *t, struct objproc *p, uint64_t base, uint64_t end,
+	    struct objpos *at)
 {
-	size_t i = objproc_first_above(p, base), j;
+	struct objpos pos = objproc_locate(p, base);
+	struct obj *o = objproc_at(p, pos);
 
-	if (i < p->n && p->v[i].base < base &&
-	    p->v[i].base + p->v[i].size > end) {
-		/* Split: the left part stays at i, the right goes to i+1. */
-		struct obj right;
+	if (o && o->base < base && obj_end(o) > end) {
+		/* Split: the right part goes in after it first (the insert
+		 * may move it), then the left part is trimmed. */
+		struct obj right = *o;
+		uint64_t left = o->base;
 
-		if (objproc_reserve(p, 1) < 0)
-			return -ENOMEM;
-		right = p->v[i];
-		right.size = right.base + right.size - end;
+		right.size = obj_end(o) - end;
 		right.base = end;
-		p->v[i].size = base - p->v[i].base;
-		memmove(&p->v[i + 2], &p->v[i + 1],
-			(p->n - i - 1) * sizeof(*p->v));
-		p->v[i + 1] = right;
-		p->n++;
+		if (objproc_insert(p, objproc_next(p, pos), &right) < 0)
+			return -ENOMEM;
+		objproc_resize(p, objproc_locate(p, left), left, base - left);
 		t->count++;
-		return (long)i + 1;
+		*at = objproc_locate(p, base);
+		return 0;
 	}
-	if (i < p->n && p->v[i].base < base) {
-		p->v[i].size = base - p->v[i].base;	/* trim the tail */
-		i++;
+	if (o && o->base < base) {		/* trim the tail */
+		objproc_resize(p, pos, o->base, base - o->base);
+		pos = objproc_next(p, pos);
 	}
-	for (j = i; j < p->n && p->v[j].base + p->v[j].size <= end; j++)
-		;
-	if (j < p->n && p->v[j].base < end) {		/* trim the head */
-		p->v[j].size -= end - p->v[j].base;
-		p->v[j].base = end;
+	while ((o = objproc_at(p, pos)) && obj_end(o) <= end) {
+		pos = objproc_remove(p, pos);
+		t->count--;
 	}
-	memmove(&p->v[i], &p->v[j], (p->n - j) * sizeof(*p->v));
-	p->n -= j - i;
-	t->count -= j - i;
-	return (long)i;
+	if (o && o->base < end)			/* trim the head */
+		objproc_resize(p, pos, end, obj_end(o) - end);
+	*at = pos;
+	return 0;
 }
 
 int
 objtab_map(struct objtab *t, int32_t pid, const struct obj *o)
 {
 	struct objproc *p;
-	long i;
+	struct objpos at;
 
 	if (o->size == 0 || o->base + o->size < o->base)
 		return -EINVAL;
 	p = objtab_proc_add(t, pid);
-	if (!p || objproc_reserve(p, 2) < 0)
+	if (!p || objproc_cut(t, p, o->base, o->base + o->size, &at) < 0)
 		return -ENOMEM;
-	i = objproc_cut(t, p, o->base, o->base + o->size);
-	if (i < 0)
-		return (int)i;
 	if (t->max && t->count >= t->max) {
 		t->untracked++;
 		return -ENOSPC;
 	}
-	memmove(&p->v[i + 1], &p->v[i], (p->n - (size_t)i) * sizeof(*p->v));
-	p->v[i] = *o;
-	p->n++;
+	if (objproc_insert(p, at, o) < 0)
+		return -ENOMEM;
 	t->count++;
 	return 0;
 }
@@ -199,29 +163,28 @@ void
 objtab_unmap(struct objtab *t, int32_t pid, uint64_t base, uint64_t size)
 {
 	struct objproc *p = objtab_proc(t, pid);
+	struct objpos at;
 	uint64_t end = base + size;
 
 	if (!p || size == 0)
 		return;
 	if (end < base)
 		end = UINT64_MAX;
-	/* A split needs room for one more; without it the object stays
-	 * whole (stale names beat a lost one). */
-	if (objproc_reserve(p, 1) < 0)
-		return;
-	(void)objproc_cut(t, p, base, end);
+	/* Without memory for a split the object stays whole (stale names
+	 * beat a lost one). */
+	(void)objproc_cut(t, p, base, end, &at);
 }
 
 const struct obj *
 objtab_find(const struct objtab *t, int32_t pid, uint64_t addr)
 {
 	const struct objproc *p = objtab_proc(t, pid);
-	size_t i;
+	const struct obj *o;
 
 	if (!p)
 		return NULL;
-	i = objproc_first_above(p, addr);
-	return i < p->n && p->v[i].base <= addr ? &p->v[i] : NULL;
+	o = objproc_at(p, objproc_locate(p, addr));
+	return o && o->base <= addr ? o : NULL;
 }
 
 void
@@ -238,14 +201,16 @@ objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 	       uint64_t size, struct obj *out, size_t max)
 {
 	const struct objproc *p = objtab_proc(t, pid);
+	const struct obj *o;
 	size_t n = 0;
 
 	if (!p)
 		return 0;
-	for (size_t i = objproc_first_above(p, base);
-	     i < p->n && p->v[i].base < base + size; i++, n++)
+	for (struct objpos pos = objproc_locate(p, base);
+	     (o = objproc_at(p, pos)) && o->base < base + size;
+	     pos = objproc_next(p, pos), n++)
 		if (n < max)
-			out[n] = p->v[i];
+			out[n] = *o;
 	return n;
 }
 
@@ -258,26 +223,30 @@ objtab_drop_pid(struct objtab *t, int32_t pid)
 	if (!p)
 		return;
 	t->count -= p->n;
-	free(p->v);
+	objproc_clear(p);
 	i = (size_t)(p - t->procs);
 	memmove(&t->procs[i], &t->procs[i + 1],
 		(t->n_procs - i - 1) * sizeof(*t->procs));
 	t->n_procs--;
 }
 
+static bool
+obj_born_since(const struct obj *o, void *birth)
+{
+	return o->birth >= *(const uint64_t *)birth;
+}
+
 void
 objtab_drop_older(struct objtab *t, int32_t pid, uint64_t birth)
 {
 	struct objproc *p = objtab_proc(t, pid);
-	size_t n = 0;
+	size_t before;
 
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].birth >= birth)
-			p->v[n++] = p->v[i];
-	t->count -= p->n - n;
-	p->n = n;
+	before = p->n;
+	objproc_keep(p, obj_born_since, &birth);
+	t->count -= before - p->n;
 }
 
 size_t
@@ -297,12 +266,16 @@ objtab_foreach(const struct objtab *t,
 	       int (*fn)(int32_t pid, const struct obj *o, void *ctx),
 	       void *ctx)
 {
-	for (size_t i = 0; i < t->n_procs; i++)
-		for (size_t j = 0; j < t->procs[i].n; j++) {
-			int r = fn(t->procs[i].pid, &t->procs[i].v[j], ctx);
+	for (size_t i = 0; i < t->n_procs; i++) {
+		const struct objproc *p = &t->procs[i];
 
-			if (r)
-				return r;
-		}
+		for (size_t k = 0; k < p->nb; k++)
+			for (uint32_t j = 0; j < p->b[k]->n; j++) {
+				int r = fn(p->pid, &p->b[k]->v[j], ctx);
+
+				if (r)
+					return r;
+			}
+	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * Object table: the live memory objects of each watched process, named by
  * the code that allocated them (issue 18).  Per pid a compact interval map:
- * a sorted array of disjoint [base, base + size) ranges.  Mapping a range
+ * disjoint [base, base + size) ranges, sorted, in blocks of 64 (a change
+ * moves one block's objects, not the whole table: objblocks.c).  Mapping a range
  * removes whatever it overlaps first (a reused range gets the new site);
  * unmapping a range ends the objects inside it and splits or trims those
  * it cuts.  Bounded: an object beyond max_objects is not kept and counts

@@ -12,22 +12,25 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "objtab.h"
 #include "testlib.h"
 
-#define UNITS 512
+#define UNITS 16384	/* the oracle's size; a run uses `units` of it */
 #define UNIT 0x1000ull
 #define BASE 0x7f0000000000ull
 
 static uint64_t oracle[2][UNITS];
+
+static size_t units = UNITS;
 
 static size_t
 oracle_runs(const uint64_t *o)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < UNITS; i++)
+	for (size_t i = 0; i < units; i++)
 		if (o[i] && (i == 0 || o[i - 1] != o[i]))
 			n++;
 	return n;
@@ -38,7 +41,7 @@ compare(const struct objtab *t, int32_t pid, const uint64_t *o)
 {
 	bool ok = true;
 
-	for (size_t i = 0; i < UNITS && ok; i++) {
+	for (size_t i = 0; i < units && ok; i++) {
 		const struct obj *x = objtab_find(t, pid, BASE + i * UNIT + 7);
 
 		ok = check_eq_u64(x ? x->birth : 0, o[i]);
@@ -46,20 +49,51 @@ compare(const struct objtab *t, int32_t pid, const uint64_t *o)
 	return ok;
 }
 
+struct walk {
+	int32_t pid;
+	uint64_t end;	/* the last object's end in pid */
+	size_t n;
+	bool bad;
+};
+
+static int
+walk_one(int32_t pid, const struct obj *o, void *ctx)
+{
+	struct walk *w = ctx;
+
+	if (pid != w->pid)
+		w->end = 0;
+	w->bad |= o->size == 0 || o->base < w->end;
+	w->pid = pid;
+	w->end = o->base + o->size;
+	w->n++;
+	return 0;
+}
+
+/*
+ * n_units of address space, steps random maps (two in three) and unmaps
+ * of 1 .. short_len units (one in four: long_len).  512 units give tens
+ * of objects; 16 Ki units with short ranges give thousands, so the
+ * table's blocks split, merge and empty (objblocks.c).
+ */
 static void
-test_random(void)
+test_random(size_t n_units, int steps, size_t short_len, size_t long_len,
+	    unsigned seed)
 {
 	struct objtab *t = objtab_new(0);
 	uint64_t birth = 0;
 
-	srand(18);
-	for (int step = 0; step < 4000; step++) {
+	units = n_units;
+	memset(oracle, 0, sizeof(oracle));
+	srand(seed);
+	for (int step = 0; step < steps; step++) {
 		int p = rand() % 2;
-		size_t a = (size_t)rand() % UNITS;
-		size_t len = 1 + (size_t)rand() % (rand() % 4 ? 16 : 200);
+		size_t a = (size_t)rand() % units;
+		size_t len = 1 + (size_t)rand() %
+			     (rand() % 4 ? short_len : long_len);
 
-		if (a + len > UNITS)
-			len = UNITS - a;
+		if (a + len > units)
+			len = units - a;
 		if (rand() % 3) {
 			struct obj o = { .base = BASE + a * UNIT,
 					 .size = len * UNIT, .site = 0,
@@ -73,7 +107,7 @@ test_random(void)
 			for (size_t i = a; i < a + len; i++)
 				oracle[p][i] = 0;
 		}
-		if (step % 97 == 0 || step == 3999) {
+		if (step % 97 == 0 || step == steps - 1) {
 			if (!compare(t, 100, oracle[0]) ||
 			    !compare(t, 101, oracle[1]))
 				break;
@@ -85,12 +119,26 @@ test_random(void)
 	/* Overlap lists the objects a range cuts, in order. */
 	{
 		struct obj out[4];
-		size_t n = objtab_overlap(t, 100, BASE, UNITS * UNIT, out, 4);
+		size_t n = objtab_overlap(t, 100, BASE, units * UNIT, out, 4);
 
 		check_eq_u64(n, oracle_runs(oracle[0]));
 		for (size_t i = 1; i < 4 && i < n; i++)
 			check(out[i - 1].base + out[i - 1].size <= out[i].base);
 	}
+	/* Every object once, each pid's ascending and disjoint. */
+	{
+		struct walk w = { .pid = -1 };
+
+		check_eq_i64(objtab_foreach(t, walk_one, &w), 0);
+		check_eq_u64(w.n, objtab_count(t));
+		check(!w.bad);
+	}
+	/* Objects born before the midpoint of pid 101 end, the rest stay. */
+	objtab_drop_older(t, 101, birth / 2);
+	for (size_t i = 0; i < units; i++)
+		if (oracle[1][i] < birth / 2)
+			oracle[1][i] = 0;
+	check(compare(t, 101, oracle[1]));
 	objtab_drop_pid(t, 100);
 	check_eq_u64(objtab_count(t), oracle_runs(oracle[1]));
 	check(objtab_find(t, 100, BASE) == NULL);
@@ -162,7 +210,8 @@ test_sites(void)
 int
 main(void)
 {
-	test_random();
+	test_random(512, 4000, 16, 200, 18);
+	test_random(UNITS, 60000, 2, 64, 19);
 	test_split_reuse();
 	test_sites();
 	return test_result();
