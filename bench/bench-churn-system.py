@@ -4,7 +4,8 @@ whole machine for --seconds (30; --quick 6) while tests/chaos/churn forks a
 child (which faults a few pages in a thread of its own, then exits) every
 wave, as fast as this machine lets it (the issue's shape: 2 000 a second,
 a `make -j`).  Every 0.5 s memtop's descriptors (/proc/PID/fd) and VmRSS
-are read.  Printed: the process rate reached, descriptors (first, min,
+are read.  The same churn runs alone first, for a third of the time: the
+rate this machine reaches without memtop.  Printed: both rates, descriptors (first, min,
 max, last: flat means max - min small and last == first), RSS (first
 after 2 s, max, last), frames written and whether every frame's sums hold
 (tests/lib/frametool.py check), and the CPU model.
@@ -65,6 +66,13 @@ if os.geteuid() != 0:
     print("SKIP: needs root for memtop -a")
     sys.exit(77)
 tmp = tempfile.mkdtemp(prefix="memtop-churn-")
+alone = os.path.join(tmp, "alone.json")
+subprocess.run([churn, "--duration", str(max(2.0, seconds / 3)), "--batch",
+                "1", "--fork-every", "1", "--pages", "2", "--report", alone],
+               check=True)
+with open(alone) as f:
+    rep = json.load(f)
+rate_alone = rep["forks"] / rep["seconds"] if rep["seconds"] else 0
 frames = os.path.join(tmp, "frames.jsonl")
 report = os.path.join(tmp, "churn.json")
 env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
@@ -100,8 +108,8 @@ check = subprocess.run([sys.executable, frametool, "check", frames],
                        capture_output=True, text=True)
 n_frames = sum(1 for _ in open(frames))
 print(f"  churn        {rep['forks']} processes in {rep['seconds']:.1f} s: "
-      f"{rate:.0f} a second (the issue's shape: 2000), "
-      f"{rep['threads']} threads")
+      f"{rate:.0f} a second under memtop -a, {rate_alone:.0f} a second "
+      f"alone (the issue's shape: 2000), {rep['threads']} threads")
 print(f"  descriptors  first {fd_vals[0]}, min {min(fd_vals)}, "
       f"max {max(fd_vals)}, last {fd_vals[-1]}")
 if rss_vals:
