@@ -19,6 +19,7 @@
 #include "cpulist.h"
 #include "procfs.h"
 #include "source.h"
+#include "source_hw.h"
 #include "sysfs.h"
 
 static int
@@ -207,7 +208,6 @@ source_select_auto(const struct source_opts *opt, struct source *src,
 		SOURCE_PEBS, SOURCE_IBS, SOURCE_DAMON, SOURCE_FAULTS,
 	};
 	char reasons[ARRAY_SIZE(order)][512], spe[200];
-	size_t used = 0;
 	int ret = -ENODEV;
 
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
@@ -217,21 +217,13 @@ source_select_auto(const struct source_opts *opt, struct source *src,
 			continue;
 		if (i == 0)
 			return 0;
-		used = strlen(src->note);
-		snprintf(src->note + used, sizeof(src->note) - used,
-			 " [auto chose %s", src->name);
-		for (size_t j = 0; j < i; j++) {
-			used = strlen(src->note);
-			snprintf(src->note + used, sizeof(src->note) - used,
-				 "; %s", reasons[j]);
-		}
-		used = strlen(src->note);
+		source_hw_note(src, " [auto chose %s", src->name);
+		for (size_t j = 0; j < i; j++)
+			source_hw_note(src, "; %s", reasons[j]);
 		if (source_spe_status(spe, sizeof(spe)) == -EOPNOTSUPP)
-			snprintf(src->note + used, sizeof(src->note) - used,
-				 "; spe: %s]", spe);
+			source_hw_note(src, "; spe: %s]", spe);
 		else
-			snprintf(src->note + used, sizeof(src->note) - used,
-				 "]");
+			source_hw_note(src, "]");
 		return 0;
 	}
 	snprintf(why, whylen, "no source opens: %s; %s; %s; %s", reasons[0],
@@ -244,7 +236,6 @@ source_select_opts(const struct source_opts *opt, struct source *src,
 		   char *why, size_t whylen)
 {
 	uint64_t period;
-	size_t used;
 	int ret;
 
 	memset(src, 0, sizeof(*src));
@@ -261,13 +252,12 @@ source_select_opts(const struct source_opts *opt, struct source *src,
 		return ret;
 	period = source_period(src, opt->period);
 	if (period != opt->period) {
-		used = strlen(src->note);
-		snprintf(src->note + used, sizeof(src->note) - used,
-			 "; period %llu adjusted to %llu (a multiple of %llu, "
-			 "at least %llu)", (unsigned long long)opt->period,
-			 (unsigned long long)period,
-			 (unsigned long long)src->period_step,
-			 (unsigned long long)src->period_min);
+		source_hw_note(src, "; period %llu adjusted to %llu (a "
+			       "multiple of %llu, at least %llu)",
+			       (unsigned long long)opt->period,
+			       (unsigned long long)period,
+			       (unsigned long long)src->period_step,
+			       (unsigned long long)src->period_min);
 	}
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "source_hw.h"
+#include "textbuf.h"
 
 int
 source_hw_add(struct source *src, const char *name, const char *pmu,
@@ -114,13 +115,10 @@ source_hw_explain(int err, const char *event, const char *hint, char *why,
 void
 source_hw_note(struct source *src, const char *fmt, ...)
 {
-	size_t used = strlen(src->note);
 	va_list ap;
 
-	if (used + 1 >= sizeof(src->note))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(src->note + used, sizeof(src->note) - used, fmt, ap);
+	textbuf_vappendf(src->note, sizeof(src->note), fmt, ap);
 	va_end(ap);
 }
 
