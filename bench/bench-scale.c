@@ -19,6 +19,9 @@
  *              samples can place a function in the view, or a page in
  *              the top: here pids that do not exist, so each is one
  *              failed open of /proc/PID/maps, not retried for a while).
+ *              With names on, the /proc/PID/maps opens are counted: those
+ *              of the ingest's flushes (a pid whose new page lies outside
+ *              its known regions) and those of the frames.
  *              Wall time and the thread's CPU time, median of 9.
  *
  * Exit status 1 when a sum does not hold; budgets are printed, not
@@ -38,6 +41,7 @@
 #include "framebuild.h"
 #include "ingest-build.h"
 #include "ingest.h"
+#include "names.h"
 #include "proctab.h"
 #include "sides.h"
 #include "topo.h"
@@ -179,6 +183,18 @@ bench_fill_procs(struct aggr *a, int procs)
 	aggr_flush(a);
 }
 
+/* /proc/PID/maps opens tried so far (read, failed or skipped as failed
+ * lately). */
+static uint64_t
+bench_maps_opens(struct aggr *a)
+{
+	struct names_stats st = { 0 };
+
+	if (a->sides && sides_names(a->sides))
+		names_stats(sides_names(a->sides), &st);
+	return st.maps_reads + st.maps_failures + st.maps_skipped;
+}
+
 static int
 bench_processes(const struct topo *topo, int procs, bool names)
 {
@@ -193,6 +209,7 @@ bench_processes(const struct topo *topo, int procs, bool names)
 			   (size_t)topo_n_nodes(topo) * sizeof(uint64_t);
 	uint64_t sum = 0, want = (uint64_t)procs * BENCH_PAGES_PER_PROC * 2;
 	size_t rows = 0;
+	uint64_t opens_fill, opens_frames;
 	struct aggr a;
 	int rc = 0;
 
@@ -205,6 +222,9 @@ bench_processes(const struct topo *topo, int procs, bool names)
 		a.sides = NULL;
 	}
 	bench_fill_procs(&a, procs);
+	/* The flushes' reads (names_refresh_due): a pid with a new page
+	 * outside its known regions, at most NAMES_DUE_READS a flush. */
+	opens_fill = bench_maps_opens(&a);
 	for (int rep = 0; rep < BENCH_REPS; rep++) {
 		double t0 = benchlib_now();
 		uint64_t c0 = benchlib_thread_cpu_ns();
@@ -225,6 +245,7 @@ bench_processes(const struct topo *topo, int procs, bool names)
 		}
 		frame_free(f);
 	}
+	opens_frames = bench_maps_opens(&a) - opens_fill;
 	aggr_fini(&a);
 	if (rc < 0)
 		return rc;
@@ -241,6 +262,11 @@ bench_processes(const struct topo *topo, int procs, bool names)
 	printf("  its CPU time %7.2f ms median, worst %.2f ms  (this thread's: "
 	       "what a loaded machine does not inflate)\n",
 	       cpu[BENCH_REPS / 2], cpu[BENCH_REPS - 1]);
+	if (names)
+		printf("  /proc/PID/maps opens: %llu in the background (the "
+		       "ingest's flushes), %llu by %d frames, for %d "
+		       "processes\n", (unsigned long long)opens_fill,
+		       (unsigned long long)opens_frames, BENCH_REPS, procs);
 	printf("  process row %8.0f B in the table, %zu B in the frame  "
 	       "(budget %d B)\n", row, frame_row, BENCH_ROW_BUDGET);
 	if (rows != (size_t)procs || sum != want) {
