@@ -21,7 +21,9 @@
  *              failed open of /proc/PID/maps, not retried for a while).
  *              With names on, the /proc/PID/maps opens are counted: those
  *              of the ingest's flushes (a pid whose new page lies outside
- *              its known regions) and those of the frames.
+ *              its known regions) and those of the frames; then those
+ *              of as many new processes with one sample each, too few to
+ *              show a page in the next frame (none should be read).
  *              Wall time and the thread's CPU time, median of 9.
  *
  * Exit status 1 when a sum does not hold; budgets are printed, not
@@ -195,6 +197,40 @@ bench_maps_opens(struct aggr *a)
 	return st.maps_reads + st.maps_failures + st.maps_skipped;
 }
 
+/* The next interval: procs new processes with one sample each, fewer
+ * than the last frame's least shown page (2): the maps opens between
+ * frames that they cost (aggr_proc_worth_naming: none). */
+static uint64_t
+bench_cold_opens(struct aggr *a, int procs)
+{
+	uint64_t before;
+
+	aggr_next_interval(a);
+	before = bench_maps_opens(a);
+	for (int i = 0; i < procs; i++) {
+		struct sample s = { .period = 1, .ip = 0x401000, .cpu = 0,
+				    .kind = SAMPLE_LOAD };
+
+		s.pid = s.tid = BENCH_PID0 + 2 * procs + i;
+		s.addr = 0x7f0000000ull << 12;
+		aggr_add(a, &s);
+	}
+	aggr_flush(a);
+	return bench_maps_opens(a) - before;
+}
+
+static void
+bench_print_opens(uint64_t fill, uint64_t frames, uint64_t cold, int procs)
+{
+	printf("  /proc/PID/maps opens: %llu in the background (the "
+	       "ingest's flushes), %llu by %d frames, for %d processes\n",
+	       (unsigned long long)fill, (unsigned long long)frames,
+	       BENCH_REPS, procs);
+	printf("  then %d new processes, 1 sample each (fewer than the "
+	       "frame's least shown page): %llu opens between frames\n",
+	       procs, (unsigned long long)cold);
+}
+
 static int
 bench_processes(const struct topo *topo, int procs, bool names)
 {
@@ -209,12 +245,12 @@ bench_processes(const struct topo *topo, int procs, bool names)
 			   (size_t)topo_n_nodes(topo) * sizeof(uint64_t);
 	uint64_t sum = 0, want = (uint64_t)procs * BENCH_PAGES_PER_PROC * 2;
 	size_t rows = 0;
-	uint64_t opens_fill, opens_frames;
+	uint64_t opens_fill, opens_frames, opens_cold;
 	struct aggr a;
 	int rc = 0;
 
 	if (aggr_init(&a, topo, NULL, 12, 0) < 0 ||
-	    aggr_procs_config(&a, (size_t)procs + 16, false) < 0)
+	    aggr_procs_config(&a, 2 * (size_t)procs + 16, false) < 0)
 		return -1;
 	if (!names) {
 		/* Side tables off: names, code view, line heat. */
@@ -246,6 +282,7 @@ bench_processes(const struct topo *topo, int procs, bool names)
 		frame_free(f);
 	}
 	opens_frames = bench_maps_opens(&a) - opens_fill;
+	opens_cold = names ? bench_cold_opens(&a, procs) : 0;
 	aggr_fini(&a);
 	if (rc < 0)
 		return rc;
@@ -263,10 +300,7 @@ bench_processes(const struct topo *topo, int procs, bool names)
 	       "what a loaded machine does not inflate)\n",
 	       cpu[BENCH_REPS / 2], cpu[BENCH_REPS - 1]);
 	if (names)
-		printf("  /proc/PID/maps opens: %llu in the background (the "
-		       "ingest's flushes), %llu by %d frames, for %d "
-		       "processes\n", (unsigned long long)opens_fill,
-		       (unsigned long long)opens_frames, BENCH_REPS, procs);
+		bench_print_opens(opens_fill, opens_frames, opens_cold, procs);
 	printf("  process row %8.0f B in the table, %zu B in the frame  "
 	       "(budget %d B)\n", row, frame_row, BENCH_ROW_BUDGET);
 	if (rows != (size_t)procs || sum != want) {
