@@ -19,6 +19,11 @@
  *              samples can place a function in the view, or a page in
  *              the top: here pids that do not exist, so each is one
  *              failed open of /proc/PID/maps, not retried for a while).
+ *              With names on, the /proc/PID/maps opens are counted: those
+ *              of the ingest's flushes (a pid whose new page lies outside
+ *              its known regions) and those of the frames; then those
+ *              of as many new processes with one sample each, too few to
+ *              show a page in the next frame (none should be read).
  *              Wall time and the thread's CPU time, median of 9.
  *
  * Exit status 1 when a sum does not hold; budgets are printed, not
@@ -38,6 +43,7 @@
 #include "framebuild.h"
 #include "ingest-build.h"
 #include "ingest.h"
+#include "names.h"
 #include "proctab.h"
 #include "sides.h"
 #include "topo.h"
@@ -179,6 +185,52 @@ bench_fill_procs(struct aggr *a, int procs)
 	aggr_flush(a);
 }
 
+/* /proc/PID/maps opens tried so far (read, failed or skipped as failed
+ * lately). */
+static uint64_t
+bench_maps_opens(struct aggr *a)
+{
+	struct names_stats st = { 0 };
+
+	if (a->sides && sides_names(a->sides))
+		names_stats(sides_names(a->sides), &st);
+	return st.maps_reads + st.maps_failures + st.maps_skipped;
+}
+
+/* The next interval: procs new processes with one sample each, fewer
+ * than the last frame's least shown page (2): the maps opens between
+ * frames that they cost (aggr_proc_worth_naming: none). */
+static uint64_t
+bench_cold_opens(struct aggr *a, int procs)
+{
+	uint64_t before;
+
+	aggr_next_interval(a);
+	before = bench_maps_opens(a);
+	for (int i = 0; i < procs; i++) {
+		struct sample s = { .period = 1, .ip = 0x401000, .cpu = 0,
+				    .kind = SAMPLE_LOAD };
+
+		s.pid = s.tid = BENCH_PID0 + 2 * procs + i;
+		s.addr = 0x7f0000000ull << 12;
+		aggr_add(a, &s);
+	}
+	aggr_flush(a);
+	return bench_maps_opens(a) - before;
+}
+
+static void
+bench_print_opens(uint64_t fill, uint64_t frames, uint64_t cold, int procs)
+{
+	printf("  /proc/PID/maps opens: %llu in the background (the "
+	       "ingest's flushes), %llu by %d frames, for %d processes\n",
+	       (unsigned long long)fill, (unsigned long long)frames,
+	       BENCH_REPS, procs);
+	printf("  then %d new processes, 1 sample each (fewer than the "
+	       "frame's least shown page): %llu opens between frames\n",
+	       procs, (unsigned long long)cold);
+}
+
 static int
 bench_processes(const struct topo *topo, int procs, bool names)
 {
@@ -193,11 +245,12 @@ bench_processes(const struct topo *topo, int procs, bool names)
 			   (size_t)topo_n_nodes(topo) * sizeof(uint64_t);
 	uint64_t sum = 0, want = (uint64_t)procs * BENCH_PAGES_PER_PROC * 2;
 	size_t rows = 0;
+	uint64_t opens_fill, opens_frames, opens_cold;
 	struct aggr a;
 	int rc = 0;
 
 	if (aggr_init(&a, topo, NULL, 12, 0) < 0 ||
-	    aggr_procs_config(&a, (size_t)procs + 16, false) < 0)
+	    aggr_procs_config(&a, 2 * (size_t)procs + 16, false) < 0)
 		return -1;
 	if (!names) {
 		/* Side tables off: names, code view, line heat. */
@@ -205,6 +258,9 @@ bench_processes(const struct topo *topo, int procs, bool names)
 		a.sides = NULL;
 	}
 	bench_fill_procs(&a, procs);
+	/* The flushes' reads (names_refresh_due): a pid with a new page
+	 * outside its known regions, at most NAMES_DUE_READS a flush. */
+	opens_fill = bench_maps_opens(&a);
 	for (int rep = 0; rep < BENCH_REPS; rep++) {
 		double t0 = benchlib_now();
 		uint64_t c0 = benchlib_thread_cpu_ns();
@@ -225,6 +281,8 @@ bench_processes(const struct topo *topo, int procs, bool names)
 		}
 		frame_free(f);
 	}
+	opens_frames = bench_maps_opens(&a) - opens_fill;
+	opens_cold = names ? bench_cold_opens(&a, procs) : 0;
 	aggr_fini(&a);
 	if (rc < 0)
 		return rc;
@@ -241,6 +299,8 @@ bench_processes(const struct topo *topo, int procs, bool names)
 	printf("  its CPU time %7.2f ms median, worst %.2f ms  (this thread's: "
 	       "what a loaded machine does not inflate)\n",
 	       cpu[BENCH_REPS / 2], cpu[BENCH_REPS - 1]);
+	if (names)
+		bench_print_opens(opens_fill, opens_frames, opens_cold, procs);
 	printf("  process row %8.0f B in the table, %zu B in the frame  "
 	       "(budget %d B)\n", row, frame_row, BENCH_ROW_BUDGET);
 	if (rows != (size_t)procs || sum != want) {

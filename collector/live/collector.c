@@ -410,7 +410,7 @@ collector_emit(struct collector *c, double now, bool final)
 	collector_damon_frame(c, f);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
-	f->objects_lost = c->allocs.st.lost + c->allocs.st.bad;
+	allocs_frame(&c->allocs, f);
 	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;

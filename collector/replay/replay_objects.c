@@ -59,7 +59,7 @@ void
 replay_objects_frame(struct replay *r, struct frame *f)
 {
 	if (r->allocs.objs)
-		f->objects_lost = r->allocs.st.lost + r->allocs.st.bad;
+		allocs_frame(&r->allocs, f);
 }
 
 /*

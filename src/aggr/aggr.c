@@ -464,7 +464,7 @@ aggr_flush(struct aggr *a)
 	unsigned f;
 
 	if (n == 0) {
-		sides_flush_end(a->sides);
+		sides_flush_end(a->sides, aggr_proc_worth_naming, a);
 		return;
 	}
 	/* The first sample with a latency brings the weight extension; if
@@ -500,7 +500,7 @@ aggr_flush(struct aggr *a)
 			       run.kinds[SAMPLE_STORE] +
 			       run.kinds[SAMPLE_OTHER];
 	a->n_batch = 0;
-	sides_flush_end(a->sides);
+	sides_flush_end(a->sides, aggr_proc_worth_naming, a);
 }
 
 struct pagetab *

@@ -56,6 +56,9 @@ void aggr_tslot_spill(struct aggr *a, uint64_t kinds[3],
 		      struct aggr_tslot *ts);
 /* Every slot forgets its thread and row: rows were removed. */
 void aggr_tslots_forget(struct aggr *a);
+/* Whether pid (ctx: the struct aggr) may have a page in the next frame:
+ * it has a->names_bar samples or more this interval, or no row. */
+bool aggr_proc_worth_naming(void *ctx, int32_t pid);
 
 _Static_assert(offsetof(struct sample, tid) ==
 	       offsetof(struct sample, pid) + sizeof(int32_t),

@@ -84,6 +84,18 @@ aggr_tslot_spill(struct aggr *a, uint64_t kinds[3], struct aggr_tslot *ts)
 	}
 }
 
+bool
+aggr_proc_worth_naming(void *ctx, int32_t pid)
+{
+	struct aggr *a = ctx;
+	struct proc_entry *e;
+
+	if (!a->names_bar || !a->procs)
+		return true;
+	e = proctab_find(a->procs, pid);
+	return !e || proctab_samples(e) >= a->names_bar;
+}
+
 void
 aggr_tslots_forget(struct aggr *a)
 {

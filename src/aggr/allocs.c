@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "allocs.h"
+#include "frame.h"
 #include "log.h"
 #include "unwind.h"
 
@@ -480,6 +481,17 @@ allocs_init(struct allocs *a, size_t max_objects)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void
+allocs_frame(const struct allocs *a, struct frame *f)
+{
+	struct unwind_stats us = { 0 };
+
+	f->objects_lost = a->st.lost + a->st.bad;
+	if (a->unw)
+		unwinder_stats(a->unw, &us);
+	f->names_unwind_fallbacks = us.fallbacks;
 }
 
 void

@@ -24,6 +24,7 @@ struct unwinder;
 struct unwind_frame;
 struct names;
 struct alloc_rec;
+struct frame;
 
 /* What an allocation record holds, from its event's attr. */
 struct allocs_event {
@@ -94,6 +95,10 @@ void allocs_queue(struct allocs *a, const struct allocs_event *ev,
 		  const struct perf_event_header *hdr);
 /* Applies the records queued, in order (the end of a drain). */
 void allocs_flush(struct allocs *a);
+/* The frame's counts of this table: records lost or bad
+ * (objects_lost), frames named without the unwind helper
+ * (names_unwind_fallbacks). */
+void allocs_frame(const struct allocs *a, struct frame *f);
 /* pid called exec(2) at time: the objects of its old image end. */
 void allocs_exec(struct allocs *a, int32_t pid, uint64_t time);
 /* pid exited: its stacks are no longer unwound (objects stay, to name

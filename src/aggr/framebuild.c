@@ -75,6 +75,31 @@ framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 	free(done);
 }
 
+/*
+ * The bar for reading /proc/PID/maps between frames (aggr.h): with the
+ * page list full, the least this interval's key (samples, loads or
+ * stores) of a shown page; a process with fewer samples shows no page
+ * unless the next frame's list reaches lower.  0 (read every noted pid)
+ * for the other keys, a list not full or one process's pages.
+ */
+static void
+framebuild_names_bar(const struct frame *f, struct aggr *a,
+		     const struct frame_meta *m)
+{
+	bool full = f->n_pages == m->top_k && m->pages_pid == 0;
+
+	a->names_bar = 0;
+	for (size_t i = 0; full && i < f->n_pages; i++) {
+		const struct frame_page *p = &f->pages[i];
+		uint64_t v = m->sort == SORT_SAMPLES ? p->samples :
+			     m->sort == SORT_LOADS ? p->loads :
+			     m->sort == SORT_STORES ? p->stores : 0;
+
+		if (i == 0 || v < a->names_bar)
+			a->names_bar = v;
+	}
+}
+
 static bool
 framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 {
@@ -121,6 +146,7 @@ framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
 		p->remote = e->c.remote;
 	}
 	f->n_pages = n;
+	framebuild_names_bar(f, a, m);
 	free(top);
 	return true;
 }

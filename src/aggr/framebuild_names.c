@@ -151,6 +151,7 @@ framebuild_names(struct frame *f, struct aggr *a)
 		f->names_mismatched = st.mismatched;
 		f->names_maps_failed = st.maps_failures;
 		f->names_helper_failed = st.helper_files_failed;
+		f->names_maps_skipped = st.maps_skipped;
 	}
 	u64map_clear(&pids.seen, NULL);
 }

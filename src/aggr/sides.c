@@ -84,10 +84,11 @@ sides_forget_pid(struct sides *s, int32_t pid)
 }
 
 void
-sides_flush_end(struct sides *s)
+sides_flush_end(struct sides *s, bool (*want)(void *ctx, int32_t pid),
+		void *ctx)
 {
 	if (s && s->names)
-		names_refresh_due(s->names);
+		names_refresh_due(s->names, want, ctx);
 }
 
 void

@@ -13,6 +13,7 @@
 #ifndef MEMTOP_SIDES_H
 #define MEMTOP_SIDES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,8 +85,10 @@ void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
 struct names *sides_names(struct sides *s);
 /* pid exec'd: the names of its old image go (names_forget). */
 void sides_forget_pid(struct sides *s, int32_t pid);
-/* After a batch: reads the regions of processes that need it. */
-void sides_flush_end(struct sides *s);
+/* After a batch: reads the regions of processes that need it, those for
+ * which want(ctx, pid) is true (names_refresh_due). */
+void sides_flush_end(struct sides *s, bool (*want)(void *ctx, int32_t pid),
+		     void *ctx);
 void sides_next_interval(struct sides *s);
 void sides_reset(struct sides *s);
 /* Adds src's code sites, line heat, code addresses and levels to dst's,

@@ -157,6 +157,34 @@ frame_object_label(const struct frame_object *o, char *buf, size_t len)
 				o->site ? o->site : "?", v, unit[u]);
 }
 
+size_t
+frame_names_facts(const struct frame *f, char *buf, size_t len)
+{
+	const struct {
+		const char *what;
+		uint64_t n;
+	} c[] = {
+		{ "maps failed", f->names_maps_failed },
+		{ "maps skipped", f->names_maps_skipped },
+		{ "mismatched", f->names_mismatched },
+		{ "helper failed", f->names_helper_failed },
+		{ "unwind fallbacks", f->names_unwind_fallbacks },
+	};
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (!c[i].n)
+			continue;
+		used += (size_t)snprintf(buf + (used < len ? used : len),
+					 used < len ? len - used : 0,
+					 "%s%s %" PRIu64, used ? ", " : "names: ",
+					 c[i].what, c[i].n);
+	}
+	return used;
+}
+
 /* Samples with an object + without == attributed; the sites' add up. */
 static int
 frame_check_objects(const struct frame *f, char *buf, size_t buflen)

@@ -329,6 +329,13 @@ struct frame {
 	/* Since start: ELF files left unnamed because the parsing helper
 	 * crashed, hung or answered nonsense on them. */
 	uint64_t names_helper_failed;
+	/* Since start: /proc/PID/maps reads not tried because the pid's
+	 * read failed in the last 10 s: its memory named "[unknown]". */
+	uint64_t names_maps_skipped;
+	/* Since start: allocation-site frames named without the unwind
+	 * helper (it crashed, hung or answered nonsense): module and
+	 * offset, or "[unknown]". */
+	uint64_t names_unwind_fallbacks;
 	/* Allocation sites (issue 18), most samples first, at most
 	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects
 	 * (replay, whole machine, no permission: source_note says why).
@@ -363,6 +370,11 @@ int frame_check(const struct frame *f, char *buf, size_t buflen);
  * page's object (snprintf's return). */
 size_t frame_object_label(const struct frame_object *o, char *buf,
 			  size_t len);
+/* "names: maps failed 3, maps skipped 5, ...": the names_* counts that
+ * are not zero (what the text header and the TUI's losses row show, the
+ * TUI a fact for each part between ", "), or "" when all are zero;
+ * snprintf's return. */
+size_t frame_names_facts(const struct frame *f, char *buf, size_t len);
 /* Frees a page's object; NULL-safe. */
 void frame_object_free(struct frame_object *o);
 

@@ -492,7 +492,8 @@ names_note_page(struct names *n, int32_t pid, uint64_t addr)
 }
 
 void
-names_refresh_due(struct names *n)
+names_refresh_due(struct names *n, bool (*want)(void *ctx, int32_t pid),
+		  void *ctx)
 {
 	bool still = false;
 	unsigned reads = 0;
@@ -506,6 +507,10 @@ names_refresh_due(struct names *n)
 
 		if (!p->due)
 			continue;
+		if (want && !want(ctx, p->pid)) {
+			still = true;
+			continue;
+		}
 		if (reads < NAMES_DUE_READS &&
 		    (names_exec_read_now(n, p, now) ||
 		     now - p->last_try >= NAMES_RETRY_MS / 1000.0)) {

@@ -8,8 +8,9 @@
  * Only the pages and ips a frame shows are ever named, never each sample.
  *
  * When /proc/PID/maps is read: when a new page falls outside every known
- * region (names_note_page marks the pid, names_refresh_due reads it, at
- * most every NAMES_RETRY_MS and NAMES_DUE_READS pids a call), and before
+ * region (names_note_page marks the pid, names_refresh_due reads it if
+ * the caller wants it, at most every NAMES_RETRY_MS and NAMES_DUE_READS
+ * pids a call), and before
  * a frame names a pid's pages or the functions it shows if its regions
  * are older than NAMES_REFRESH_MS.  A pid whose read failed (gone,
  * unreadable) is not read again for NAMES_FAILED_MS, even after the
@@ -131,8 +132,11 @@ void names_start_helper(struct names *n);
 
 /* A page of pid was seen for the first time.  No system calls. */
 void names_note_page(struct names *n, int32_t pid, uint64_t addr);
-/* Reads the maps of the pids noted above (rate-limited). */
-void names_refresh_due(struct names *n);
+/* Reads the maps of the pids noted above (rate-limited) for which
+ * want(ctx, pid) is true (want NULL: every one); the others stay noted,
+ * asked again at the next call. */
+void names_refresh_due(struct names *n, bool (*want)(void *ctx, int32_t pid),
+		       void *ctx);
 /* Before naming pid's pages in a frame (rate-limited re-read). */
 void names_prepare(struct names *n, int32_t pid);
 /* pid exec'd: its old image's names go at the next names_prepare or

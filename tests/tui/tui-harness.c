@@ -10,6 +10,9 @@
  *   --interval-ms N  time between frames (default 200)
  *   --period N       period of the first frames (default 1000)
  *   --faults         act as the faults source (no load/store split)
+ *   --names          frames carry every names count (maps failed 11,
+ *                    maps skipped 12, mismatched 13, helper failed 14,
+ *                    unwind fallbacks 15)
  *   --burst N        publish N frames at a time without waiting for the
  *                    UI to take the previous one (default: lock-step)
  *   --error MSG      the final frame carries this fatal error
@@ -59,6 +62,7 @@ struct harness {
 	unsigned interval_ms;
 	unsigned burst;		/* 0 = lock-step */
 	bool faults;
+	bool names;		/* --names */
 	bool stall_cmds;
 	const char *error;
 	const char *note, *desc;	/* --note, --desc */
@@ -155,6 +159,17 @@ harness_pages(const struct harness *h, struct frame *f, uint64_t frames)
 	}
 }
 
+/* --names: every count of memory or code left unnamed. */
+static void
+harness_names(struct frame *f)
+{
+	f->names_maps_failed = 11;
+	f->names_maps_skipped = 12;
+	f->names_mismatched = 13;
+	f->names_helper_failed = 14;
+	f->names_unwind_fallbacks = 15;
+}
+
 static struct frame *
 harness_frame(const struct harness *h, bool final)
 {
@@ -213,6 +228,8 @@ harness_frame(const struct harness *h, bool final)
 		f->totals.unattributed = 3;
 	}
 	f->tracked_pages = HARNESS_PAGES;
+	if (h->names)
+		harness_names(f);
 	harness_cpus(h->n_cpus, f);
 	harness_matrix(f);
 	f->imbalance = f->totals.samples ?
@@ -364,7 +381,7 @@ static int
 harness_usage(void)
 {
 	fputs("usage: tui-harness [--frames N] [--cpus N] [--interval-ms N] "
-	      "[--period N] [--faults] [--burst N] [--error MSG] "
+	      "[--period N] [--faults] [--names] [--burst N] [--error MSG] "
 	      "[--stall-cmds] [--iterations N] [--note TEXT] [--desc TEXT] "
 	      "[--cmd-log FILE] [--pid-file FILE]\n", stderr);
 	return 2;
@@ -395,6 +412,10 @@ harness_args(int argc, char **argv, struct harness *h, struct options *opt,
 
 		if (strcmp(a, "--faults") == 0) {
 			h->faults = true;
+			continue;
+		}
+		if (strcmp(a, "--names") == 0) {
+			h->names = true;
 			continue;
 		}
 		if (strcmp(a, "--stall-cmds") == 0) {

@@ -330,13 +330,16 @@ keys narrow q
 finished narrow "q (80x24)"
 tm kill-session -t narrow
 
-start narrowp LC_ALL=C -- --frames 1 --interval-ms 50
+# With every names count (issue 12: nothing unnamed silently), whole too.
+start narrowp LC_ALL=C -- --frames 1 --interval-ms 50 --names
 tm resize-window -t narrowp -x 80 -y 24
 expect narrowp 'target exited' "80x24: pebs frame"
 header_facts narrowp "80x24 pebs" "synthetic target (pid 4242)" \
 	"elapsed 0.1s" "source pebs (mem-loads, mem-stores)" "period 1000" \
 	"sort samples" "synthetic frames" "(interval/total)" \
-	"memtop cpu 2.0%" "skipped 0"
+	"memtop cpu 2.0%" "skipped 0" \
+	"names: maps failed 11" "maps skipped 12" "mismatched 13" \
+	"helper failed 14" "unwind fallbacks 15"
 keys narrowp q
 finished narrowp "q (80x24 pebs)"
 tm kill-session -t narrowp

@@ -334,6 +334,9 @@ report_json_code_sites(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "mismatched", f->names_mismatched, true);
 	report_json_u64(jw, "maps_failed", f->names_maps_failed, false);
 	report_json_u64(jw, "helper_failed", f->names_helper_failed, false);
+	report_json_u64(jw, "maps_skipped", f->names_maps_skipped, false);
+	report_json_u64(jw, "unwind_fallbacks", f->names_unwind_fallbacks,
+			false);
 	report_json_putc(jw, '}');
 }
 

@@ -107,6 +107,8 @@ report_text_header(struct report_text *tw, const struct frame *f)
 			   "\n", t->samples, t->loads, t->stores, t->other,
 			   f->has_kinds ? "" : " (kinds unknown)", t->lost,
 			   t->throttled, t->unattributed, t->untracked);
+	if (frame_names_facts(f, msg, sizeof(msg)))
+		report_text_printf(tw, "%s\n", msg);
 
 	if (f->scope)
 		report_text_printf(tw, "scope %s  cpus %s  offline %s  "

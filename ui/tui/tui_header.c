@@ -272,6 +272,7 @@ tui_draw_header_losses(const struct tui *t, int y)
 {
 	const struct counts *c = &t->cur->totals, *cum = &t->cur->cumulative;
 	struct tui_facts fs = { .y = y };
+	char names[160];
 
 	fs.attr = c->lost || c->throttled || c->untracked ?
 		  tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0;
@@ -283,6 +284,18 @@ tui_draw_header_losses(const struct tui *t, int y)
 	tui_fact(&fs, "untracked %" PRIu64 "/%" PRIu64, c->untracked,
 		 cum->untracked);
 	tui_fact(&fs, "(interval/total)");
+	/* Memory or code left unnamed (since start): only when any is, a
+	 * fact a count (each fits a row). */
+	frame_names_facts(t->cur, names, sizeof(names));
+	for (char *p = names, *end; *p; p = end) {
+		end = strstr(p, ", ");
+		if (end)
+			*end++ = '\0';
+		else
+			end = p + strlen(p);
+		tui_fact(&fs, "%s", p);
+		end += *end == ' ';
+	}
 	return tui_facts_end(&fs);
 }
 

@@ -8,7 +8,9 @@
  * while it is remembered, even once the name cache (NAMES_MAX_PROCS) has
  * let it go.  The pids lie above 2^22, where no process can be, so every
  * open fails and counts in names_stats.maps_failures (or, remembered,
- * in maps_skipped).
+ * in maps_skipped).  Between frames (the flushes' reads, for processes
+ * gone before the frame) a process is read only when it has samples
+ * enough to show a page (aggr_proc_worth_naming).
  */
 #include "config.h"
 
@@ -88,8 +90,9 @@ btest_cmp(const void *pa, const void *pb)
 	return x - y;
 }
 
-static void
-btest_code_view(const struct topo *topo)
+/* A frame of the top BTEST_TOP_K pages by samples. */
+static struct frame_meta
+btest_meta(void)
 {
 	static const char *const events[] = { "mem-loads" };
 	struct frame_meta m = {
@@ -97,6 +100,14 @@ btest_code_view(const struct topo *topo)
 		.events = events, .n_events = 1, .period = 1,
 		.sort = SORT_SAMPLES, .top_k = BTEST_TOP_K, .exit_status = -1,
 	};
+
+	return m;
+}
+
+static void
+btest_code_view(const struct topo *topo)
+{
+	struct frame_meta m = btest_meta();
 	int order[BTEST_PROCS];
 	uint64_t before;
 	struct frame *f;
@@ -132,6 +143,56 @@ btest_code_view(const struct topo *topo)
 		check(cs->module && strcmp(cs->module, "[unknown]") == 0);
 	}
 	frame_free(f);
+	aggr_fini(&a);
+}
+
+/* n samples of pid on its page k (k < 16). */
+static void
+btest_add(struct aggr *a, int32_t pid, int k, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct sample s = { .period = 1, .pid = pid, .tid = pid,
+				    .cpu = 0, .kind = SAMPLE_LOAD };
+
+		s.ip = 0x401000;
+		s.addr = (0x7f0000000ull + (uint64_t)k) << 12;
+		aggr_add(a, &s);
+	}
+}
+
+/*
+ * Between frames, maps are read only for processes that can show a page:
+ * after a frame whose BTEST_TOP_K pages had 50 samples or more, a
+ * process with fewer samples this interval is not read, one with 60 is.
+ */
+static void
+btest_background_bar(const struct topo *topo)
+{
+	struct frame_meta m = btest_meta();
+	const int32_t cold0 = BTEST_PID0 + 5000, hot = BTEST_PID0 + 9000;
+	uint64_t before;
+	struct frame *f;
+	struct aggr a;
+
+	if (!check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0))
+		return;
+	for (int i = 0; i < BTEST_TOP_K; i++)
+		btest_add(&a, BTEST_PID0 + 3000 + i, 0, 50 + i);
+	aggr_flush(&a);
+	f = frame_build(&a, &m);
+	check(f && f->n_pages == BTEST_TOP_K);
+	frame_free(f);
+	aggr_next_interval(&a);
+	before = btest_opens(&a);
+	for (int i = 0; i < BTEST_PROCS; i++)
+		btest_add(&a, cold0 + i, 1, 1 + i % 49);
+	for (int i = 0; i < 16; i++)
+		aggr_flush(&a);
+	check_eq_u64(btest_opens(&a) - before, 0);
+	btest_add(&a, hot, 1, 60);
+	for (int i = 0; i < 16; i++)
+		aggr_flush(&a);
+	check_eq_u64(btest_opens(&a) - before, 1);
 	aggr_fini(&a);
 }
 
@@ -174,6 +235,7 @@ main(void)
 		return test_result();
 	btest_code_view(topo);
 	btest_failed_remembered(topo);
+	btest_background_bar(topo);
 	topo_free(topo);
 	return test_result();
 }

@@ -2,6 +2,7 @@
  * The JSON writer's naming fields: per-page sites (ip as hex, symbol
  * escaped or null, caller as hex or null, called_from), sites_other, lines (only when the page has them), and
  * the frame's granularity and code view; the frame owns and frees them.
+ * The names counts in JSON, and in the text header only when not zero.
  */
 #include "config.h"
 
@@ -14,7 +15,7 @@
 #include "testlib.h"
 
 static char *
-rtest_render(const struct frame *f)
+rtest_render_as(const struct frame *f, bool json)
 {
 	/* Static: open_memstream keeps their addresses until fclose. */
 	static char *buf;
@@ -27,9 +28,16 @@ rtest_render(const struct frame *f)
 
 	if (!out)
 		test_skip("open_memstream failed");
-	check_eq_i64(report_json_write(out, f), 0);
+	check_eq_i64(json ? report_json_write(out, f) :
+		     report_text_write(out, f, 10), 0);
 	fclose(out);
 	return buf;
+}
+
+static char *
+rtest_render(const struct frame *f)
+{
+	return rtest_render_as(f, true);
 }
 
 static bool
@@ -40,6 +48,26 @@ rtest_has(const char *s, const char *needle)
 	test_fail_at(__FILE__, __LINE__, "missing %s in %s", needle,
 		     s ? s : "(null)");
 	return false;
+}
+
+/* The text header's names line: the counts that are not zero. */
+static void
+rtest_text_names(struct frame *f)
+{
+	char *s = rtest_render_as(f, false);
+
+	rtest_has(s, "\nnames: maps failed 5, maps skipped 7, mismatched 2, "
+		  "helper failed 1, unwind fallbacks 8\n");
+	free(s);
+	f->names_maps_failed = f->names_mismatched = 0;
+	f->names_helper_failed = f->names_unwind_fallbacks = 0;
+	s = rtest_render_as(f, false);
+	rtest_has(s, "\nnames: maps skipped 7\n");
+	free(s);
+	f->names_maps_skipped = 0;
+	s = rtest_render_as(f, false);
+	check(s && !strstr(s, "names:"));
+	free(s);
 }
 
 int
@@ -89,6 +117,8 @@ main(void)
 	f->names_mismatched = 2;
 	f->names_maps_failed = 5;
 	f->names_helper_failed = 1;
+	f->names_maps_skipped = 7;
+	f->names_unwind_fallbacks = 8;
 
 	s = rtest_render(f);
 	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
@@ -108,10 +138,12 @@ main(void)
 		  "\"[anon]\",\"samples\":0,\"total\":0}],\"code_unknown\":3,"
 		  "\"code_untracked\":4,\"sites_evicted\":6,"
 		  "\"names\":{\"mismatched\":2,\"maps_failed\":5,"
-		  "\"helper_failed\":1}");
+		  "\"helper_failed\":1,\"maps_skipped\":7,"
+		  "\"unwind_fallbacks\":8}");
 	check(s && s[strlen(s) - 1] == '\n' && strchr(s, '\n') ==
 	      s + strlen(s) - 1);
 	free(s);
+	rtest_text_names(f);
 	frame_free(f);
 	return test_result();
 }
