@@ -23,7 +23,18 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 {
 	uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_RAW |
 			PERF_SAMPLE_REGS_USER;
+	uint64_t need_heap = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
+			     PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
 
+	/* A heap probe as --record writes it (recorder.c): its records
+	 * are what heapobjs_record reads, or they are counted bad. */
+	if (heapobjs_event_parse(pe->name, &re->he) &&
+	    (pe->attr.sample_type & need_heap) == need_heap) {
+		re->heap = true;
+		re->he.sample_type = pe->attr.sample_type;
+		re->he.regs_user = pe->attr.sample_regs_user;
+		return true;
+	}
 	if (pe->attr.type != PERF_TYPE_TRACEPOINT ||
 	    strcmp(pe->name, "raw_syscalls:sys_exit") != 0 ||
 	    (pe->attr.sample_type & need) != need)
@@ -41,18 +52,38 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 /* The object table, at the first allocation event: pages are named by
  * objects from then on.  0 or -ENOMEM. */
 int
-replay_objects_on(struct replay *r)
+replay_objects_on(struct replay *r, const struct replay_event *re)
 {
 	int ret;
 
-	if (r->allocs.objs)
+	if (!r->allocs.objs) {
+		ret = allocs_init(&r->allocs, REPLAY_MAX_OBJECTS);
+		if (ret < 0)
+			return ret;
+		allocs_use_names(&r->allocs,
+				 sides_names(aggr_sides(&r->aggr)));
+		r->aggr.objects = r->allocs.objs;
+	}
+	if (!re->heap || r->heap.objs)
 		return 0;
-	ret = allocs_init(&r->allocs, REPLAY_MAX_OBJECTS);
+	/* Every recorded allocation makes an object: a size floor live
+	 * (--heap-objects=SIZE) is not in the file. */
+	ret = heapobjs_init(&r->heap, r->allocs.objs, r->allocs.unw,
+			    REPLAY_MAX_OBJECTS, 0);
 	if (ret < 0)
 		return ret;
-	allocs_use_names(&r->allocs, sides_names(aggr_sides(&r->aggr)));
-	r->aggr.objects = r->allocs.objs;
+	r->heap.no_peek = true;
+	r->aggr.heap_objects = r->heap.objs;
 	return 0;
+}
+
+void
+replay_objects_exec(struct replay *r, int32_t pid, uint64_t time)
+{
+	if (r->allocs.objs)
+		allocs_exec(&r->allocs, pid, time);
+	if (r->heap.objs)
+		heapobjs_exec(&r->heap, pid, time);
 }
 
 void
@@ -85,7 +116,10 @@ replay_alloc(struct replay *r, const struct replay_event *ev,
 		r->allocs.st.bad++;
 		return 0;
 	}
-	allocs_record(&r->allocs, &ev->ae, hdr);
+	if (ev->heap)
+		heapobjs_record(&r->heap, &ev->he, hdr);
+	else
+		allocs_record(&r->allocs, &ev->ae, hdr);
 	return 0;
 }
 
@@ -95,7 +129,9 @@ replay_alloc_lost(struct replay *r, const struct perfdata_record *rec)
 {
 	uint64_t n;
 
-	if (rec->event_idx >= r->n_events || !r->events[rec->event_idx].alloc ||
+	if (rec->event_idx >= r->n_events ||
+	    !(r->events[rec->event_idx].alloc ||
+	      r->events[rec->event_idx].heap) ||
 	    record_parse_lost(rec->hdr, &n) != 0)
 		return false;
 	r->allocs.st.lost += n;

@@ -1,5 +1,5 @@
 /*
- * The heap probes' records (collector/live/heapobjs.c) from hand-built
+ * The heap probes' records (src/aggr/heapobjs.c) from hand-built
  * byte buffers laid out as the kernel writes them for the events of
  * collector/sources/source_heap.c (made by source_heap_add itself, on a
  * fake sysfs holding the uprobe PMU): malloc's entry and return make an
@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocs_live.h"
 #include "heapobjs.h"
 #include "objtab.h"
 #include "source.h"
@@ -98,6 +99,7 @@ enter(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
       uint64_t ra, uint64_t di, uint64_t si, uint64_t dx)
 {
 	uint64_t regs[24] = { 0 };
+	struct heap_event he;
 	struct rec r;
 
 	regs[7] = sp;
@@ -105,7 +107,8 @@ enter(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
 	regs[5] = di;
 	regs[4] = si;
 	regs[3] = dx;
-	heapobjs_record(h, ev, build(&r, ev, regs, &ra, 1));
+	he = heap_event_of(ev);
+	heapobjs_record(h, &he, build(&r, ev, regs, &ra, 1));
 }
 
 static void
@@ -113,11 +116,12 @@ leave(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
       uint64_t ax, const uint64_t *stack, size_t n_stack)
 {
 	uint64_t regs[24] = { 0 };
+	struct heap_event he = heap_event_of(ev);
 	struct rec r;
 
 	regs[7] = sp + 8;
 	regs[0] = ax;
-	heapobjs_record(h, ev, build(&r, ev, regs, stack, n_stack));
+	heapobjs_record(h, &he, build(&r, ev, regs, stack, n_stack));
 }
 
 static const char *
@@ -272,7 +276,11 @@ main(void)
 
 		memcpy((char *)r.buf + 6, &size, sizeof(size));
 	}
-	heapobjs_record(&h, p->entry[HEAP_MALLOC], (const void *)r.buf);
+	{
+		struct heap_event he = heap_event_of(p->entry[HEAP_MALLOC]);
+
+		heapobjs_record(&h, &he, (const void *)r.buf);
+	}
 	check_eq_u64(h.st.bad, 1);
 	heapobjs_fini(&h);
 	/* --heap-objects=128: a malloc(64) is no object. */
