@@ -8,7 +8,8 @@
  * (realloc's malloc) is not an object, calloc multiplies, posix_memalign
  * reads its pointer from the caller's frame, a return without its entry
  * changes nothing, a late free spares a newer object, --heap-objects=SIZE
- * skips small ones, and a truncated record is counted bad.
+ * skips small ones, a truncated record is counted bad, and the names
+ * --record gives the probes read back as their functions.
  */
 #include "config.h"
 
@@ -235,6 +236,33 @@ test_others(struct heapobjs *h, struct probes *p, uint64_t a)
 	check_eq_str(site_at(h, 0x7000), "(none)");
 }
 
+/* The names --record gives the probes, and replay reads back. */
+static void
+test_names(void)
+{
+	struct heap_event ev;
+	char name[64];
+
+	for (int fn = HEAP_MALLOC; fn <= HEAP_FREE; fn++)
+		for (int ret = 0; ret < 2; ret++) {
+			memset(&ev, 0, sizeof(ev));
+			heapobjs_event_name((enum heap_fn)fn, ret, name,
+					    sizeof(name));
+			if (fn == HEAP_FREE && ret) {
+				check(!heapobjs_event_parse(name, &ev));
+				continue;
+			}
+			check(heapobjs_event_parse(name, &ev));
+			check_eq_i64(ev.fn, fn);
+			check_eq_i64(ev.ret, ret);
+		}
+	heapobjs_event_name(HEAP_MALLOC, true, name, sizeof(name));
+	check_eq_str(name, "memtop_heap:malloc__return");
+	check(!heapobjs_event_parse("memtop_heap:mallocx", &ev));
+	check(!heapobjs_event_parse("probe_libc:malloc", &ev));
+	check(!heapobjs_event_parse("memtop_heap:", &ev));
+}
+
 int
 main(void)
 {
@@ -257,6 +285,7 @@ main(void)
 							   NULL);
 	}
 	fake_pmu(p, dir);
+	test_names();
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 0), 0);
 	/* malloc(64) from a, then free. */
 	enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
