@@ -410,7 +410,8 @@ collector_emit(struct collector *c, double now, bool final)
 	collector_damon_frame(c, f);
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
-	f->objects_lost = c->allocs.st.lost + c->allocs.st.bad;
+	f->objects_lost = c->allocs.st.lost + c->allocs.st.bad +
+			  c->heap_objs.st.bad;
 	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;

@@ -23,13 +23,10 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 {
 	uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_RAW |
 			PERF_SAMPLE_REGS_USER;
-	uint64_t need_heap = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
-			     PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER;
 
 	/* A heap probe as --record writes it (recorder.c): its records
 	 * are what heapobjs_record reads, or they are counted bad. */
-	if (heapobjs_event_parse(pe->name, &re->he) &&
-	    (pe->attr.sample_type & need_heap) == need_heap) {
+	if (heapobjs_event_parse(pe->name, &re->he)) {
 		re->heap = true;
 		re->he.sample_type = pe->attr.sample_type;
 		re->he.regs_user = pe->attr.sample_regs_user;
@@ -90,7 +87,8 @@ void
 replay_objects_frame(struct replay *r, struct frame *f)
 {
 	if (r->allocs.objs)
-		f->objects_lost = r->allocs.st.lost + r->allocs.st.bad;
+		f->objects_lost = r->allocs.st.lost + r->allocs.st.bad +
+				  r->heap.st.bad;
 }
 
 /*

@@ -80,6 +80,11 @@ heap_parse(const struct heap_event *ev, const struct perf_event_header *hdr,
 	uint64_t v, mask = ev->regs_user;
 
 	memset(r, 0, sizeof(*r));
+	/* Exactly these fields (a recording's attr may say otherwise). */
+	if ((ev->sample_type & ~(uint64_t)PERF_SAMPLE_STACK_USER) !=
+	    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	     PERF_SAMPLE_REGS_USER))
+		return false;
 	if (!heap_u64(&p, end, &v) || !heap_u64(&p, end, &v))
 		return false;		/* IDENTIFIER, TID */
 	r->pid = (uint32_t)v;
