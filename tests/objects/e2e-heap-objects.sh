@@ -8,7 +8,9 @@
 # reallocs a tenth of node_b's from node_d() (moved).  The program prints
 # every node and every free (the oracle).  The objects rows must count
 # each site's live nodes exactly, before and after, and every sampled
-# page must be named by the site holding most of its bytes.  Then
+# page must be named by the site holding most of its bytes.  Then the run
+# again under --record, replayed with -i: the same objects as live, the
+# workload's counts, pages named by sites the workload put there.  Then
 # --list-events and the header must say whether uprobes work and why not.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
@@ -104,7 +106,8 @@ PY
 [ "$failures" -eq 0 ] && ok "heap objects counted and named by their sites"
 
 # --record writes the heap probes' records (memtop_heap:* events, which
-# perf script reads: its counts against the workload's are the oracle),
+# perf script and perf report read: perf script's counts against the
+# workload's are the oracle),
 # and -i names the same objects by the same sites as the live frames,
 # with the workload's own counts.
 "$MEMTOP" -b --json -e faults -d 0.25 -s samples -k 2000 --heap-objects=1 \
@@ -116,6 +119,10 @@ PY
 	fail "-i of a --heap-objects recording exited $?: $(tail -3 "$TMP/rep.log")"
 perf script -i "$TMP/h.data" -F event > "$TMP/script.txt" \
 	2> "$TMP/script.err" || fail "perf script: $(head -3 "$TMP/script.err")"
+perf report -i "$TMP/h.data" --stdio > "$TMP/report.txt" \
+	2> "$TMP/report.err" || fail "perf report: $(head -3 "$TMP/report.err")"
+grep -q "of event 'memtop_heap:malloc'" "$TMP/report.txt" ||
+	fail "perf report lists no memtop_heap:malloc samples"
 python3 - "$TMP/rec.jsonl" "$TMP/rep.jsonl" "$TMP/rec-oracle.txt" \
 	"$TMP/script.txt" <<'PY' || fail "heap objects in replay"
 import collections, json, sys
