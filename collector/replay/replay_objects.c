@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
@@ -46,6 +47,40 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 	return true;
 }
 
+/*
+ * The size floor of the recording's --heap-objects=SIZE, from its
+ * CMDLINE (perfdata_writer_opts.cmdline; the form src/cli/cli_heap.c
+ * takes: digits and a unit b, k, m or g): 0 when there is none.
+ */
+static uint64_t
+replay_heap_floor(const char *cmdline)
+{
+	static const char opt[] = " --heap-objects=";
+	const char *end = strstr(cmdline, " -- ");
+	const char *p = strstr(cmdline, opt);
+	unsigned long long v;
+	char unit, after;
+	int n;
+
+	if (!p || (end && p > end))
+		return 0;
+	n = sscanf(p + strlen(opt), "%llu%c%c", &v, &unit, &after);
+	if (n < 2 || (n == 3 && after != ' ') || v > (1ull << 40))
+		return 0;
+	switch (unit | 0x20) {
+	case 'b':
+		return v;
+	case 'k':
+		return v << 10;
+	case 'm':
+		return v << 20;
+	case 'g':
+		return v << 30;
+	default:
+		return 0;
+	}
+}
+
 /* The object table, at the first allocation event: pages are named by
  * objects from then on.  0 or -ENOMEM. */
 int
@@ -63,10 +98,11 @@ replay_objects_on(struct replay *r, const struct replay_event *re)
 	}
 	if (!re->heap || r->heap.objs)
 		return 0;
-	/* Every recorded allocation makes an object: a size floor live
-	 * (--heap-objects=SIZE) is not in the file. */
+	/* Live, allocations under --heap-objects=SIZE made no object. */
 	ret = heapobjs_init(&r->heap, r->allocs.objs, r->allocs.unw,
-			    REPLAY_MAX_OBJECTS, 0);
+			    REPLAY_MAX_OBJECTS, replay_heap_floor(
+				    perfdata_reader_info(r->cfg.reader)->
+				    cmdline));
 	if (ret < 0)
 		return ret;
 	r->heap.no_peek = true;

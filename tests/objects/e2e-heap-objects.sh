@@ -10,7 +10,8 @@
 # each site's live nodes exactly, before and after, and every sampled
 # page must be named by the site holding most of its bytes.  Then the run
 # again under --record, replayed with -i: the same objects as live, the
-# workload's counts, pages named by sites the workload put there.  Then
+# workload's counts, pages named by sites the workload put there; and with
+# a size floor, which the replay keeps.  Then
 # --list-events and the header must say whether uprobes work and why not.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
@@ -142,8 +143,8 @@ final = dict(collections.Counter(at.values()))
 script = collections.Counter(l.split()[0].rstrip(':') for l in open(sys.argv[4])
                              if l.strip())
 print('oracle final:', final, 'perf script:', dict(script))
-def sites(f):
-    return {o['site']: o['objects'] for o in f['objects']}
+def sites(f):	# a row of no live object is there for its samples
+    return {o['site']: o['objects'] for o in f['objects'] if o['objects']}
 def fn_counts(f):
     got = collections.Counter()
     for o in f['objects']:
@@ -192,6 +193,29 @@ for ev, n in want.items():
 PY
 [ "$failures" -eq 0 ] &&
 	ok "--record and -i: heap objects named and counted as live"
+
+# A size floor (--heap-objects=128b: node_d's 256-byte blocks, not the
+# 64-byte nodes) holds in the replay too (read from the file's CMDLINE).
+"$MEMTOP" -b --json -e faults -d 0.25 -k 2000 --heap-objects=128b \
+	--record "$TMP/f.data" -o "$TMP/f-live.jsonl" -- "$MEMTOP_HEAP_TEST" \
+	--run-ms 1000 --phase-ms 500 > /dev/null 2>"$TMP/f.err" ||
+	fail "--heap-objects=128b --record: $(tail -3 "$TMP/f.err")"
+"$MEMTOP" -b --json -d 0.25 -k 2000 -i "$TMP/f.data" \
+	-o "$TMP/f-rep.jsonl" 2>"$TMP/f.err" ||
+	fail "-i of a --heap-objects=128b recording: $(tail -3 "$TMP/f.err")"
+python3 - "$TMP/f-live.jsonl" "$TMP/f-rep.jsonl" <<'PY' || fail "size floor in replay"
+import json, sys
+last = [[json.loads(l) for l in open(p)][-1] for p in sys.argv[1:3]]
+live, rep = [{o['site']: o['objects'] for o in f['objects'] if o['objects']}
+             for f in last]
+fns = {s.split('+')[0] for s in rep}
+print('replay sites:', sorted(rep.items()))
+assert rep == live, (rep, live)
+assert 'node_d' in fns, 'no node_d object in replay'
+assert not fns & {'node_a', 'node_b', 'node_c'}, fns
+PY
+[ "$failures" -eq 0 ] &&
+	ok "--heap-objects=SIZE: the replay keeps the recording's size floor"
 
 # Without the uprobe PMU's permission (nor the tracepoints'): --list-events
 # and the header say what is missing and the fix.
