@@ -233,6 +233,7 @@ main_open_record(struct main_state *st, uint64_t period, char *err,
 		.force = st->opt.force,
 		.topo = st->topo,
 		.sysfs_features = true,
+		.cmdline = true,
 	};
 	char why[256];
 	int ret;

@@ -33,6 +33,17 @@ allocs_event_of(const struct event_spec *ev)
 	};
 }
 
+struct heap_event
+heap_event_of(const struct event_spec *ev)
+{
+	return (struct heap_event){
+		.fn = ev->heap_fn,
+		.ret = ev->heap_ret,
+		.sample_type = ev->attr.sample_type,
+		.regs_user = ev->attr.sample_regs_user,
+	};
+}
+
 static int
 allocs_on_record(const struct perf_event_header *hdr, void *arg)
 {
@@ -67,7 +78,9 @@ allocs_on_record(const struct perf_event_header *hdr, void *arg)
 		return 0;
 	}
 	if (ev->heap_fn != HEAP_NONE) {
-		heapobjs_record(&d->c->heap_objs, ev, hdr);
+		struct heap_event he = heap_event_of(ev);
+
+		heapobjs_record(&d->c->heap_objs, &he, hdr);
 		return 0;
 	}
 	ae = allocs_event_of(ev);

@@ -411,6 +411,7 @@ collector_emit(struct collector *c, double now, bool final)
 	snprintf(f->follow_mode, sizeof(f->follow_mode), "%s",
 		 c->inherit ? "inherit" : "per-thread");
 	allocs_frame(&c->allocs, f);
+	f->objects_lost += c->heap_objs.st.bad;
 	collector_system_frame(c, f);
 	f->follow_threads = c->follow.threads;
 	f->follow_gap_max_us = c->follow.gap_max_ns / 1000;

@@ -159,7 +159,4 @@ collector_heap_tick(struct collector *c)
 		heaplive_note_add(c, "; the traps alone cost %.1f %%: "
 				  "sampling cannot help",
 				  100.0 * heaplive_cost(k, rate, 1000000));
-	if (c->cfg.recorder)
-		heaplive_note_add(c, "; not written by --record (a replay "
-				  "names mapped objects only)");
 }

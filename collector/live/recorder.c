@@ -1,10 +1,12 @@
 /* Collector thread (setup: main thread).  See recorder.h. */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "channel.h"
+#include "heapobjs.h"
 #include "perfdata_write.h"
 #include "record.h"
 #include "record_mmap.h"
@@ -89,13 +91,10 @@ recorder_add_source(struct perfdata_writer *w, const struct source *src,
 	for (size_t i = 0; i < src->n_alloc; i++) {
 		/* As channel_open_alloc() opens them: every syscall exit of
 		 * the filter sampled, no task records. */
-		struct perf_event_attr attr = src->alloc[i].attr;
+		const struct event_spec *ev = &src->alloc[i];
+		struct perf_event_attr attr = ev->attr;
+		char name[64];
 		int ret;
-
-		/* Heap probes (--heap-objects) come after the syscall event
-		 * and are not recorded (recorder_record_alloc). */
-		if (src->alloc[i].heap_fn != HEAP_NONE)
-			break;
 
 		attr.size = sizeof(attr);
 		attr.sample_period = 1;
@@ -103,7 +102,17 @@ recorder_add_source(struct perfdata_writer *w, const struct source *src,
 		attr.sample_id_all = 1;
 		attr.use_clockid = 1;
 		attr.clockid = CLOCK_MONOTONIC;
-		ret = perfdata_writer_add_event(w, &attr, src->alloc[i].name);
+		snprintf(name, sizeof(name), "%s", ev->name);
+		/* A heap probe (--heap-objects) by the name replay knows it
+		 * by; its entries sampled every Nth at first; config1 points
+		 * into memtop (the probed file's path): nothing to keep. */
+		if (ev->heap_fn != HEAP_NONE) {
+			heapobjs_event_name(ev->heap_fn, ev->heap_ret, name,
+					    sizeof(name));
+			attr.sample_period = ev->attr.sample_period;
+			attr.config1 = 0;
+		}
+		ret = perfdata_writer_add_event(w, &attr, name);
 		if (ret < 0)
 			return ret;
 	}
@@ -215,7 +224,7 @@ recorder_record_alloc(struct perfdata_writer *w, const struct source *src,
 		    (const unsigned char *)hdr + hdr->size - sizeof(id),
 	       sizeof(id));
 	ev = channel_alloc_event(ch, id);
-	if (!ev || ev->heap_fn != HEAP_NONE)
+	if (!ev)
 		return;
 	perfdata_writer_add_id(w, src->n_events + (size_t)(ev - src->alloc),
 			       id);

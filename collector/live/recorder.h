@@ -20,7 +20,8 @@ struct source;
  * with the attr fields source_open_event() sets that a reader needs:
  * sample_id_all, the clock, the period; and ADDR for the faults
  * tracepoint (see recorder_record()).  Then the allocation events
- * (src->alloc, issue 18) as they were opened, so that replay names
+ * (src->alloc, issue 18) as they were opened, the heap probes of
+ * --heap-objects named by heapobjs_event_name(), so that replay names
  * objects from their records.  0 or -errno.
  */
 int recorder_add_source(struct perfdata_writer *w, const struct source *src,

@@ -147,6 +147,7 @@ replay_destroy(struct producer *p)
 	struct replay *r = replay_of(p);
 
 	aggr_fini(&r->aggr);
+	heapobjs_fini(&r->heap);	/* its sites are allocs' */
 	allocs_fini(&r->allocs);
 	physnode_free(r->phys);
 	perfdata_order_free(r->order);

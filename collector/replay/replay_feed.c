@@ -211,8 +211,8 @@ replay_sync_events(struct replay *r)
 			perfdata_reader_event(r->cfg.reader, i);
 
 		replay_event_init(pe, &r->events[i]);
-		if (r->events[i].alloc) {
-			if (replay_objects_on(r) < 0)
+		if (r->events[i].alloc || r->events[i].heap) {
+			if (replay_objects_on(r, &r->events[i]) < 0)
 				return -ENOMEM;
 			continue;
 		}
@@ -374,7 +374,7 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		return 0;
 	}
 	ev = &r->events[rec->event_idx];
-	if (ev->alloc)
+	if (ev->alloc || ev->heap)
 		return replay_alloc(r, ev, rec->hdr);
 	if (replay_fixed_parse(&ev->fixed, rec->hdr, &rs) < 0 &&
 	    record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
@@ -498,7 +498,7 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 		if (r->allocs.objs &&
 		    (hdr->misc & PERF_RECORD_MISC_COMM_EXEC) &&
 		    (when = replay_trailer_time(r, rec, 8)) != 0)
-			allocs_exec(&r->allocs, (int32_t)pid, when);
+			replay_objects_exec(r, (int32_t)pid, when);
 	} else if (hdr->type == PERF_RECORD_EXIT &&
 		   record_parse_task(hdr, &task) == 0 &&
 		   task.pid == task.tid && (int32_t)task.pid != -1) {

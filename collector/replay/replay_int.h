@@ -14,6 +14,7 @@
 #include "aggr.h"
 #include "allocs.h"
 #include "base.h"
+#include "heapobjs.h"
 #include "perfdata_order.h"
 #include "perfdata_read.h"
 #include "physnode.h"
@@ -66,6 +67,10 @@ struct replay_event {
 	 * the object table, not the aggregation. */
 	bool alloc;
 	struct allocs_event ae;
+	/* A heap probe (--heap-objects, heapobjs_event_name): its samples
+	 * go to the small objects' table. */
+	bool heap;
+	struct heap_event he;
 };
 
 /* Direct-mapped (tid, pid) pairs already noted in the task tables. */
@@ -102,6 +107,9 @@ struct replay {
 	/* Objects named from the capture's allocation events; objs NULL
 	 * when it has none. */
 	struct allocs allocs;
+	/* The small heap objects (their sites are allocs'); objs NULL when
+	 * the capture has no heap probe. */
+	struct heapobjs heap;
 	bool has_kinds;
 	bool all_faults;
 
@@ -160,12 +168,16 @@ int replay_sync_events(struct replay *r);
 int replay_time(struct replay *r, uint64_t t);
 
 /* replay_objects.c */
-/* Is pe the allocation event?  Then re's alloc and ae are set. */
+/* Is pe the allocation event or a heap probe?  Then re's alloc and ae,
+ * or heap and he, are set. */
 bool replay_alloc_event(const struct perfdata_event *pe,
 			struct replay_event *re);
-/* The object table, at the first allocation event.  0 or -ENOMEM. */
-int replay_objects_on(struct replay *r);
-/* One sample of allocation event ev.  0 or -errno. */
+/* The object table at the first allocation event, the heap objects' at
+ * the first heap probe (re).  0 or -ENOMEM. */
+int replay_objects_on(struct replay *r, const struct replay_event *re);
+/* pid called exec(2) at time: its old image's objects end. */
+void replay_objects_exec(struct replay *r, int32_t pid, uint64_t time);
+/* One sample of allocation event ev (or heap probe).  0 or -errno. */
 int replay_alloc(struct replay *r, const struct replay_event *ev,
 		 const struct perf_event_header *hdr);
 /* A LOST record of an allocation ring: its losses are objects', not

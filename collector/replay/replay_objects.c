@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
@@ -24,6 +25,14 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 	uint64_t need = PERF_SAMPLE_TID | PERF_SAMPLE_RAW |
 			PERF_SAMPLE_REGS_USER;
 
+	/* A heap probe as --record writes it (recorder.c): its records
+	 * are what heapobjs_record reads, or they are counted bad. */
+	if (heapobjs_event_parse(pe->name, &re->he)) {
+		re->heap = true;
+		re->he.sample_type = pe->attr.sample_type;
+		re->he.regs_user = pe->attr.sample_regs_user;
+		return true;
+	}
 	if (pe->attr.type != PERF_TYPE_TRACEPOINT ||
 	    strcmp(pe->name, "raw_syscalls:sys_exit") != 0 ||
 	    (pe->attr.sample_type & need) != need)
@@ -38,28 +47,85 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 	return true;
 }
 
+/*
+ * The size floor of the recording's --heap-objects=SIZE, from its
+ * CMDLINE (perfdata_writer_opts.cmdline; the form src/cli/cli_heap.c
+ * takes: digits and a unit b, k, m or g): 0 when there is none.
+ */
+static uint64_t
+replay_heap_floor(const char *cmdline)
+{
+	static const char opt[] = " --heap-objects=";
+	const char *end = strstr(cmdline, " -- ");
+	const char *p = strstr(cmdline, opt);
+	unsigned long long v;
+	char unit, after;
+	int n;
+
+	if (!p || (end && p > end))
+		return 0;
+	n = sscanf(p + strlen(opt), "%llu%c%c", &v, &unit, &after);
+	if (n < 2 || (n == 3 && after != ' ') || v > (1ull << 40))
+		return 0;
+	switch (unit | 0x20) {
+	case 'b':
+		return v;
+	case 'k':
+		return v << 10;
+	case 'm':
+		return v << 20;
+	case 'g':
+		return v << 30;
+	default:
+		return 0;
+	}
+}
+
 /* The object table, at the first allocation event: pages are named by
  * objects from then on.  0 or -ENOMEM. */
 int
-replay_objects_on(struct replay *r)
+replay_objects_on(struct replay *r, const struct replay_event *re)
 {
 	int ret;
 
-	if (r->allocs.objs)
+	if (!r->allocs.objs) {
+		ret = allocs_init(&r->allocs, REPLAY_MAX_OBJECTS);
+		if (ret < 0)
+			return ret;
+		allocs_use_names(&r->allocs,
+				 sides_names(aggr_sides(&r->aggr)));
+		r->aggr.objects = r->allocs.objs;
+	}
+	if (!re->heap || r->heap.objs)
 		return 0;
-	ret = allocs_init(&r->allocs, REPLAY_MAX_OBJECTS);
+	/* Live, allocations under --heap-objects=SIZE made no object. */
+	ret = heapobjs_init(&r->heap, r->allocs.objs, r->allocs.unw,
+			    REPLAY_MAX_OBJECTS, replay_heap_floor(
+				    perfdata_reader_info(r->cfg.reader)->
+				    cmdline));
 	if (ret < 0)
 		return ret;
-	allocs_use_names(&r->allocs, sides_names(aggr_sides(&r->aggr)));
-	r->aggr.objects = r->allocs.objs;
+	r->heap.no_peek = true;
+	r->aggr.heap_objects = r->heap.objs;
 	return 0;
+}
+
+void
+replay_objects_exec(struct replay *r, int32_t pid, uint64_t time)
+{
+	if (r->allocs.objs)
+		allocs_exec(&r->allocs, pid, time);
+	if (r->heap.objs)
+		heapobjs_exec(&r->heap, pid, time);
 }
 
 void
 replay_objects_frame(struct replay *r, struct frame *f)
 {
-	if (r->allocs.objs)
+	if (r->allocs.objs) {
 		allocs_frame(&r->allocs, f);
+		f->objects_lost += r->heap.st.bad;
+	}
 }
 
 /*
@@ -85,7 +151,10 @@ replay_alloc(struct replay *r, const struct replay_event *ev,
 		r->allocs.st.bad++;
 		return 0;
 	}
-	allocs_record(&r->allocs, &ev->ae, hdr);
+	if (ev->heap)
+		heapobjs_record(&r->heap, &ev->he, hdr);
+	else
+		allocs_record(&r->allocs, &ev->ae, hdr);
 	return 0;
 }
 
@@ -95,7 +164,9 @@ replay_alloc_lost(struct replay *r, const struct perfdata_record *rec)
 {
 	uint64_t n;
 
-	if (rec->event_idx >= r->n_events || !r->events[rec->event_idx].alloc ||
+	if (rec->event_idx >= r->n_events ||
+	    !(r->events[rec->event_idx].alloc ||
+	      r->events[rec->event_idx].heap) ||
 	    record_parse_lost(rec->hdr, &n) != 0)
 		return false;
 	r->allocs.st.lost += n;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "heapopt.h"
 #include "sample.h"
 #include "source_choice.h"
 
@@ -27,18 +28,6 @@ enum event_role {
 	ROLE_OP,	/* load/store from data_src.mem_op */
 	ROLE_FAULT,	/* software page fault: kind unknown (other) */
 	ROLE_FAULT_TP,	/* exceptions:page_fault_user: kind from error_code */
-};
-
-/* The allocator function a heap probe (--heap-objects,
- * source_heap.c) sits on. */
-enum heap_fn {
-	HEAP_NONE,	/* not a heap probe */
-	HEAP_MALLOC,	/* malloc, operator new, new[]: size in rdi */
-	HEAP_CALLOC,	/* rdi * rsi */
-	HEAP_REALLOC,	/* rdi moved to a block of rsi bytes */
-	HEAP_MEMALIGN,	/* posix_memalign: *rdi set, rdx bytes */
-	HEAP_ALIGNED,	/* aligned_alloc, memalign: rsi bytes */
-	HEAP_FREE,	/* free, operator delete: rdi */
 };
 
 /* Bytes of user stack each allocation event copies for unwinding. */

@@ -7,6 +7,7 @@
  * { u32 len; char[len] } NUL-padded, lists { u32 nr; string[nr] }):
  *
  *   HOSTNAME, OSRELEASE, VERSION, ARCH   string
+ *   CMDLINE         u32 nr; nr strings
  *   NRCPUS          u32 nr_cpus_avail; u32 nr_cpus_online
  *   EVENT_DESC      u32 nr; u32 attr_size;
  *                   nr x { attr[attr_size]; u32 nr_ids; string name;
@@ -238,6 +239,28 @@ perfdata_parse_pmus(struct perfdata_info *info, struct perfdata_cursor *c,
 	return 0;
 }
 
+/* Optional: a truncated CMDLINE keeps what was read. */
+static void
+perfdata_parse_cmdline(struct perfdata_info *info, struct perfdata_cursor *c)
+{
+	uint32_t nr = perfdata_get_u32(c);
+	size_t used = 0;
+	char arg[512];
+
+	info->cmdline[0] = '\0';
+	for (uint32_t i = 0; i < nr && !c->bad &&
+			     used + 1 < sizeof(info->cmdline); i++) {
+		perfdata_get_string(c, arg, sizeof(arg));
+		if (c->bad)
+			break;
+		used += (size_t)snprintf(info->cmdline + used,
+					 sizeof(info->cmdline) - used, "%s%s",
+					 i ? " " : "", arg);
+	}
+	if (used >= sizeof(info->cmdline))
+		info->cmdline[sizeof(info->cmdline) - 1] = '\0';
+}
+
 /* Optional: a malformed EVENT_DESC only loses the names (-EPROTO). */
 static int
 perfdata_parse_event_desc(struct perfdata_info *info,
@@ -299,6 +322,7 @@ perfdata_parse_cpu_topology(struct perfdata_info *info,
 	return 0;
 }
 
+/* A long switch, one short case per feature. */
 int
 perfdata_feat_parse(struct perfdata_info *info, unsigned bit,
 		    const void *body, size_t len, bool swap, char *err,
@@ -323,6 +347,9 @@ perfdata_feat_parse(struct perfdata_info *info, unsigned bit,
 		break;
 	case PERFDATA_FEAT_ARCH:
 		perfdata_get_string(&c, info->arch, sizeof(info->arch));
+		break;
+	case PERFDATA_FEAT_CMDLINE:
+		perfdata_parse_cmdline(info, &c);
 		break;
 	case PERFDATA_FEAT_NRCPUS:
 		info->nr_cpus_avail = perfdata_get_u32(&c);

@@ -55,6 +55,9 @@ struct perfdata_info {
 	char os_release[128];
 	char perf_version[64];
 	char arch[32];
+	/* CMDLINE: the recording command's arguments joined by spaces (as
+	 * perf report --header shows them), cut at the end. */
+	char cmdline[1024];
 	uint32_t nr_cpus_avail;		/* NRCPUS; 0 = unknown */
 	uint32_t nr_cpus_online;
 	bool has_cpu_topology;

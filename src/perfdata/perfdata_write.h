@@ -32,6 +32,10 @@ struct perfdata_writer_opts {
 	/* MEM_TOPOLOGY (and PMU_MAPPINGS for dynamic types) from sysfs
 	 * unless set explicitly below. */
 	bool sysfs_features;
+	/* CMDLINE: this process's command line (/proc/self/cmdline), as
+	 * perf record writes its own; a replay reads memtop's options
+	 * back from it (--heap-objects=SIZE). */
+	bool cmdline;
 };
 
 struct perfdata_writer_stats {

@@ -7,10 +7,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "base.h"
 #include "perfdata_featw.h"
@@ -70,6 +72,30 @@ perfdata_w_tracing(struct perfdata_writer *w, struct perfdata_bytes *body)
 	return n && perfdata_featw_tracing(body, names, n) == 0;
 }
 
+/* CMDLINE: u32 count, then each argument as a perf string. */
+static bool
+perfdata_w_cmdline(struct perfdata_bytes *body)
+{
+	char buf[4096];
+	uint32_t n = 0;
+	ssize_t len;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';	/* a cut last argument ends here */
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+		n++;
+	perfdata_put_u32(body, n);
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+		perfdata_put_string(body, buf + i);
+	return true;
+}
+
 /*
  * One feature body into `body` (file order); false when the feature has
  * nothing to say and is left out.
@@ -108,6 +134,8 @@ perfdata_w_feature(struct perfdata_writer *w, unsigned bit,
 			return false;
 		perfdata_featw_nrcpus(body, w->opts.topo);
 		return true;
+	case PERFDATA_FEAT_CMDLINE:
+		return w->opts.cmdline && perfdata_w_cmdline(body);
 	case PERFDATA_FEAT_EVENT_DESC:
 		perfdata_w_event_desc(w, body);
 		return true;
@@ -143,7 +171,7 @@ static const unsigned perfdata_w_features[] = {
 	PERFDATA_FEAT_TRACING_DATA, PERFDATA_FEAT_BUILD_ID,
 	PERFDATA_FEAT_HOSTNAME, PERFDATA_FEAT_OSRELEASE,
 	PERFDATA_FEAT_VERSION, PERFDATA_FEAT_ARCH, PERFDATA_FEAT_NRCPUS,
-	PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_NUMA_TOPOLOGY,
+	PERFDATA_FEAT_CMDLINE, PERFDATA_FEAT_EVENT_DESC, PERFDATA_FEAT_NUMA_TOPOLOGY,
 	PERFDATA_FEAT_PMU_MAPPINGS, PERFDATA_FEAT_MEM_TOPOLOGY,
 };
 

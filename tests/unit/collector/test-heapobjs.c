@@ -1,5 +1,5 @@
 /*
- * The heap probes' records (collector/live/heapobjs.c) from hand-built
+ * The heap probes' records (src/aggr/heapobjs.c) from hand-built
  * byte buffers laid out as the kernel writes them for the events of
  * collector/sources/source_heap.c (made by source_heap_add itself, on a
  * fake sysfs holding the uprobe PMU): malloc's entry and return make an
@@ -8,7 +8,8 @@
  * (realloc's malloc) is not an object, calloc multiplies, posix_memalign
  * reads its pointer from the caller's frame, a return without its entry
  * changes nothing, a late free spares a newer object, --heap-objects=SIZE
- * skips small ones, and a truncated record is counted bad.
+ * skips small ones, a truncated record is counted bad, and the names
+ * --record gives the probes read back as their functions.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocs_live.h"
 #include "heapobjs.h"
 #include "objtab.h"
 #include "source.h"
@@ -98,6 +100,7 @@ enter(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
       uint64_t ra, uint64_t di, uint64_t si, uint64_t dx)
 {
 	uint64_t regs[24] = { 0 };
+	struct heap_event he;
 	struct rec r;
 
 	regs[7] = sp;
@@ -105,7 +108,8 @@ enter(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
 	regs[5] = di;
 	regs[4] = si;
 	regs[3] = dx;
-	heapobjs_record(h, ev, build(&r, ev, regs, &ra, 1));
+	he = heap_event_of(ev);
+	heapobjs_record(h, &he, build(&r, ev, regs, &ra, 1));
 }
 
 static void
@@ -113,11 +117,12 @@ leave(struct heapobjs *h, const struct event_spec *ev, uint64_t sp,
       uint64_t ax, const uint64_t *stack, size_t n_stack)
 {
 	uint64_t regs[24] = { 0 };
+	struct heap_event he = heap_event_of(ev);
 	struct rec r;
 
 	regs[7] = sp + 8;
 	regs[0] = ax;
-	heapobjs_record(h, ev, build(&r, ev, regs, stack, n_stack));
+	heapobjs_record(h, &he, build(&r, ev, regs, stack, n_stack));
 }
 
 static const char *
@@ -231,6 +236,33 @@ test_others(struct heapobjs *h, struct probes *p, uint64_t a)
 	check_eq_str(site_at(h, 0x7000), "(none)");
 }
 
+/* The names --record gives the probes, and replay reads back. */
+static void
+test_names(void)
+{
+	struct heap_event ev;
+	char name[64];
+
+	for (int fn = HEAP_MALLOC; fn <= HEAP_FREE; fn++)
+		for (int ret = 0; ret < 2; ret++) {
+			memset(&ev, 0, sizeof(ev));
+			heapobjs_event_name((enum heap_fn)fn, ret, name,
+					    sizeof(name));
+			if (fn == HEAP_FREE && ret) {
+				check(!heapobjs_event_parse(name, &ev));
+				continue;
+			}
+			check(heapobjs_event_parse(name, &ev));
+			check_eq_i64(ev.fn, fn);
+			check_eq_i64(ev.ret, ret);
+		}
+	heapobjs_event_name(HEAP_MALLOC, true, name, sizeof(name));
+	check_eq_str(name, "memtop_heap:malloc__return");
+	check(!heapobjs_event_parse("memtop_heap:mallocx", &ev));
+	check(!heapobjs_event_parse("probe_libc:malloc", &ev));
+	check(!heapobjs_event_parse("memtop_heap:", &ev));
+}
+
 int
 main(void)
 {
@@ -253,6 +285,7 @@ main(void)
 							   NULL);
 	}
 	fake_pmu(p, dir);
+	test_names();
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 0), 0);
 	/* malloc(64) from a, then free. */
 	enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
@@ -272,7 +305,11 @@ main(void)
 
 		memcpy((char *)r.buf + 6, &size, sizeof(size));
 	}
-	heapobjs_record(&h, p->entry[HEAP_MALLOC], (const void *)r.buf);
+	{
+		struct heap_event he = heap_event_of(p->entry[HEAP_MALLOC]);
+
+		heapobjs_record(&h, &he, (const void *)r.buf);
+	}
 	check_eq_u64(h.st.bad, 1);
 	heapobjs_fini(&h);
 	/* --heap-objects=128: a malloc(64) is no object. */

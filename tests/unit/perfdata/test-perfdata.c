@@ -357,11 +357,13 @@ test_compressed(void)
 
 /* Rounds: a FINISHED_ROUND after records, none for a round without
  * records, in either byte order; the reader hands them out where they
- * were written. */
+ * were written.  And the writer's CMDLINE: this test's own, read back
+ * (a replay takes --heap-objects=SIZE from it). */
 static void
 test_rounds(bool swap)
 {
-	struct perfdata_writer_opts o = { .force = true, .swap = swap };
+	struct perfdata_writer_opts o = { .force = true, .swap = swap,
+					  .cmdline = true };
 	struct perf_event_attr a0 = mk_attr(ST_SAMPLE, 0x1cd);
 	struct perfdata_writer *w;
 	struct perfdata_reader *r;
@@ -397,6 +399,8 @@ test_rounds(bool swap)
 			     'R' : rec.hdr->type == PERF_RECORD_SAMPLE ? 'S' :
 			     '?';
 	check_eq_str(order, "SRSSR");
+	check(strstr(perfdata_reader_info(r)->cmdline, "test-perfdata") !=
+	      NULL);
 	perfdata_reader_free(r);
 }
 

@@ -9,9 +9,14 @@
  * replay must name the mapping's page by replay_test_site (unwound with
  * the capture's mappings, not /proc: the recorded pid is one that does
  * not exist), count the other page as of no object, and a munmap exit
- * must end the object.
+ * must end the object.  With --heap-objects the file holds the heap
+ * probes too (memtop_heap:malloc and memtop_heap:malloc__return, as
+ * collector/live/recorder.c names them): an entry whose stack's return
+ * address is in replay_test_heap() and its return make a 64-byte object
+ * that names its page by that function, as live (src/aggr/heapobjs.c).
  */
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,21 @@ replay_test_site(int x)
 {
 	return x * 5 + 2;
 }
+
+__attribute__((noinline)) int replay_test_heap(int x);
+__attribute__((noinline)) int
+replay_test_heap(int x)
+{
+	return x * 7 + 3;
+}
+
+/* libc's malloc, not a sanitizer's interceptor: the entry's pc. */
+static uint64_t libc_malloc;
+
+#define HEAPOBJ 0x6000040ull
+#define HEAP_SP 0x7ffd00001000ull
+#define ST_HEAP (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		 PERF_SAMPLE_REGS_USER)
 
 static void
 put(struct rb *b, uint64_t v)
@@ -121,6 +141,33 @@ sys_exit(struct rb *b, int64_t nr, uint64_t ret, uint64_t rdi, uint64_t rsi,
 	return done(b, PERF_RECORD_SAMPLE);
 }
 
+/* A heap probe's sample: malloc's entry (id 3: its 17 registers, rdi
+ * 64, and a stack copy holding the return address), or its return (id
+ * 4: rax the block, rsp past the return address). */
+static const struct perf_event_header *
+heap_probe(struct rb *b, bool ret, uint64_t time)
+{
+	b->n = 1;
+	put(b, ret ? 4 : 3);
+	put(b, (uint64_t)PID | (uint64_t)PID << 32);
+	put(b, time);
+	put(b, PERF_SAMPLE_REGS_ABI_64);
+	if (ret) {
+		put(b, HEAPOBJ);		/* AX */
+		put(b, HEAP_SP + 8);		/* SP */
+		return done(b, PERF_RECORD_SAMPLE);
+	}
+	for (size_t i = 0; i < 17; i++)	/* AX .. IP, R8 .. R15 */
+		put(b, i == 5 ? 64 : i == 7 ? HEAP_SP : i == 8 ? libc_malloc :
+		    0);
+	put(b, 128);			/* a short copy: struct rb's room */
+	put(b, (uint64_t)(uintptr_t)replay_test_heap + 5);
+	for (size_t i = 1; i < 128 / 8; i++)
+		put(b, 0);
+	put(b, 8);			/* dyn_size */
+	return done(b, PERF_RECORD_SAMPLE);
+}
+
 static const struct perf_event_header *
 fault(struct rb *b, uint64_t addr, uint64_t time)
 {
@@ -133,7 +180,8 @@ fault(struct rb *b, uint64_t addr, uint64_t time)
 	return done(b, PERF_RECORD_SAMPLE);
 }
 
-/* This executable's mappings from /proc/self/maps, as MMAP2 records. */
+/* This executable's mappings and libc's from /proc/self/maps, as MMAP2
+ * records. */
 static int
 write_maps(struct perfdata_writer *w, struct rb *b)
 {
@@ -153,7 +201,7 @@ write_maps(struct perfdata_writer *w, struct rb *b)
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %255s", &lo,
 			   &hi, perms, &off, &maj, &min, &ino, path) == 8 &&
-		    strcmp(path, exe) == 0) {
+		    (strcmp(path, exe) == 0 || strstr(path, "/libc.so."))) {
 			perfdata_writer_write(w, mmap2(b, lo, hi, off,
 						       perms[2], maj, min, ino,
 						       path));
@@ -169,6 +217,8 @@ write_capture(const char *path)
 	struct perfdata_writer_opts o = { 0 };
 	struct perf_event_attr fa = mk_attr(ST_FAULT, PERF_COUNT_SW_PAGE_FAULTS);
 	struct perf_event_attr aa = mk_attr(ST_ALLOC, 0);
+	struct perf_event_attr ha = mk_attr(ST_HEAP | PERF_SAMPLE_STACK_USER, 0);
+	struct perf_event_attr hr = mk_attr(ST_HEAP, 0);
 	struct perfdata_writer *w;
 	struct rb b;
 	char err[256];
@@ -178,14 +228,27 @@ write_capture(const char *path)
 	aa.type = PERF_TYPE_TRACEPOINT;
 	aa.sample_regs_user = ALLOCS_REGS_MASK;
 	aa.sample_stack_user = 4096;
+	ha.type = 8;		/* the uprobe PMU's, on some machine */
+	ha.sample_regs_user = ALLOCS_REGS_MASK;
+	ha.sample_stack_user = 128;
+	hr.type = 8;
+	hr.config = 1;		/* the retprobe bit */
+	hr.sample_regs_user = 1 | 1 << 7;
 	if (perfdata_writer_open(&w, path, &o, err, sizeof(err)) < 0 ||
 	    perfdata_writer_add_event(w, &fa, "page-faults") < 0 ||
 	    perfdata_writer_add_event(w, &aa, "raw_syscalls:sys_exit") < 0 ||
-	    perfdata_writer_add_id(w, 0, 1) < 0 ||
-	    perfdata_writer_add_id(w, 1, 2) < 0)
+	    perfdata_writer_add_event(w, &ha, "memtop_heap:malloc") < 0 ||
+	    perfdata_writer_add_event(w, &hr, "memtop_heap:malloc__return") <
+	    0 || perfdata_writer_add_id(w, 0, 1) < 0 ||
+	    perfdata_writer_add_id(w, 1, 2) < 0 ||
+	    perfdata_writer_add_id(w, 2, 3) < 0 ||
+	    perfdata_writer_add_id(w, 3, 4) < 0)
 		return -1;
 	found = write_maps(w, &b);
 	perfdata_writer_write(w, sys_exit(&b, 9, OBJ, 0, 0x10000, 0x22, 100));
+	perfdata_writer_write(w, heap_probe(&b, false, 110));
+	perfdata_writer_write(w, heap_probe(&b, true, 111));
+	perfdata_writer_write(w, fault(&b, HEAPOBJ + 8, 205));
 	for (int i = 0; i < 3; i++)
 		perfdata_writer_write(w, fault(&b, OBJ + 0x1008, 200 + i));
 	perfdata_writer_write(w, fault(&b, 0x500000, 210));
@@ -209,11 +272,18 @@ main(void)
 	struct replay *rp = NULL;
 	struct topo *topo = NULL;
 	uint64_t with = 0, none = 0;
-	const char *site = NULL;
+	const char *site = NULL, *heap_site = NULL;
 	char path[512], err[256];
 	bool final = false, on = true;
 	struct frame *f;
 
+	{
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+
+		check(libc != NULL);
+		libc_malloc = (uint64_t)(uintptr_t)(libc ? dlsym(libc, "malloc") :
+							   NULL);
+	}
 	tmpdir_make();
 	path_in_tmp(path, sizeof(path), "objects.data");
 	if (!check(write_capture(path) > 0))
@@ -249,6 +319,9 @@ main(void)
 			if (f->pages[i].addr == OBJ + 0x1000 &&
 			    f->pages[i].object)
 				site = strdup(f->pages[i].object->site);
+			else if (f->pages[i].addr == (HEAPOBJ & ~0xfffull) &&
+				 f->pages[i].object && !heap_site)
+				heap_site = strdup(f->pages[i].object->site);
 		/* The event list is the source's, not the allocation's. */
 		check_eq_u64(f->n_events, 1);
 		frame_free(f);
@@ -256,9 +329,12 @@ main(void)
 	check_eq_i64(producer_join(replay_producer(rp)), 0);
 	check(on);
 	check_eq_str(site ? site : "(none)", "replay_test_site+0x4");
-	check_eq_u64(with, 3);
+	check_eq_u64(with, 4);
 	check_eq_u64(none, 2);
+	check(heap_site && strncmp(heap_site, "replay_test_heap+", 17) == 0);
+	printf("# heap page named %s\n", heap_site ? heap_site : "(none)");
 	free((void *)site);
+	free((void *)heap_site);
 out:
 	if (rp)
 		producer_free(replay_producer(rp));

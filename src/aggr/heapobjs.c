@@ -1,5 +1,5 @@
 /*
- * Collector thread only.  See heapobjs.h.
+ * The producer's thread only.  See heapobjs.h.
  *
  * A heap probe's record holds exactly what source_heap.c asks for, in
  * the kernel's order (include/uapi/linux/perf_event.h, PERF_RECORD_SAMPLE):
@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -71,14 +72,19 @@ heap_u64(const unsigned char **p, const unsigned char *end, uint64_t *v)
 }
 
 static bool
-heap_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
+heap_parse(const struct heap_event *ev, const struct perf_event_header *hdr,
 	   struct heap_rec *r)
 {
 	const unsigned char *p = (const unsigned char *)(hdr + 1);
 	const unsigned char *end = (const unsigned char *)hdr + hdr->size;
-	uint64_t v, mask = ev->attr.sample_regs_user;
+	uint64_t v, mask = ev->regs_user;
 
 	memset(r, 0, sizeof(*r));
+	/* Exactly these fields (a recording's attr may say otherwise). */
+	if ((ev->sample_type & ~(uint64_t)PERF_SAMPLE_STACK_USER) !=
+	    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+	     PERF_SAMPLE_REGS_USER))
+		return false;
 	if (!heap_u64(&p, end, &v) || !heap_u64(&p, end, &v))
 		return false;		/* IDENTIFIER, TID */
 	r->pid = (uint32_t)v;
@@ -92,7 +98,7 @@ heap_parse(const struct event_spec *ev, const struct perf_event_header *hdr,
 			return false;
 	if (mask >> HEAP_NREGS)
 		return false;
-	if (ev->attr.sample_type & PERF_SAMPLE_STACK_USER) {
+	if (ev->sample_type & PERF_SAMPLE_STACK_USER) {
 		if (!heap_u64(&p, end, &v) || (uint64_t)(end - p) < v)
 			return false;
 		r->stack = p;
@@ -173,7 +179,7 @@ heap_site(struct heapobjs *h, const struct heap_rec *r)
 }
 
 static void
-heap_entry(struct heapobjs *h, const struct event_spec *ev,
+heap_entry(struct heapobjs *h, const struct heap_event *ev,
 	   const struct heap_rec *r)
 {
 	struct heap_thread *t = heap_thread(h, r->tid);
@@ -197,14 +203,14 @@ heap_entry(struct heapobjs *h, const struct event_spec *ev,
 	p = &t->v[t->n++];
 	memset(p, 0, sizeof(*p));
 	p->sp = sp;
-	p->fn = ev->heap_fn;
+	p->fn = ev->fn;
 	if (t->n > 1) {
 		p->nested = true;
 		h->st.nested++;
 		return;
 	}
 	h->st.calls++;
-	switch (ev->heap_fn) {
+	switch (ev->fn) {
 	case HEAP_CALLOC:
 		if (__builtin_mul_overflow(g[HEAP_DI], g[HEAP_SI], &p->size))
 			p->size = UINT64_MAX;
@@ -267,7 +273,8 @@ heap_new(struct heapobjs *h, const struct heap_rec *r,
 /* posix_memalign's pointer: in the caller's frame (the return's stack
  * copy), else read from the process. */
 static uint64_t
-heap_out_ptr(const struct heap_rec *r, uint64_t where)
+heap_out_ptr(const struct heapobjs *h, const struct heap_rec *r,
+	     uint64_t where)
 {
 	uint64_t sp = r->regs[HEAP_SP], v = 0;
 	struct iovec local = { &v, sizeof(v) };
@@ -277,13 +284,14 @@ heap_out_ptr(const struct heap_rec *r, uint64_t where)
 		memcpy(&v, r->stack + (where - sp), 8);
 		return v;
 	}
-	if (process_vm_readv((pid_t)r->pid, &local, 1, &remote, 1, 0) != 8)
+	if (h->no_peek ||
+	    process_vm_readv((pid_t)r->pid, &local, 1, &remote, 1, 0) != 8)
 		return 0;
 	return v;
 }
 
 static void
-heap_return(struct heapobjs *h, const struct event_spec *ev,
+heap_return(struct heapobjs *h, const struct heap_event *ev,
 	    const struct heap_rec *r)
 {
 	struct heap_thread *t = u64map_get(&h->threads, r->tid);
@@ -295,7 +303,7 @@ heap_return(struct heapobjs *h, const struct event_spec *ev,
 		h->st.unpaired++;
 	}
 	if (!t || !t->n || t->v[t->n - 1].sp != sp ||
-	    t->v[t->n - 1].fn != ev->heap_fn) {
+	    t->v[t->n - 1].fn != ev->fn) {
 		h->st.unpaired += !h->sampled;
 		return;
 	}
@@ -311,7 +319,7 @@ heap_return(struct heapobjs *h, const struct event_spec *ev,
 		break;
 	case HEAP_MEMALIGN:
 		if (ax == 0)
-			heap_new(h, r, &p, heap_out_ptr(r, p.arg));
+			heap_new(h, r, &p, heap_out_ptr(h, r, p.arg));
 		break;
 	default:
 		heap_new(h, r, &p, ax);
@@ -320,7 +328,7 @@ heap_return(struct heapobjs *h, const struct event_spec *ev,
 }
 
 void
-heapobjs_record(struct heapobjs *h, const struct event_spec *ev,
+heapobjs_record(struct heapobjs *h, const struct heap_event *ev,
 		const struct perf_event_header *hdr)
 {
 	struct heap_rec r;
@@ -331,9 +339,9 @@ heapobjs_record(struct heapobjs *h, const struct event_spec *ev,
 		h->st.bad++;
 		return;
 	}
-	if (ev->heap_fn == HEAP_FREE)
+	if (ev->fn == HEAP_FREE)
 		heap_end(h, (int32_t)r.pid, r.regs[HEAP_DI], r.time);
-	else if (ev->heap_ret)
+	else if (ev->ret)
 		heap_return(h, ev, &r);
 	else
 		heap_entry(h, ev, &r);
@@ -378,4 +386,47 @@ heapobjs_exec(struct heapobjs *h, int32_t pid, uint64_t time)
 	for (size_t i = 0; i < HEAPOBJS_CACHE; i++)
 		if (h->cache[i].pid == pid)
 			h->cache[i].ret = 0;
+}
+
+/* By enum heap_fn. */
+static const char *const heap_kinds[] = {
+	[HEAP_MALLOC] = "malloc", [HEAP_CALLOC] = "calloc",
+	[HEAP_REALLOC] = "realloc", [HEAP_MEMALIGN] = "posix_memalign",
+	[HEAP_ALIGNED] = "aligned_alloc", [HEAP_FREE] = "free",
+};
+#define HEAP_GROUP "memtop_heap:"
+#define HEAP_RETURN "__return"
+
+int
+heapobjs_event_name(enum heap_fn fn, bool ret, char *buf, size_t len)
+{
+	const char *kind = (size_t)fn < sizeof(heap_kinds) /
+			   sizeof(heap_kinds[0]) ? heap_kinds[fn] : NULL;
+
+	return snprintf(buf, len, "%s%s%s", HEAP_GROUP,
+			kind ? kind : "unknown", ret ? HEAP_RETURN : "");
+}
+
+bool
+heapobjs_event_parse(const char *name, struct heap_event *ev)
+{
+	size_t g = strlen(HEAP_GROUP);
+
+	if (strncmp(name, HEAP_GROUP, g) != 0)
+		return false;
+	name += g;
+	for (size_t i = 1; i < sizeof(heap_kinds) / sizeof(heap_kinds[0]);
+	     i++) {
+		size_t k = strlen(heap_kinds[i]);
+
+		if (strncmp(name, heap_kinds[i], k) != 0)
+			continue;
+		if (name[k] == '\0' ||
+		    (i != HEAP_FREE && strcmp(name + k, HEAP_RETURN) == 0)) {
+			ev->fn = (enum heap_fn)i;
+			ev->ret = name[k] != '\0';
+			return true;
+		}
+	}
+	return false;
 }

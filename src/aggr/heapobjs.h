@@ -1,6 +1,9 @@
 /*
  * Small heap objects (--heap-objects, issue 18): the records of the
  * uprobes on the target's allocator (collector/sources/source_heap.c),
+ * live (collector/live/allocs_live.c) or from a --record file
+ * (collector/replay/replay_objects.c, which knows the probes by the names
+ * heapobjs_event_name gives them there),
  * paired per thread (an entry and its return share the stack pointer:
  * rsp at the return is rsp at the entry + 8; a call made inside another
  * probed call, as realloc's malloc or operator new's, is not an object of
@@ -10,19 +13,29 @@
  * callers of the first stack seen there; a caller inside an allocator's
  * module (strdup) is unwound every time.  free and operator delete end
  * the object at their pointer; realloc ends the old one and makes the
- * new one.  Collector thread only.
+ * new one.  The producer's thread only.
  */
 #ifndef MEMTOP_HEAPOBJS_H
 #define MEMTOP_HEAPOBJS_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "heapopt.h"
 #include "objtab.h"
-#include "source.h"
 #include "u64map.h"
 
 struct unwinder;
+
+/* What a heap probe's record holds, from its event's attr. */
+struct heap_event {
+	enum heap_fn fn;
+	bool ret;		/* a return probe */
+	uint64_t sample_type;
+	uint64_t regs_user;	/* sample_regs_user (perf's x86 order) */
+};
 
 struct heap_stats {
 	uint64_t calls;		/* outermost allocating calls seen */
@@ -46,6 +59,9 @@ struct heapobjs {
 	/* Entries are sampled (heaplive.c): a return without its entry is
 	 * the rule, not a loss. */
 	bool sampled;
+	/* Replay: the process is not there to read posix_memalign's
+	 * pointer from when its frame's copy does not hold it. */
+	bool no_peek;
 	struct heap_site_slot {
 		int32_t pid;
 		uint32_t site;
@@ -58,10 +74,20 @@ struct heapobjs {
 int heapobjs_init(struct heapobjs *h, struct objtab *sites,
 		  struct unwinder *unw, size_t max_objects, uint64_t min_size);
 void heapobjs_fini(struct heapobjs *h);	/* NULL-safe, idempotent */
-/* One SAMPLE record of heap probe ev (ev->heap_fn != HEAP_NONE). */
-void heapobjs_record(struct heapobjs *h, const struct event_spec *ev,
+/* One SAMPLE record of heap probe ev (ev->fn != HEAP_NONE), host byte
+ * order. */
+void heapobjs_record(struct heapobjs *h, const struct heap_event *ev,
 		     const struct perf_event_header *hdr);
 /* exec(2) of pid at time: its old image's objects end. */
 void heapobjs_exec(struct heapobjs *h, int32_t pid, uint64_t time);
+
+
+/* A probe's name in a --record file (perf script shows it), "memtop_heap:"
+ * and its kind ("malloc", "free", ... operator new is a malloc, delete a
+ * free), "__return" after a return probe's: the length written (cut at
+ * len), as snprintf. */
+int heapobjs_event_name(enum heap_fn fn, bool ret, char *buf, size_t len);
+/* Replay: is name such a probe's?  Then ev's fn and ret are set. */
+bool heapobjs_event_parse(const char *name, struct heap_event *ev);
 
 #endif
