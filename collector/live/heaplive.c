@@ -12,7 +12,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +19,7 @@
 #include "chanset.h"
 #include "collector_int.h"
 #include "log.h"
+#include "textbuf.h"
 
 #define HEAPLIVE_MAX_EVERY 1000
 
@@ -99,18 +99,6 @@ heaplive_choose(const struct heap_cost *k, double rate, uint64_t now)
 							 (uint64_t)n;
 }
 
-/* Appends to the frame's heap note (cut at its end). */
-static void __attribute__((format(printf, 2, 3)))
-heaplive_note_add(struct collector *c, const char *fmt, ...)
-{
-	size_t used = strlen(c->heap.note);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->heap.note + used, sizeof(c->heap.note) - used, fmt, ap);
-	va_end(ap);
-}
-
 void
 collector_heap_tick(struct collector *c)
 {
@@ -150,13 +138,15 @@ collector_heap_tick(struct collector *c)
 		 100.0 * heaplive_cost(k, rate, c->heap.period), cpu_pct,
 		 c->heap.period == 1 ? "every allocation" : "");
 	if (c->heap.period > 1)
-		heaplive_note_add(c, "sampled: 1 allocation in %llu%s",
-				  (unsigned long long)c->heap.period,
-				  c->cfg.heap.every ? "" : " (every one would "
-				  "cost the target more than 5 %)");
+		textbuf_appendf(c->heap.note, sizeof(c->heap.note),
+				"sampled: 1 allocation in %llu%s",
+				(unsigned long long)c->heap.period,
+				c->cfg.heap.every ? "" : " (every one would "
+				"cost the target more than 5 %)");
 	if (c->heap.period > 1 &&
 	    heaplive_cost(k, rate, 1000000) > HEAP_MAX_COST)
-		heaplive_note_add(c, "; the traps alone cost %.1f %%: "
-				  "sampling cannot help",
-				  100.0 * heaplive_cost(k, rate, 1000000));
+		textbuf_appendf(c->heap.note, sizeof(c->heap.note),
+				"; the traps alone cost %.1f %%: sampling "
+				"cannot help",
+				100.0 * heaplive_cost(k, rate, 1000000));
 }
