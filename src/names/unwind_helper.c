@@ -362,8 +362,15 @@ unwind_frame_cb(Dwfl_Frame *state, void *arg)
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
 	/* A return address points after the call: name the call. */
+	if (!activation)
+		pc--;
+	/* A caller's pc in no module is a word the walk misread (past the
+	 * copied stack, or a frame without CFI): the walk ends before it.
+	 * The first pc, the registers' own, is always kept. */
+	if (w->n > 0 && !dwfl_addrmodule(w->dwfl, pc))
+		return DWARF_CB_ABORT;
 	memset(&w->out[w->n], 0, sizeof(w->out[w->n]));
-	w->out[w->n].pc = activation ? pc : pc - 1;
+	w->out[w->n].pc = pc;
 	w->out[w->n].allocator = unwind_in_allocator(w->dwfl,
 						     w->out[w->n].pc);
 	if (w->site == w->max && !w->out[w->n].allocator)

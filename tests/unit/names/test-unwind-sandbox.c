@@ -9,7 +9,8 @@
  * killed while idle is replaced without a failure of the request.  Walks
  * in flight are answered in order, a whole walk (a heap probe's) between
  * them leaves them their answers, and all fall back when the helper stops
- * with them.  An answer that breaks the wire's rules is refused.
+ * with them.  A caller's pc in no module ends a walk.  An answer that
+ * breaks the wire's rules is refused.
  */
 #include "config.h"
 
@@ -149,6 +150,39 @@ unwtest_frames_between(struct unwinder *u)
 	check_eq_i64(unwind_walk_recv(u, f, 8), -ENOENT);
 }
 
+/* A walk from the marker's entry (its return address the stack's first
+ * word, as the ABI puts it there): a return address in this program is
+ * a second frame; one in no module (a word past the copied stack, as a
+ * brk from deep in malloc gave: 0x7ffffffff000) ends the walk, never a
+ * frame named by a raw address. */
+static void
+unwtest_misread(void)
+{
+	struct unwinder *u = unwinder_new();
+	uint64_t regs[UNWIND_REGS] = { 0 };
+	static uint64_t stack[64];
+	struct unwind_frame f[8];
+	int n;
+
+	check(u != NULL);
+	if (!u)
+		return;
+	regs[7] = (uint64_t)(uintptr_t)stack;
+	regs[16] = (uint64_t)(uintptr_t)&unwtest_marker;
+	stack[0] = (uint64_t)(uintptr_t)&unwtest_name + 8;
+	n = unwind_frames(u, (int)getpid(), (int)getpid(), regs, stack,
+			  sizeof(stack), f, 8);
+	check(n >= 2);
+	if (n >= 2)
+		check(strncmp(f[1].name, "unwtest_name+", 13) == 0);
+	stack[0] = 0x7ffffffff000ull;
+	n = unwind_frames(u, (int)getpid(), (int)getpid(), regs, stack,
+			  sizeof(stack), f, 8);
+	check_eq_i64(n, 1);
+	check_eq_str(f[0].name, "unwtest_marker+0x0");
+	unwinder_free(u);
+}
+
 /* Walks in flight: answered in order; a helper stopped with walks in
  * flight fails them all to the fallback, each counted once. */
 static void
@@ -240,6 +274,7 @@ int
 main(void)
 {
 	unwtest_identity();
+	unwtest_misread();
 	unwtest_pipeline();
 	unwtest_wire();
 	return test_result();
