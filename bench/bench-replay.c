@@ -44,15 +44,12 @@
 #include <unistd.h>
 
 #include "benchlib.h"
-#include "cmd.h"
 #include "frame.h"
 #include "perfdata-synth.h"
 #include "perfdata_read.h"
-#include "producer.h"
-#include "queue.h"
 #include "record.h"
+#include "replay-run.h"
 #include "replay.h"
-#include "topo.h"
 
 #define BENCH_SAMPLES	3000000ull
 #define BENCH_FAULT_HOT	4096
@@ -108,57 +105,31 @@ bench_reader(const char *path, struct bench_time *bt)
 
 /* The replay thread, batch mode, frames taken and freed as they come;
  * CPU is the process's (this thread mostly sleeps). */
+static void
+bench_replay_frame(const struct frame *f, void *ctx)
+{
+	if (f->final)
+		*(long long *)ctx = (long long)f->cumulative.samples;
+}
+
 static long long
 bench_replay(const char *path, struct bench_time *bt)
 {
-	struct replay_config cfg = { 0 };
-	struct perfdata_reader *r = NULL;
-	struct replay *rp = NULL;
-	struct topo *topo = NULL;
-	struct frame *f;
+	struct replay_run rr;
 	long long samples = -1;
 	char err[256];
-	bool final = false;
 	double t0 = benchlib_now();
 	double c0 = bench_clock(CLOCK_PROCESS_CPUTIME_ID);
 
-	cfg.frames = queue_new(64, sizeof(struct frame *));
-	cfg.cmds = queue_new(64, sizeof(struct cmd));
-	if (!cfg.frames || !cfg.cmds ||
-	    perfdata_reader_open(&r, path, err, sizeof(err)) < 0)
-		goto out;
-	topo = perfdata_info_topo(perfdata_reader_info(r), err, sizeof(err));
-	if (!topo)
-		goto out;
-	cfg.reader = r;
-	cfg.topo = topo;
-	cfg.path = path;
-	cfg.interval_s = 1.0;
-	cfg.top_k = 20;
-	cfg.batch = true;
-	if (replay_new(&rp, &cfg, err, sizeof(err)) < 0 ||
-	    producer_start(replay_producer(rp)) < 0)
-		goto out;
-	while (!final) {
-		if (queue_pop(cfg.frames, &f) < 0) {
-			usleep(1000);
-			continue;
-		}
-		final = f->final;
-		if (final)
-			samples = (long long)f->cumulative.samples;
-		frame_free(f);
+	if (replay_run_open(&rr, path, 64, 1.0, 20, true, false, err,
+			    sizeof(err)) == 0 &&
+	    replay_run_frames(&rr, bench_replay_frame, &samples) == 0) {
+		bt->wall = benchlib_now() - t0;
+		bt->cpu = bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	} else {
+		samples = -1;
 	}
-	producer_join(replay_producer(rp));
-	bt->wall = benchlib_now() - t0;
-	bt->cpu = bench_clock(CLOCK_PROCESS_CPUTIME_ID) - c0;
-out:
-	if (rp)
-		producer_free(replay_producer(rp));
-	perfdata_reader_free(r);
-	topo_free(topo);
-	queue_free(cfg.frames);
-	queue_free(cfg.cmds);
+	replay_run_close(&rr);
 	return samples;
 }
 

@@ -23,16 +23,12 @@
 #include <unistd.h>
 
 #include "allocs.h"
-#include "cmd.h"
 #include "frame.h"
 #include "perfdata-build.h"
-#include "perfdata_read.h"
 #include "perfdata_write.h"
-#include "producer.h"
-#include "queue.h"
+#include "replay-run.h"
 #include "replay.h"
 #include "testlib.h"
-#include "topo.h"
 
 #define PID 4000000		/* above pid_max: no such process here */
 #define OBJ 0x7f0000000000ull
@@ -263,19 +259,37 @@ write_capture(const char *path)
 	return found;
 }
 
+struct objects_seen {
+	bool on;
+	uint64_t with, none;
+	const char *site, *heap_site;
+};
+
+static void
+objects_frame(const struct frame *f, void *ctx)
+{
+	struct objects_seen *o = ctx;
+
+	o->on &= f->objects_on;
+	o->with += f->objects_samples;
+	o->none += f->objects_none;
+	for (size_t i = 0; i < f->n_pages; i++)
+		if (f->pages[i].addr == OBJ + 0x1000 && f->pages[i].object &&
+		    !o->site)
+			o->site = strdup(f->pages[i].object->site);
+		else if (f->pages[i].addr == (HEAPOBJ & ~0xfffull) &&
+			 f->pages[i].object && !o->heap_site)
+			o->heap_site = strdup(f->pages[i].object->site);
+	/* The event list is the source's, not the allocation's. */
+	check_eq_u64(f->n_events, 1);
+}
+
 int
 main(void)
 {
-	struct replay_config cfg = { 0 };
-	struct perfdata_reader *r = NULL;
-	struct cmd end = { .type = CMD_REPLAY_END };
-	struct replay *rp = NULL;
-	struct topo *topo = NULL;
-	uint64_t with = 0, none = 0;
-	const char *site = NULL, *heap_site = NULL;
+	struct replay_run rr = { 0 };
+	struct objects_seen o = { .on = true };
 	char path[512], err[256];
-	bool final = false, on = true;
-	struct frame *f;
 
 	{
 		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
@@ -288,60 +302,22 @@ main(void)
 	path_in_tmp(path, sizeof(path), "objects.data");
 	if (!check(write_capture(path) > 0))
 		goto out;
-	cfg.frames = queue_new(64, sizeof(struct frame *));
-	cfg.cmds = queue_new(16, sizeof(struct cmd));
-	if (!check(cfg.frames && cfg.cmds) ||
-	    !check(perfdata_reader_open(&r, path, err, sizeof(err)) == 0))
+	if (!check(replay_run_open(&rr, path, 64, 1, 10, true, true, err,
+				   sizeof(err)) == 0)) {
+		fprintf(stderr, "replay: %s\n", err);
 		goto out;
-	topo = perfdata_info_topo(perfdata_reader_info(r), err, sizeof(err));
-	cfg.reader = r;
-	cfg.topo = topo;
-	cfg.path = path;
-	cfg.interval_s = 1;
-	cfg.top_k = 10;
-	cfg.batch = true;
-	if (!check(topo != NULL) ||
-	    !check(replay_new(&rp, &cfg, err, sizeof(err)) == 0))
-		goto out;
-	queue_push(cfg.cmds, &end);
-	if (!check(producer_start(replay_producer(rp)) == 0))
-		goto out;
-	while (!final) {
-		if (queue_pop(cfg.frames, &f) < 0) {
-			usleep(1000);
-			continue;
-		}
-		final = f->final;
-		on &= f->objects_on;
-		with += f->objects_samples;
-		none += f->objects_none;
-		for (size_t i = 0; i < f->n_pages; i++)
-			if (f->pages[i].addr == OBJ + 0x1000 &&
-			    f->pages[i].object)
-				site = strdup(f->pages[i].object->site);
-			else if (f->pages[i].addr == (HEAPOBJ & ~0xfffull) &&
-				 f->pages[i].object && !heap_site)
-				heap_site = strdup(f->pages[i].object->site);
-		/* The event list is the source's, not the allocation's. */
-		check_eq_u64(f->n_events, 1);
-		frame_free(f);
 	}
-	check_eq_i64(producer_join(replay_producer(rp)), 0);
-	check(on);
-	check_eq_str(site ? site : "(none)", "replay_test_site+0x4");
-	check_eq_u64(with, 4);
-	check_eq_u64(none, 2);
-	check(heap_site && strncmp(heap_site, "replay_test_heap+", 17) == 0);
-	printf("# heap page named %s\n", heap_site ? heap_site : "(none)");
-	free((void *)site);
-	free((void *)heap_site);
+	check_eq_i64(replay_run_frames(&rr, objects_frame, &o), 0);
+	check(o.on);
+	check_eq_str(o.site ? o.site : "(none)", "replay_test_site+0x4");
+	check_eq_u64(o.with, 4);
+	check_eq_u64(o.none, 2);
+	check(o.heap_site && strncmp(o.heap_site, "replay_test_heap+", 17) == 0);
+	printf("# heap page named %s\n", o.heap_site ? o.heap_site : "(none)");
 out:
-	if (rp)
-		producer_free(replay_producer(rp));
-	perfdata_reader_free(r);
-	topo_free(topo);
-	queue_free(cfg.frames);
-	queue_free(cfg.cmds);
+	free((void *)o.site);
+	free((void *)o.heap_site);
+	replay_run_close(&rr);
 	tmpdir_remove();
 	return test_result();
 }

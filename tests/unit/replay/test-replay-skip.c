@@ -14,16 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "frame.h"
 #include "perfdata-build.h"
 #include "perfdata-synth.h"
-#include "perfdata_read.h"
-#include "producer.h"
-#include "queue.h"
+#include "replay-run.h"
 #include "replay.h"
 #include "testlib.h"
-#include "topo.h"
 
 #define SKIP_SAMPLES	40000
 #define SKIP_SECONDS	10.0
@@ -34,40 +30,27 @@ struct taken {
 	double interval;
 };
 
-/* Takes frames until the final one, slowly: one every 10 ms. */
+/* Takes a frame, slowly: one every 10 ms. */
 static void
-take_slowly(struct queue *frames, struct taken *t)
+take_slowly(const struct frame *f, void *ctx)
 {
-	bool final = false;
-	struct frame *f;
+	struct taken *t = ctx;
 
-	while (!final) {
-		if (queue_pop(frames, &f) < 0) {
-			usleep(1000);
-			continue;
-		}
-		final = f->final;
-		t->frames++;
-		t->samples += f->totals.samples;
-		t->loads += f->totals.loads;
-		t->stores += f->totals.stores;
-		t->skipped += f->skipped;
-		t->interval += f->interval;
-		t->last_cumulative = f->cumulative.samples;
-		frame_free(f);
-		usleep(10000);
-	}
+	t->frames++;
+	t->samples += f->totals.samples;
+	t->loads += f->totals.loads;
+	t->stores += f->totals.stores;
+	t->skipped += f->skipped;
+	t->interval += f->interval;
+	t->last_cumulative = f->cumulative.samples;
+	usleep(10000);
 }
 
 int
 main(void)
 {
-	struct replay_config cfg = { 0 };
-	struct perfdata_reader *r = NULL;
-	struct cmd end = { .type = CMD_REPLAY_END };
+	struct replay_run rr = { 0 };
 	struct synth_opts o;
-	struct replay *rp = NULL;
-	struct topo *topo = NULL;
 	struct taken t = { 0 };
 	char path[512], err[256];
 
@@ -81,27 +64,14 @@ main(void)
 		test_fail_at(__FILE__, __LINE__, "synth: %s", err);
 		goto out;
 	}
-	cfg.frames = queue_new(1, sizeof(struct frame *));
-	cfg.cmds = queue_new(16, sizeof(struct cmd));
-	if (!check(cfg.frames && cfg.cmds) ||
-	    !check(perfdata_reader_open(&r, path, err, sizeof(err)) == 0))
+	/* One frame may wait, and no batch: the TUI's way, skip and never
+	 * wait. */
+	if (replay_run_open(&rr, path, 1, SKIP_INTERVAL, 10, false, true,
+			    err, sizeof(err)) < 0) {
+		test_fail_at(__FILE__, __LINE__, "replay: %s", err);
 		goto out;
-	topo = perfdata_info_topo(perfdata_reader_info(r), err, sizeof(err));
-	if (!check(topo != NULL))
-		goto out;
-	cfg.reader = r;
-	cfg.topo = topo;
-	cfg.path = path;
-	cfg.interval_s = SKIP_INTERVAL;
-	cfg.top_k = 10;
-	cfg.batch = false;		/* the TUI's way: skip, never wait */
-	if (!check(replay_new(&rp, &cfg, err, sizeof(err)) == 0))
-		goto out;
-	queue_push(cfg.cmds, &end);
-	if (!check(producer_start(replay_producer(rp)) == 0))
-		goto out;
-	take_slowly(cfg.frames, &t);
-	check_eq_i64(producer_join(replay_producer(rp)), 0);
+	}
+	check_eq_i64(replay_run_frames(&rr, take_slowly, &t), 0);
 	printf("# %llu frames taken, %llu skipped, %llu samples, %.2f s\n",
 	       (unsigned long long)t.frames, (unsigned long long)t.skipped,
 	       (unsigned long long)t.samples, t.interval);
@@ -116,12 +86,7 @@ main(void)
 	check(t.interval > SKIP_SECONDS - 2 * SKIP_INTERVAL &&
 	      t.interval < SKIP_SECONDS + 2 * SKIP_INTERVAL);
 out:
-	if (rp)
-		producer_free(replay_producer(rp));
-	perfdata_reader_free(r);
-	topo_free(topo);
-	queue_free(cfg.frames);
-	queue_free(cfg.cmds);
+	replay_run_close(&rr);
 	tmpdir_remove();
 	return test_result();
 }
