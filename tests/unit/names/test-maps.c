@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "maps-test.h"
 #include "maps.h"
 #include "testlib.h"
 
@@ -44,19 +45,6 @@ mtest_read(const char *name, size_t *len)
 	return buf;
 }
 
-/* The name of the region holding addr, "(none)" when none does. */
-static const char *
-mtest_name(const struct maps *m, uint64_t addr)
-{
-	static char buf[4200];
-	const struct maps_region *r = maps_lookup(m, addr);
-
-	if (!r)
-		return "(none)";
-	maps_region_name(r, addr, buf, sizeof(buf));
-	return buf;
-}
-
 static void
 mtest_basic(void)
 {
@@ -68,17 +56,17 @@ mtest_basic(void)
 	check_eq_i64(maps_load_text(m, text, len), 1);
 	check_eq_u64(maps_count(m), 15);
 	check_eq_u64(maps_bad_lines(m), 0);
-	check_eq_str(mtest_name(m, 0x55a61d52d000), "/usr/bin/prog+0x0");
-	check_eq_str(mtest_name(m, 0x55a61d531010), "/usr/bin/prog+0x3010");
-	check_eq_str(mtest_name(m, 0x55a61d533000), "/usr/bin/prog [bss]");
-	check_eq_str(mtest_name(m, 0x55a62f530000), "[heap]");
-	check_eq_str(mtest_name(m, 0x7fd6dc000000), "[anon]");
-	check_eq_str(mtest_name(m, 0x7fd6e2432000),
+	check_eq_str(maps_test_name(m, 0x55a61d52d000), "/usr/bin/prog+0x0");
+	check_eq_str(maps_test_name(m, 0x55a61d531010), "/usr/bin/prog+0x3010");
+	check_eq_str(maps_test_name(m, 0x55a61d533000), "/usr/bin/prog [bss]");
+	check_eq_str(maps_test_name(m, 0x55a62f530000), "[heap]");
+	check_eq_str(maps_test_name(m, 0x7fd6dc000000), "[anon]");
+	check_eq_str(maps_test_name(m, 0x7fd6e2432000),
 		     "/usr/lib/x86_64-linux-gnu/libc.so.6+0x1d4000");
-	check_eq_str(mtest_name(m, 0x7fd6e2453000), "[vdso]");
-	check_eq_str(mtest_name(m, 0x7ffec7df0000), "[stack]");
-	check_eq_str(mtest_name(m, 0x1000), "(none)");
-	check_eq_str(mtest_name(m, 0x55a61d52f000), "(none)");	/* a gap */
+	check_eq_str(maps_test_name(m, 0x7fd6e2453000), "[vdso]");
+	check_eq_str(maps_test_name(m, 0x7ffec7df0000), "[stack]");
+	check_eq_str(maps_test_name(m, 0x1000), "(none)");
+	check_eq_str(maps_test_name(m, 0x55a61d52f000), "(none)");	/* a gap */
 	check(maps_lookup(m, 0x7fd6e225b000) == NULL);	/* end is exclusive */
 	check(maps_first_in(m, 0x55a61d52f000, 0x55a61d531000) ==
 	      maps_lookup(m, 0x55a61d530000));
@@ -88,15 +76,15 @@ mtest_basic(void)
 	 * stack, the heap and file mappings keep their names. */
 	gen = maps_generation(m);
 	maps_note_thread_sp(m, 4243, 0x7fd6e2259de0);
-	check_eq_str(mtest_name(m, 0x7fd6e1a5b000), "[stack:4243]");
+	check_eq_str(maps_test_name(m, 0x7fd6e1a5b000), "[stack:4243]");
 	check(maps_generation(m) != gen);
 	maps_note_thread_sp(m, 4244, 0x7ffec7df30e0);
 	maps_note_thread_sp(m, 4245, 0x55a62f530000);
 	maps_note_thread_sp(m, 4246, 0x55a61d531000);
 	maps_note_thread_sp(m, 4247, 0x1000);
-	check_eq_str(mtest_name(m, 0x7ffec7df0000), "[stack]");
-	check_eq_str(mtest_name(m, 0x55a62f530000), "[heap]");
-	check_eq_str(mtest_name(m, 0x55a61d531000), "/usr/bin/prog+0x3000");
+	check_eq_str(maps_test_name(m, 0x7ffec7df0000), "[stack]");
+	check_eq_str(maps_test_name(m, 0x55a62f530000), "[heap]");
+	check_eq_str(maps_test_name(m, 0x55a61d531000), "/usr/bin/prog+0x3000");
 
 	/* The same text again changes nothing; a changed text keeps the
 	 * label of a region that kept its start. */
@@ -105,8 +93,8 @@ mtest_basic(void)
 	check_eq_u64(maps_generation(m), gen);
 	memcpy(strstr(text, "55a62f54a000"), "55a62f56a000", 12);
 	check_eq_i64(maps_load_text(m, text, len), 1);
-	check_eq_str(mtest_name(m, 0x55a62f569000), "[heap]");
-	check_eq_str(mtest_name(m, 0x7fd6e1a5b000), "[stack:4243]");
+	check_eq_str(maps_test_name(m, 0x55a62f569000), "[heap]");
+	check_eq_str(maps_test_name(m, 0x7fd6e1a5b000), "[stack:4243]");
 	maps_free(m);
 	free(text);
 }
@@ -125,24 +113,24 @@ mtest_odd(void)
 	/* Not a mapping, end below start, perms "rwzp". */
 	check_eq_u64(maps_bad_lines(m), 3);
 	check_eq_u64(maps_count(m), 10);
-	check_eq_str(mtest_name(m, 0x7f0000001000),
+	check_eq_str(maps_test_name(m, 0x7f0000001000),
 		     "/tmp/my data/file with spaces.bin+0x3000");
 	r = maps_lookup(m, 0x7f0000000000);
 	check(r && r->shared && r->kind == MAPS_FILE && !r->deleted);
-	check_eq_str(mtest_name(m, 0x7f0000004000), "/tmp/gone.so (deleted)+0x0");
-	check_eq_str(mtest_name(m, 0x7f0000005800),
+	check_eq_str(maps_test_name(m, 0x7f0000004000), "/tmp/gone.so (deleted)+0x0");
+	check_eq_str(maps_test_name(m, 0x7f0000005800),
 		     "/tmp/gone.so (deleted)+0x1800");
-	check_eq_str(mtest_name(m, 0x7f0000006000), "/tmp/gone.so (deleted) [bss]");
+	check_eq_str(maps_test_name(m, 0x7f0000006000), "/tmp/gone.so (deleted) [bss]");
 	r = maps_lookup(m, 0x7f0000004000);
 	check(r && r->deleted && r->inode == 99 && r->dev_major == 0xfe);
 	check_eq_str(r ? r->path : "", "/tmp/gone.so");
-	check_eq_str(mtest_name(m, 0x7f0000300000), "[anon:hugetlb]");
-	check_eq_str(mtest_name(m, 0x7f0000400000), "[anon:shared]");
-	check_eq_str(mtest_name(m, 0x7f0000401000), "[anon:my arena]");
-	check_eq_str(mtest_name(m, 0x7f0000402000), "[stack:4711]");
-	check_eq_str(mtest_name(m, 0x7f0000405000),
+	check_eq_str(maps_test_name(m, 0x7f0000300000), "[anon:hugetlb]");
+	check_eq_str(maps_test_name(m, 0x7f0000400000), "[anon:shared]");
+	check_eq_str(maps_test_name(m, 0x7f0000401000), "[anon:my arena]");
+	check_eq_str(maps_test_name(m, 0x7f0000402000), "[stack:4711]");
+	check_eq_str(maps_test_name(m, 0x7f0000405000),
 		     "/tmp/odd name (deleted) (deleted)+0x0");
-	check_eq_str(mtest_name(m, 0x7f0000406000), "/memfd:jit (deleted)+0x0");
+	check_eq_str(maps_test_name(m, 0x7f0000406000), "/memfd:jit (deleted)+0x0");
 	maps_free(m);
 	free(text);
 
@@ -152,7 +140,7 @@ mtest_odd(void)
 	check_eq_u64(maps_count(m), 0);
 	check_eq_i64(maps_load_text(m, "1000-2000 r--p 0 0:0 0", 22), 1);
 	check_eq_u64(maps_count(m), 1);
-	check_eq_str(mtest_name(m, 0x1800), "[anon]");
+	check_eq_str(maps_test_name(m, 0x1800), "[anon]");
 	check_eq_i64(maps_load_text(m, "1000-2000 r--p 0 0:0", 20), 1);
 	check_eq_u64(maps_count(m), 0);
 	check_eq_u64(maps_bad_lines(m), 1);
@@ -222,14 +210,14 @@ mtest_live(void)
 	for (int i = 0; i < 200 && !named; i++) {
 		check(maps_refresh(m) >= 0);
 		snprintf(want, sizeof(want), "[stack:%d]", (int)t.tid);
-		named = strcmp(mtest_name(m, t.local), want) == 0;
+		named = strcmp(maps_test_name(m, t.local), want) == 0;
 		if (!named)
 			usleep(5000);
 	}
-	check_eq_str(mtest_name(m, t.local), want);
-	check_eq_str(mtest_name(m, (uintptr_t)&local), "[stack]");
+	check_eq_str(maps_test_name(m, t.local), want);
+	check_eq_str(maps_test_name(m, (uintptr_t)&local), "[stack]");
 	if (sbrk(0) != (void *)-1 && (uintptr_t)heap < (uintptr_t)sbrk(0))
-		check_eq_str(mtest_name(m, (uintptr_t)heap), "[heap]");
+		check_eq_str(maps_test_name(m, (uintptr_t)heap), "[heap]");
 	check(write(fds[1], "x", 1) == 1);
 	pthread_join(th, NULL);
 	close(fds[0]);
@@ -268,10 +256,10 @@ mtest_merged_stack(void)
 	}
 	check_eq_i64(maps_load_text(m, text, sizeof(text) - 1), 1);
 	maps_note_thread_sp(m, 77, start + rl.rlim_cur - 0x1000);
-	check_eq_str(mtest_name(m, start + rl.rlim_cur - 0x1000), "[stack:77]");
-	check_eq_str(mtest_name(m, start), "[stack:77]");
-	check_eq_str(mtest_name(m, start + rl.rlim_cur), "[anon]");
-	check_eq_str(mtest_name(m, end - 0x1000), "[anon]");
+	check_eq_str(maps_test_name(m, start + rl.rlim_cur - 0x1000), "[stack:77]");
+	check_eq_str(maps_test_name(m, start), "[stack:77]");
+	check_eq_str(maps_test_name(m, start + rl.rlim_cur), "[anon]");
+	check_eq_str(maps_test_name(m, end - 0x1000), "[anon]");
 	maps_free(m);
 }
 
