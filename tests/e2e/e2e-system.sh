@@ -67,10 +67,14 @@ if [ "$(nproc)" -ge 2 ]; then
 	echo "0-1" >"$TMP/online"
 	MEMTOP_CPUS_ONLINE=$TMP/online start_memtop "$TMP/h.jsonl" -a -d 0.3 -k 5
 	wait_frames "$TMP/h.jsonl" 1 || fail "hotplug: no first frame"
+	# Three frames with CPU 1 offline (the first may still count what
+	# its channel held), then two with it back.
 	echo "0" >"$TMP/online"
-	sleep 2.5
+	wait_scope "$TMP/h.jsonl" 0 3 || fail "hotplug: CPU 1 not shown offline"
 	echo "0-1" >"$TMP/online"
-	sleep 2.5
+	sleep 1
+	wait_frames "$TMP/h.jsonl" $(($(wc -l <"$TMP/h.jsonl") + 2)) ||
+		fail "hotplug: no frames after CPU 1 came back"
 	stop_memtop
 	[ "$MT_STATUS" -eq 0 ] || fail "hotplug run exited $MT_STATUS"
 	python3 "$FRAMETOOL" check "$TMP/h.jsonl" || fail "hotplug: frame invariants"

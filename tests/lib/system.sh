@@ -36,6 +36,28 @@ wait_frames() {
 	return 1
 }
 
+# wait_scope FILE CPUS N [LIMIT]: waits (up to LIMIT s, 20) until N
+# frames of FILE name CPUS as their scope's online CPUs; a slow
+# (sanitized) memtop on a busy machine makes frames late.
+wait_scope() {
+	local file=$1 cpus=$2 n=$3 limit=${4:-20} i
+	for ((i = 0; i < limit * 5; i++)); do
+		python3 - "$file" "$cpus" "$n" <<'PY' && return 0
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    try:
+        n += json.loads(line)["scope"]["cpus"] == sys.argv[2]
+    except ValueError:
+        pass	# a line still being written
+sys.exit(0 if n >= int(sys.argv[3]) else 1)
+PY
+		sleep 0.2
+	done
+	echo "fewer than $n frame(s) with CPUs $cpus in $file after ${limit}s"
+	return 1
+}
+
 # stop_memtop: SIGINT, then its exit status in MT_STATUS.
 stop_memtop() {
 	kill_own -INT "$MT"
