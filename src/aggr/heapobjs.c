@@ -280,7 +280,10 @@ heap_out_ptr(const struct heapobjs *h, const struct heap_rec *r,
 	struct iovec local = { &v, sizeof(v) };
 	struct iovec remote = { (void *)(uintptr_t)where, sizeof(v) };
 
-	if (where >= sp && where - sp + 8 <= r->stack_size) {
+	/* where - sp + 8 wraps for a where just below 2^64 (a crafted
+	 * file): compared without the + 8. */
+	if (where >= sp && r->stack_size >= 8 &&
+	    where - sp <= r->stack_size - 8) {
 		memcpy(&v, r->stack + (where - sp), 8);
 		return v;
 	}
