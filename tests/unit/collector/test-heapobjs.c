@@ -329,6 +329,19 @@ main(void)
 		heapobjs_record(&h, &he, (const void *)r.buf);
 	}
 	check_eq_u64(h.st.bad, 1);
+	/* A recording's return probe without rax (another attr than
+	 * source_heap.c's): counted bad, not read as a NULL return. */
+	{
+		struct event_spec e = *p->ret[HEAP_MALLOC];
+		struct heap_event he;
+
+		e.attr.sample_regs_user &= ~UINT64_C(1);
+		he = heap_event_of(&e);
+		enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
+		heapobjs_record(&h, &he, build(&r, &e, (uint64_t[24]){
+			[0] = 0xb000, [7] = SP0 + 8 }, NULL, 0));
+		check_eq_u64(h.st.bad, 2);
+	}
 	heapobjs_fini(&h);
 	/* --heap-objects=128: a malloc(64) is no object. */
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 128), 0);
