@@ -175,6 +175,10 @@ bool replay_alloc_event(const struct perfdata_event *pe,
 /* The object table at the first allocation event, the heap objects' at
  * the first heap probe (re).  0 or -ENOMEM. */
 int replay_objects_on(struct replay *r, const struct replay_event *re);
+/* The size floor of the recording's --heap-objects=SIZE, from its
+ * CMDLINE (perfdata_writer_opts.cmdline: memtop's arguments joined by
+ * spaces): 0 when there is none, or the option took a count. */
+uint64_t replay_heap_floor(const char *cmdline);
 /* pid called exec(2) at time: its old image's objects end. */
 void replay_objects_exec(struct replay *r, int32_t pid, uint64_t time);
 /* One sample of allocation event ev (or heap probe).  0 or -errno. */

@@ -47,38 +47,53 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 	return true;
 }
 
-/*
- * The size floor of the recording's --heap-objects=SIZE, from its
- * CMDLINE (perfdata_writer_opts.cmdline; the form src/cli/cli_heap.c
- * takes: digits and a unit b, k, m or g): 0 when there is none.
- */
+/* SIZE of --heap-objects=SIZE (n characters at v: digits and a unit b,
+ * k, m or g, as src/cli/cli_heap.c takes it); 0 for any other value. */
 static uint64_t
+replay_heap_size(const char *v, size_t n)
+{
+	static const char units[] = "bkmg";
+	unsigned long long x;
+	char buf[32], unit, after;
+	const char *u;
+
+	if (n == 0 || n >= sizeof(buf) || v[0] < '0' || v[0] > '9')
+		return 0;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu%c%c", &x, &unit, &after) != 2 ||
+	    x > (1ull << 40) || !(u = strchr(units, unit | 0x20)) || !*u)
+		return 0;
+	return (uint64_t)x << (10 * (u - units));
+}
+
+uint64_t
 replay_heap_floor(const char *cmdline)
 {
-	static const char opt[] = " --heap-objects=";
-	const char *end = strstr(cmdline, " -- ");
-	const char *p = strstr(cmdline, opt);
-	unsigned long long v;
-	char unit, after;
-	int n;
+	static const char opt[] = "heap-objects";
+	const char *p = strchr(cmdline, ' ');	/* after argv[0] */
+	uint64_t floor = 0;
 
-	if (!p || (end && p > end))
-		return 0;
-	n = sscanf(p + strlen(opt), "%llu%c%c", &v, &unit, &after);
-	if (n < 2 || (n == 3 && after != ' ') || v > (1ull << 40))
-		return 0;
-	switch (unit | 0x20) {
-	case 'b':
-		return v;
-	case 'k':
-		return v << 10;
-	case 'm':
-		return v << 20;
-	case 'g':
-		return v << 30;
-	default:
-		return 0;
+	/* Every option up to "--", the last one winning, under any name
+	 * getopt_long takes for it: "--hea" and longer prefixes ("--he" is
+	 * also --help's). */
+	while (p) {
+		const char *tok = p + 1, *end = strchr(tok, ' ');
+		size_t len = end ? (size_t)(end - tok) : strlen(tok);
+		const char *eq = memchr(tok, '=', len);
+		size_t name = eq ? (size_t)(eq - tok) : len;	/* "--" too */
+
+		p = end;
+		if (len == 2 && tok[0] == '-' && tok[1] == '-')
+			break;
+		if (len < 2 || tok[0] != '-' || tok[1] != '-' || name < 5 ||
+		    name - 2 > strlen(opt) ||
+		    strncmp(tok + 2, opt, name - 2) != 0)
+			continue;
+		floor = eq ? replay_heap_size(eq + 1, len - (size_t)(eq - tok) -
+						  1) : 0;
 	}
+	return floor;
 }
 
 /* The object table, at the first allocation event: pages are named by

@@ -27,6 +27,7 @@
 #define HEAP_SI 4
 #define HEAP_DI 5
 #define HEAP_SP 7
+#define HEAP_IP 8
 #define HEAP_FRAMES 24
 #define HEAP_DEPTH 8		/* probed calls pending on one thread */
 #define HEAP_MAX_THREADS 65536	/* pending states kept, then cleared */
@@ -78,12 +79,19 @@ heap_parse(const struct heap_event *ev, const struct perf_event_header *hdr,
 	const unsigned char *p = (const unsigned char *)(hdr + 1);
 	const unsigned char *end = (const unsigned char *)hdr + hdr->size;
 	uint64_t v, mask = ev->regs_user;
+	/* The registers read below (source_heap.c asks for these or more):
+	 * without them a record would be misread, not counted. */
+	uint64_t need = 1ull << HEAP_SP |
+			(ev->fn == HEAP_FREE ? 1ull << HEAP_DI :
+			 ev->ret ? 1ull << HEAP_AX :
+			 1ull << HEAP_DI | 1ull << HEAP_SI | 1ull << HEAP_DX |
+			 1ull << HEAP_IP);
 
 	memset(r, 0, sizeof(*r));
 	/* Exactly these fields (a recording's attr may say otherwise). */
 	if ((ev->sample_type & ~(uint64_t)PERF_SAMPLE_STACK_USER) !=
 	    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-	     PERF_SAMPLE_REGS_USER))
+	     PERF_SAMPLE_REGS_USER) || (mask & need) != need)
 		return false;
 	if (!heap_u64(&p, end, &v) || !heap_u64(&p, end, &v))
 		return false;		/* IDENTIFIER, TID */
@@ -280,7 +288,10 @@ heap_out_ptr(const struct heapobjs *h, const struct heap_rec *r,
 	struct iovec local = { &v, sizeof(v) };
 	struct iovec remote = { (void *)(uintptr_t)where, sizeof(v) };
 
-	if (where >= sp && where - sp + 8 <= r->stack_size) {
+	/* where - sp + 8 wraps for a where just below 2^64 (a crafted
+	 * file): compared without the + 8. */
+	if (where >= sp && r->stack_size >= 8 &&
+	    where - sp <= r->stack_size - 8) {
 		memcpy(&v, r->stack + (where - sp), 8);
 		return v;
 	}

@@ -162,11 +162,13 @@ btest_add(struct aggr *a, int32_t pid, int k, int n)
 
 /*
  * Between frames, maps are read only for processes that can show a page:
- * after a frame whose BTEST_TOP_K pages had 50 samples or more, a
- * process with fewer samples this interval is not read, one with 60 is.
+ * after a frame whose BTEST_TOP_K pages had 50 to 59 samples, a process
+ * with fewer than 50 samples this interval is not read, one with 50 (as
+ * many as the least shown page) is.  After a frame whose list was not
+ * full, any process can show a page: one with 1 sample is read.
  */
 static void
-btest_background_bar(const struct topo *topo)
+btest_background_bar(const struct topo *topo, int pages)
 {
 	struct frame_meta m = btest_meta();
 	const int32_t cold0 = BTEST_PID0 + 5000, hot = BTEST_PID0 + 9000;
@@ -176,20 +178,27 @@ btest_background_bar(const struct topo *topo)
 
 	if (!check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0))
 		return;
-	for (int i = 0; i < BTEST_TOP_K; i++)
+	for (int i = 0; i < pages; i++)
 		btest_add(&a, BTEST_PID0 + 3000 + i, 0, 50 + i);
 	aggr_flush(&a);
 	f = frame_build(&a, &m);
-	check(f && f->n_pages == BTEST_TOP_K);
+	check(f && f->n_pages == (size_t)pages);
 	frame_free(f);
 	aggr_next_interval(&a);
 	before = btest_opens(&a);
+	if (pages < BTEST_TOP_K) {
+		btest_add(&a, cold0, 1, 1);
+		aggr_flush(&a);
+		check_eq_u64(btest_opens(&a) - before, 1);
+		aggr_fini(&a);
+		return;
+	}
 	for (int i = 0; i < BTEST_PROCS; i++)
 		btest_add(&a, cold0 + i, 1, 1 + i % 49);
 	for (int i = 0; i < 16; i++)
 		aggr_flush(&a);
 	check_eq_u64(btest_opens(&a) - before, 0);
-	btest_add(&a, hot, 1, 60);
+	btest_add(&a, hot, 1, 50);
 	for (int i = 0; i < 16; i++)
 		aggr_flush(&a);
 	check_eq_u64(btest_opens(&a) - before, 1);
@@ -235,7 +244,8 @@ main(void)
 		return test_result();
 	btest_code_view(topo);
 	btest_failed_remembered(topo);
-	btest_background_bar(topo);
+	btest_background_bar(topo, BTEST_TOP_K);
+	btest_background_bar(topo, BTEST_TOP_K - 1);
 	topo_free(topo);
 	return test_result();
 }

@@ -236,6 +236,23 @@ test_others(struct heapobjs *h, struct probes *p, uint64_t a)
 	check_eq_str(site_at(h, 0x7000), "(none)");
 }
 
+/* posix_memalign's out pointer just below 2^64 with the return's rsp at
+ * 0 (a crafted recording): where - rsp + 8 wraps; the pointer is not
+ * taken from before the stack copy (bytes of the record's own header). */
+static void
+test_memalign_wrap(struct heapobjs *h, struct probes *p, uint64_t a)
+{
+	uint64_t frame[4] = { 0x9000, 0, 0, 0 };
+	size_t before = objtab_count(h->objs);
+
+	enter(h, p->entry[HEAP_MEMALIGN], (uint64_t)-8, a, (uint64_t)-4, 64,
+	      128);
+	leave(h, p->ret[HEAP_MEMALIGN], (uint64_t)-8, 0, frame, 4);
+	check_eq_u64(objtab_count(h->objs), before);
+	check(objtab_find(h->objs, (int32_t)getpid(), 0x900000000000ull) ==
+	      NULL);
+}
+
 /* The names --record gives the probes, and replay reads back. */
 static void
 test_names(void)
@@ -298,6 +315,7 @@ main(void)
 	check_eq_u64(h.st.frees, 1);
 	test_realloc_nested(&h, p, a, b);
 	test_others(&h, p, a);
+	test_memalign_wrap(&h, p, a);
 	/* A truncated record. */
 	build(&r, p->entry[HEAP_MALLOC], (uint64_t[24]){ 0 }, &a, 1);
 	{
@@ -311,6 +329,19 @@ main(void)
 		heapobjs_record(&h, &he, (const void *)r.buf);
 	}
 	check_eq_u64(h.st.bad, 1);
+	/* A recording's return probe without rax (another attr than
+	 * source_heap.c's): counted bad, not read as a NULL return. */
+	{
+		struct event_spec e = *p->ret[HEAP_MALLOC];
+		struct heap_event he;
+
+		e.attr.sample_regs_user &= ~UINT64_C(1);
+		he = heap_event_of(&e);
+		enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
+		heapobjs_record(&h, &he, build(&r, &e, (uint64_t[24]){
+			[0] = 0xb000, [7] = SP0 + 8 }, NULL, 0));
+		check_eq_u64(h.st.bad, 2);
+	}
 	heapobjs_fini(&h);
 	/* --heap-objects=128: a malloc(64) is no object. */
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 128), 0);

@@ -28,6 +28,7 @@
 #include "perfdata_write.h"
 #include "replay-run.h"
 #include "replay.h"
+#include "replay_int.h"
 #include "testlib.h"
 
 #define PID 4000000		/* above pid_max: no such process here */
@@ -284,6 +285,27 @@ objects_frame(const struct frame *f, void *ctx)
 	check_eq_u64(f->n_events, 1);
 }
 
+/* The recording's --heap-objects=SIZE as getopt_long read it: the last
+ * one, under any unique prefix of its name, up to "--". */
+static void
+test_heap_floor(void)
+{
+	check_eq_u64(replay_heap_floor("memtop --heap-objects=128b -p 1"), 128);
+	check_eq_u64(replay_heap_floor("memtop -p 1 --heap-objects=4K"), 4096);
+	check_eq_u64(replay_heap_floor("memtop --hea=2m -p 1"), 2u << 20);
+	check_eq_u64(replay_heap_floor("memtop --heap-objects=128b "
+				       "--heap-objects=4 -p 1"), 0);
+	check_eq_u64(replay_heap_floor("memtop --heap-objects=64b "
+				       "--heap-objects -p 1"), 0);
+	check_eq_u64(replay_heap_floor("memtop --heap-objects=1k -- prog "
+				       "--heap-objects=64b"), 1024);
+	check_eq_u64(replay_heap_floor("memtop -- prog --heap-objects=64b"),
+		     0);
+	check_eq_u64(replay_heap_floor("memtop --he=64b --help"), 0);
+	check_eq_u64(replay_heap_floor("memtop --heap-objects=-5b"), 0);
+	check_eq_u64(replay_heap_floor("memtop"), 0);
+}
+
 int
 main(void)
 {
@@ -298,6 +320,7 @@ main(void)
 		libc_malloc = (uint64_t)(uintptr_t)(libc ? dlsym(libc, "malloc") :
 							   NULL);
 	}
+	test_heap_floor();
 	tmpdir_make();
 	path_in_tmp(path, sizeof(path), "objects.data");
 	if (!check(write_capture(path) > 0))
