@@ -196,8 +196,10 @@ heap_entry(struct heapobjs *h, const struct heap_event *ev,
 	struct heap_pend *p;
 	int64_t site;
 
-	if (!t)
+	if (!t) {			/* no memory for the thread */
+		h->st.bad++;
 		return;
+	}
 	/* Calls that began at or below this frame have returned unseen. */
 	while (t->n && t->v[t->n - 1].sp <= sp) {
 		t->n--;
@@ -269,13 +271,21 @@ heap_new(struct heapobjs *h, const struct heap_rec *r,
 			 .site = p->site, .tid = (int32_t)r->tid,
 			 .birth = r->time, .alloc_size = p->size };
 	const struct obj *cur = objtab_find(h->objs, (int32_t)r->pid, base);
+	int ret;
 
 	if (p->skip || base == 0 || (cur && cur->birth > r->time))
 		return;
-	if (o.base + o.size < o.base)
+	/* A size that wraps, or no memory for the object: counted (a full
+	 * table counts in its untracked). */
+	if (o.base + o.size < o.base) {
+		h->st.bad++;
 		return;
-	if (objtab_map(h->objs, (int32_t)r->pid, &o) == 0)
+	}
+	ret = objtab_map(h->objs, (int32_t)r->pid, &o);
+	if (ret == 0)
 		h->st.objects++;
+	else if (ret != -ENOSPC)
+		h->st.bad++;
 }
 
 /* posix_memalign's pointer: in the caller's frame (the return's stack

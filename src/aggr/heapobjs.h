@@ -45,7 +45,8 @@ struct heap_stats {
 	uint64_t unpaired;	/* entries or returns without their other */
 	uint64_t small;		/* below --heap-objects=SIZE */
 	uint64_t unwound;	/* sites unwound from the stack copy */
-	uint64_t bad;		/* records that did not decode */
+	uint64_t bad;		/* records that did not decode, or that
+				 * found no memory (objects_lost) */
 };
 
 #define HEAPOBJS_CACHE 4096	/* (pid, return address) -> site */

@@ -342,6 +342,12 @@ main(void)
 			[0] = 0xb000, [7] = SP0 + 8 }, NULL, 0));
 		check_eq_u64(h.st.bad, 2);
 	}
+	/* A malloc whose size wraps the address space past its pointer (a
+	 * crafted recording): no object, counted bad. */
+	enter(&h, p->entry[HEAP_MALLOC], SP0, a, UINT64_MAX - 0x100, 0, 0);
+	leave(&h, p->ret[HEAP_MALLOC], SP0, 0xc000, NULL, 0);
+	check_eq_str(site_at(&h, 0xc000), "(none)");
+	check_eq_u64(h.st.bad, 3);
 	heapobjs_fini(&h);
 	/* --heap-objects=128: a malloc(64) is no object. */
 	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 128), 0);
