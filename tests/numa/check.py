@@ -195,16 +195,24 @@ def check_moved(frames, hot, before=()):
     that a page whose move failed or was busy in a frame (the workload
     had it unmapped at that instant) stays where it was in that frame
     only: memtop retries it at the next frame.  A frame's moves are of
-    the pages the frame before it held: a hot page first listed in this
-    frame (a slow start faults late) moves at the next one.  before: the
-    frames before the first of frames."""
+    the candidates of the frame before it (collector_emit: a listed page
+    whose node was known and whose samples were remote-heavy there): a
+    hot page that was none yet (first listed late, or its node or its
+    samples' nodes unknown then) moves a frame later.  before: the frames
+    before the first of frames."""
+    def candidates(f):
+        return {p["addr"] for p in f["pages"]
+                if p["node"] is not None and p["remote"] > p["local"]}
+
     whole = 0
-    listed = {p["addr"] for f in before for p in f["pages"]}
+    cand = set()
+    for f in before:
+        cand |= candidates(f)
     for f in frames:
         on = {p["addr"]: p["node"] for p in f["pages"] if p["addr"] in hot}
         back = {a: n for a, n in on.items()
-                if n not in (0, None) and a in listed}
-        listed |= set(on)
+                if n not in (0, None) and a in cand}
+        cand |= candidates(f)
         m = f["migrations"]
         retry = m["failed"] + m["busy"]
         assert len(back) <= retry, \
