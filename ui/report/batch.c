@@ -9,7 +9,8 @@
  * collector always sends one and only then releases its fds and reaps a
  * launched command.  Two escapes keep memtop from hanging on a collector
  * that does not answer: a second terminating signal, or
- * BATCH_QUIT_TIMEOUT_MS without the final frame; both return 1.
+ * BATCH_QUIT_TIMEOUT_MS (MEMTOP_QUIT_TIMEOUT_MS) without the final frame;
+ * both return 1.
  *
  * -n N: exactly N frames are written.  The N-th is written as it comes,
  * final or not (the collector cannot know in advance that it is the last),
@@ -27,6 +28,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -42,6 +44,7 @@
 #include "ui.h"
 
 #define BATCH_QUIT_TIMEOUT_MS 3000
+#define BATCH_QUIT_TIMEOUT_MAX_MS 600000
 /* Retry interval while the command queue is full and CMD_QUIT waits. */
 #define BATCH_QUIT_RETRY_MS 20
 
@@ -56,8 +59,28 @@ struct batch {
 	bool finished;		/* final frame seen */
 	int status;		/* return value so far */
 	int64_t deadline_ms;	/* CLOCK_MONOTONIC; valid when quit_wanted */
+	int timeout_ms;		/* what deadline_ms was set from */
 };
 
+
+/* How long to wait for the final frame: MEMTOP_QUIT_TIMEOUT_MS (1 ms to
+ * 10 min; a sanitizer build's drain of full rings takes seconds), else
+ * BATCH_QUIT_TIMEOUT_MS. */
+static int
+batch_quit_timeout_ms(void)
+{
+	const char *env = getenv("MEMTOP_QUIT_TIMEOUT_MS");
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return BATCH_QUIT_TIMEOUT_MS;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v < 1 || v > BATCH_QUIT_TIMEOUT_MAX_MS)
+		return BATCH_QUIT_TIMEOUT_MS;
+	return (int)v;
+}
 
 /* Sends CMD_QUIT once; a full queue leaves quit_sent false for a retry. */
 static void
@@ -67,7 +90,8 @@ batch_quit(struct batch *b)
 
 	if (!b->quit_wanted) {
 		b->quit_wanted = true;
-		b->deadline_ms = base_now_ms() + BATCH_QUIT_TIMEOUT_MS;
+		b->timeout_ms = batch_quit_timeout_ms();
+		b->deadline_ms = base_now_ms() + b->timeout_ms;
 	}
 	if (!b->quit_sent && queue_push(b->io->cmds, &quit) == 0)
 		b->quit_sent = true;
@@ -200,7 +224,7 @@ batch_run(const struct ui_io *io, FILE *out)
 			if (left <= 0) {
 				log_error("no final frame from "
 					"the collector within %d ms",
-					BATCH_QUIT_TIMEOUT_MS);
+					b.timeout_ms);
 				b.status = 1;
 				break;
 			}
