@@ -23,6 +23,7 @@
 #include "helper-check.h"
 #include "maps.h"
 #include "symbols.h"
+#include "symbols_int.h"
 #include "testlib.h"
 
 /* Symbols in the crafted file: enough to keep libdw busy for seconds. */
@@ -256,9 +257,39 @@ out:
 	symbols_free(s);
 }
 
+/* What a taken-over helper may answer: a name offset at or past the
+ * end of the pool is refused before anything reads it (without a
+ * sanitizer a read a little past the pool does not crash, so this is
+ * checked here, not left to fuzz-elf). */
+static void
+sbtest_name_bounds(void)
+{
+	char pool[] = "main\0f";	/* "main", "f": 7 bytes with the NULs */
+	struct symbols_sym fn[2] = {
+		{ .addr = 0x1000, .size = 16, .name = 0 },
+		{ .addr = 0x2000, .size = 16, .name = 5 },
+	};
+	struct symbols_table t = { .pool = pool, .pool_len = sizeof(pool),
+				   .functions = fn, .n_functions = 2 };
+
+	check_eq_i64(symbols_table_check(&t), 0);
+	fn[1].name = sizeof(pool) - 1;		/* the last NUL: "" */
+	check_eq_i64(symbols_table_check(&t), 0);
+	fn[1].name = sizeof(pool);		/* just past the pool */
+	check_eq_i64(symbols_table_check(&t), -EPROTO);
+	fn[1].name = sizeof(pool) + 100;
+	check_eq_i64(symbols_table_check(&t), -EPROTO);
+	fn[1].name = 5;
+	t.objects = fn;				/* the same rule for objects */
+	t.n_objects = 2;
+	fn[0].name = UINT64_MAX;
+	check_eq_i64(symbols_table_check(&t), -EPROTO);
+}
+
 int
 main(void)
 {
+	sbtest_name_bounds();
 	sbtest_identity();
 	sbtest_hang();
 	return test_result();
