@@ -114,7 +114,8 @@ for l in open(sys.argv[3]):
 assert toucher and len(objs) == 4, (toucher, objs)
 # A first toucher is looked up at a page's first sample of an interval:
 # with samples lost (a sanitizer build on a loaded machine), a page may
-# show none yet.  Then null is let pass, and said.
+# show none yet, or the first thread whose sample was kept (the toucher's
+# were lost; seen under TSan).  Then either is let pass, and said.
 lost = sum(json.loads(l)['totals']['lost'] for l in open(sys.argv[1]))
 if lost:
     print('# SKIP first toucher on every page: %d samples lost' % lost)
@@ -139,7 +140,8 @@ for path in sys.argv[1:3]:
                 assert int(o['base'], 16) == base and o['size'] == size \
                     and o['requested'] == size, (path, o)
                 assert o['first_touch'] == toucher or (
-                    lost and o['first_touch'] is None), (path, o, toucher)
+                    lost and o['first_touch'] in (None, pid)), \
+                    (path, o, toucher)
             else:
                 assert int(o['base'], 16) <= base < int(o['base'], 16) + 4096
                 assert 0 <= o['requested'] - size < 8192, (path, o)
@@ -153,7 +155,9 @@ for path in sys.argv[1:3]:
     rows = {o['site'].split('+')[0]: o for o in frames[-1]['objects']}
     g = rows['make_grid']
     assert g['bytes'] == g['requested'] == objs['make_grid'][1], g
-    assert g['first_touch'] == [toucher] and g['tids'] == [pid], g
+    assert g['tids'] == [pid], g
+    assert g['first_touch'] == [toucher] or (
+        lost and set(g['first_touch']) <= {toucher, pid}), g
     for fn in ('make_array', 'remake_table'):
         assert rows[fn]['first_touch'] == [pid], rows[fn]
     print('%s: fields as the workload reported' % path.split('/')[-1])
