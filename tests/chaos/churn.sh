@@ -74,7 +74,11 @@ else:
     third = len(steady) // 3
     fds = [s[1] for s in steady]
     rss = [s[2] for s in steady]
-    if max(fds) > min(fds) + 3 * (idle + batch + 1) + 8:
+    # A sanitized memtop closes an exited thread's channel late (its
+    # drain is several times slower): a wider peak, the exact counts at
+    # the quiescent points still hold.
+    swing = 3 * (idle + batch + 1) + 8
+    if max(fds) > min(fds) + swing * (3 if sanitized else 1):
         bad(f"fd count swings too far: {min(fds)}..{max(fds)}")
     # The page table is capped (--max-pages): once full, the figures
     # stop growing.
