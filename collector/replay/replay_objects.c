@@ -6,10 +6,10 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
+#include "heapopt.h"
 #include "replay_int.h"
 #include "sides.h"
 
@@ -47,26 +47,6 @@ replay_alloc_event(const struct perfdata_event *pe, struct replay_event *re)
 	return true;
 }
 
-/* SIZE of --heap-objects=SIZE (n characters at v: digits and a unit b,
- * k, m or g, as src/cli/cli_heap.c takes it); 0 for any other value. */
-static uint64_t
-replay_heap_size(const char *v, size_t n)
-{
-	static const char units[] = "bkmg";
-	unsigned long long x;
-	char buf[32], unit, after;
-	const char *u;
-
-	if (n == 0 || n >= sizeof(buf) || v[0] < '0' || v[0] > '9')
-		return 0;
-	memcpy(buf, v, n);
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu%c%c", &x, &unit, &after) != 2 ||
-	    x > (1ull << 40) || !(u = strchr(units, unit | 0x20)) || !*u)
-		return 0;
-	return (uint64_t)x << (10 * (u - units));
-}
-
 uint64_t
 replay_heap_floor(const char *cmdline)
 {
@@ -90,8 +70,11 @@ replay_heap_floor(const char *cmdline)
 		    name - 2 > strlen(opt) ||
 		    strncmp(tok + 2, opt, name - 2) != 0)
 			continue;
-		floor = eq ? replay_heap_size(eq + 1, len - (size_t)(eq - tok) -
-						  1) : 0;
+		/* The SIZE as the command line took it (a count or none: no
+		 * floor). */
+		if (!eq || heapopt_size(eq + 1, len - (size_t)(eq - tok) - 1,
+					&floor) < 0)
+			floor = 0;
 	}
 	return floor;
 }

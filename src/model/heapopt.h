@@ -11,6 +11,7 @@
 #define MEMTOP_HEAPOPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct heap_opts {
@@ -34,6 +35,19 @@ enum heap_fn {
 	HEAP_ALIGNED,	/* aligned_alloc, memalign: rsi bytes */
 	HEAP_FREE,	/* free, operator delete: rdi */
 };
+
+/* The largest --heap-objects=SIZE: 1 TiB. */
+#define HEAP_MAX_SIZE (UINT64_C(1) << 40)
+
+/*
+ * The SIZE of --heap-objects=SIZE, len characters at s: digits and a
+ * unit b, k, m or g (either case), 1 byte to HEAP_MAX_SIZE, into *bytes.
+ * -ENOENT when the last character is no unit (not a size: a count, for
+ * the command line), -EINVAL for a bad size.  The command line
+ * (src/cli/cli_heap.c) and a replay reading a recording's command line
+ * (collector/replay/replay_objects.c) take it alike.
+ */
+int heapopt_size(const char *s, size_t len, uint64_t *bytes);
 
 /* The target's slowdown above which memtop samples allocations. */
 #define HEAP_MAX_COST 0.05
