@@ -15,12 +15,6 @@
 
 #include "objtab_int.h"
 
-static uint64_t
-obj_end(const struct obj *o)
-{
-	return o->base + o->size;
-}
-
 /* Block k's key: where its last object ends. */
 static void
 objproc_rekey(struct objproc *p, size_t k)

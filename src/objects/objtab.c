@@ -91,12 +91,6 @@ objtab_proc_add(struct objtab *t, int32_t pid)
 	return &t->procs[i];
 }
 
-static uint64_t
-obj_end(const struct obj *o)
-{
-	return o->base + o->size;
-}
-
 /*
  * Removes [base, end) from p: objects inside end, a cut one is trimmed,
  * one that holds the whole range splits.  *at: where an object at base

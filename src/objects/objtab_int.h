@@ -11,6 +11,13 @@
 
 #include "objtab.h"
 
+/* Where an object ends (one past its last byte). */
+static inline uint64_t
+obj_end(const struct obj *o)
+{
+	return o->base + o->size;
+}
+
 #define OBJBLK_MAX 64	/* objects in a block: 3 KiB */
 
 struct objblk {
