@@ -158,30 +158,37 @@ frame_object_label(const struct frame_object *o, char *buf, size_t len)
 }
 
 size_t
-frame_names_facts(const struct frame *f, char *buf, size_t len)
+frame_names_counts(const struct frame *f,
+		   struct frame_names_count out[FRAME_NAMES_COUNTS])
 {
-	const struct {
-		const char *what;
-		uint64_t n;
-	} c[] = {
+	const struct frame_names_count all[FRAME_NAMES_COUNTS] = {
 		{ "maps failed", f->names_maps_failed },
 		{ "maps skipped", f->names_maps_skipped },
 		{ "mismatched", f->names_mismatched },
 		{ "helper failed", f->names_helper_failed },
 		{ "unwind fallbacks", f->names_unwind_fallbacks },
 	};
-	size_t used = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < FRAME_NAMES_COUNTS; i++)
+		if (all[i].n)
+			out[n++] = all[i];
+	return n;
+}
+
+size_t
+frame_names_facts(const struct frame *f, char *buf, size_t len)
+{
+	struct frame_names_count c[FRAME_NAMES_COUNTS];
+	size_t n = frame_names_counts(f, c), used = 0;
 
 	if (len)
 		buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		if (!c[i].n)
-			continue;
+	for (size_t i = 0; i < n; i++)
 		used += (size_t)snprintf(buf + (used < len ? used : len),
 					 used < len ? len - used : 0,
-					 "%s%s %" PRIu64, used ? ", " : "names: ",
+					 "%s%s %" PRIu64, i ? ", " : "names: ",
 					 c[i].what, c[i].n);
-	}
 	return used;
 }
 

@@ -370,10 +370,21 @@ int frame_check(const struct frame *f, char *buf, size_t buflen);
  * page's object (snprintf's return). */
 size_t frame_object_label(const struct frame_object *o, char *buf,
 			  size_t len);
-/* "names: maps failed 3, maps skipped 5, ...": the names_* counts that
- * are not zero (what the text header and the TUI's losses row show, the
- * TUI a fact for each part between ", "), or "" when all are zero;
- * snprintf's return. */
+/* One of the names_* counts: what it counts ("maps failed") and how
+ * many. */
+struct frame_names_count {
+	const char *what;
+	uint64_t n;
+};
+
+#define FRAME_NAMES_COUNTS 5
+
+/* The names_* counts that are not zero, in the order the text header and
+ * the TUI's losses row show them, into out; how many. */
+size_t frame_names_counts(const struct frame *f,
+			  struct frame_names_count out[FRAME_NAMES_COUNTS]);
+/* "names: maps failed 3, maps skipped 5, ...": frame_names_counts as one
+ * line (the text header), or "" when all are zero; snprintf's return. */
 size_t frame_names_facts(const struct frame *f, char *buf, size_t len);
 /* Frees a page's object; NULL-safe. */
 void frame_object_free(struct frame_object *o);

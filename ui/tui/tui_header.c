@@ -272,7 +272,8 @@ tui_draw_header_losses(const struct tui *t, int y)
 {
 	const struct counts *c = &t->cur->totals, *cum = &t->cur->cumulative;
 	struct tui_facts fs = { .y = y };
-	char names[160];
+	struct frame_names_count names[FRAME_NAMES_COUNTS];
+	size_t n;
 
 	fs.attr = c->lost || c->throttled || c->untracked ?
 		  tui_draw_attr(t, TUI_COLOR_WARN, A_BOLD) : 0;
@@ -286,16 +287,10 @@ tui_draw_header_losses(const struct tui *t, int y)
 	tui_fact(&fs, "(interval/total)");
 	/* Memory or code left unnamed (since start): only when any is, a
 	 * fact a count (each fits a row). */
-	frame_names_facts(t->cur, names, sizeof(names));
-	for (char *p = names, *end; *p; p = end) {
-		end = strstr(p, ", ");
-		if (end)
-			*end++ = '\0';
-		else
-			end = p + strlen(p);
-		tui_fact(&fs, "%s", p);
-		end += *end == ' ';
-	}
+	n = frame_names_counts(t->cur, names);
+	for (size_t i = 0; i < n; i++)
+		tui_fact(&fs, "%s%s %" PRIu64, i ? "" : "names: ",
+			 names[i].what, names[i].n);
 	return tui_facts_end(&fs);
 }
 
