@@ -22,6 +22,7 @@
 
 #include "aggr.h"
 #include "chanset.h"
+#include "env.h"
 #include "collector_int.h"
 #include "frame.h"
 #include "framebuild.h"
@@ -48,14 +49,9 @@
 static unsigned
 collector_ring_pages(unsigned pages)
 {
-	const char *env = getenv("MEMTOP_RING_PAGES");
 	unsigned long v;
-	char *end;
 
-	if (!env || !*env)
-		return pages;
-	v = strtoul(env, &end, 10);
-	if (*end || v < 2 || v > (1ul << 20) || (v & (v - 1)))
+	if (!env_ulong("MEMTOP_RING_PAGES", 2, 1ul << 20, &v) || (v & (v - 1)))
 		return pages;
 	return (unsigned)v;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "env.h"
 #include "sandbox_int.h"
 
 #define SANDBOX_NOBODY	65534
@@ -28,10 +29,9 @@ void
 sandbox_init(struct sandbox *sb, const char *what, void (*serve)(void),
 	     unsigned seccomp, const char *timeout_env, unsigned default_ms)
 {
-	const char *env = getenv(timeout_env);
 	struct passwd pw, *res = NULL;
 	char buf[1024];
-	long ms = default_ms;
+	unsigned long ms;
 
 	memset(sb, 0, sizeof(*sb));
 	sb->what = what;
@@ -44,13 +44,8 @@ sandbox_init(struct sandbox *sb, const char *what, void (*serve)(void),
 		sb->uid = pw.pw_uid;
 		sb->gid = pw.pw_gid;
 	}
-	if (env && *env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-
-		if (*end == '\0' && v > 0 && v <= 600000)
-			ms = v;
-	}
+	if (!env_ulong(timeout_env, 1, 600000, &ms))
+		ms = default_ms;
 	sb->timeout_ns = (uint64_t)ms * 1000000ull;
 	sb->rl = (struct log_ratelimit)LOG_RATELIMIT_INIT(10000, 5);
 }

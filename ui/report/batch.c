@@ -28,7 +28,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -37,6 +36,7 @@
 
 #include "base.h"
 #include "cmd.h"
+#include "env.h"
 #include "frame.h"
 #include "log.h"
 #include "queue.h"
@@ -69,17 +69,12 @@ struct batch {
 static int
 batch_quit_timeout_ms(void)
 {
-	const char *env = getenv("MEMTOP_QUIT_TIMEOUT_MS");
-	char *end;
-	long v;
+	unsigned long ms;
 
-	if (!env || !*env)
+	if (!env_ulong("MEMTOP_QUIT_TIMEOUT_MS", 1, BATCH_QUIT_TIMEOUT_MAX_MS,
+		       &ms))
 		return BATCH_QUIT_TIMEOUT_MS;
-	errno = 0;
-	v = strtol(env, &end, 10);
-	if (errno || *end || v < 1 || v > BATCH_QUIT_TIMEOUT_MAX_MS)
-		return BATCH_QUIT_TIMEOUT_MS;
-	return (int)v;
+	return (int)ms;
 }
 
 /* Sends CMD_QUIT once; a full queue leaves quit_sent false for a retry. */
