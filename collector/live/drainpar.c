@@ -27,6 +27,7 @@
 #include "channel.h"
 #include "collector_int.h"
 #include "dpool.h"
+#include "env.h"
 #include "log.h"
 #include "recorder.h"
 #include "ring.h"
@@ -44,13 +45,11 @@ collector_par_setup(struct collector *c, char *err, size_t errlen)
 {
 	const char *env = getenv("MEMTOP_DRAIN_THREADS");
 	unsigned long v;
-	char *end;
 
 	c->par_force = -1;
 	if (!env || !*env)
 		return 0;
-	v = strtoul(env, &end, 10);
-	if (*end || end == env || v > DPOOL_MAX_THREADS) {
+	if (!env_ulong("MEMTOP_DRAIN_THREADS", 0, DPOOL_MAX_THREADS, &v)) {
 		snprintf(err, errlen, "MEMTOP_DRAIN_THREADS=%s: want a "
 			 "number of drain threads, 0 to %d (0 or 1: the "
 			 "collector drains alone)", env, DPOOL_MAX_THREADS);
