@@ -7,7 +7,7 @@
  *
  *   bench-drain [--quick] [--rings N,N,...] [--threads T,T,...] [--rate R]
  *               [--pages P] [--layout faults-tp|faults-sw|pebs]
- *               [--samples S]
+ *               [--samples S] [--merge draining|plain]
  *
  * Each ring is a 256 KiB ring in ordinary memory (the default ring,
  * BENCH_RING_PAGES), filled as the kernel fills a CPU's ring: kernel-
@@ -46,10 +46,12 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "aggr.h"
 #include "bench-ingest.h"
@@ -68,6 +70,7 @@ struct drain_opts {
 	double rate;
 	size_t pages, samples;
 	int layout;
+	bool merge_plain;	/* --merge plain: no ring drained meanwhile */
 };
 
 struct drain_result {
@@ -78,6 +81,7 @@ struct drain_result {
 	double merge_later;	/* wall: the later merges' sum */
 	unsigned merges;
 	uint64_t bytes;		/* ring bytes written */
+	uint64_t merge_written, merge_lost;	/* by the filler */
 };
 
 /* dpool_other_fn: the benchmark writes samples only. */
@@ -115,6 +119,80 @@ drain_fill(struct bench_case *bc, size_t n, const struct bench_stream *st,
 	}
 	*next = (*next + per_ring * n) % st->len;
 	return written;
+}
+
+/* The kernel writing on while the collector merges (a frame): a thread
+ * that fills every ring at the rate, in steps of what is due by the
+ * clock, until told to stop; what does not fit a ring is lost. */
+struct drain_filler {
+	struct bench_case *bc;
+	size_t n, next;
+	const struct bench_stream *st;
+	double rate;
+	uint64_t written, lost, bytes;
+	bool stop;
+	pthread_t th;
+};
+
+static void *
+drain_filler_run(void *arg)
+{
+	struct drain_filler *f = arg;
+	double t0 = benchlib_now();
+	uint64_t due = 0;	/* records a ring so far */
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t want = (uint64_t)((benchlib_now() - t0) * f->rate);
+
+		if (want > due) {
+			f->written += drain_fill(f->bc, f->n, f->st,
+						 want - due, &f->next,
+						 &f->lost, &f->bytes);
+			due = want;
+		} else {
+			usleep(100);
+		}
+	}
+	return NULL;
+}
+
+/* A frame's merge, the filler writing meanwhile unless last: plainly
+ * (dpool_merge) or shard by shard with the rings drained meanwhile
+ * (dpool_merge_draining, as the collector merges).  Its wall time. */
+static double
+drain_merge(struct bench_case *bc, size_t n, struct aggr *a,
+	    struct dpool *pool, struct dpool_item *items,
+	    const struct bench_stream *st, const struct drain_opts *o,
+	    size_t *next, bool last, struct drain_result *res)
+{
+	struct drain_filler f = { .bc = bc, .n = n, .next = *next, .st = st,
+				  .rate = o->rate };
+	bool fill = !last && pthread_create(&f.th, NULL, drain_filler_run,
+					    &f) == 0;
+	double t = benchlib_now();
+
+	if (o->merge_plain) {
+		dpool_merge(pool, a);
+	} else {
+		for (unsigned i = 0; i < dpool_threads(pool); i++) {
+			dpool_merge_draining(pool, i, a, items, n, 1,
+					     drain_other, res);
+			for (size_t k = 0; k < n; k++)
+				res->bad += items[k].bad;
+		}
+	}
+	t = benchlib_now() - t;
+	if (fill) {
+		__atomic_store_n(&f.stop, true, __ATOMIC_RELEASE);
+		pthread_join(f.th, NULL);
+		res->samples += f.written;
+		res->lost += f.lost;
+		res->bytes += f.bytes;
+		res->merge_written += f.written;
+		res->merge_lost += f.lost;
+		*next = f.next;
+	}
+	return t;
 }
 
 /* Rounds of fill, then drain every ring and flush (timed), until
@@ -158,9 +236,9 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 			/* A frame a second: the shards merged. */
 			if (++rounds % DRAIN_FRAME_ROUNDS == 0 ||
 			    res->samples >= o->samples) {
-				mdt = benchlib_now();
-				dpool_merge(pool, a);
-				mdt = benchlib_now() - mdt;
+				mdt = drain_merge(bc, n, a, pool, items, st, o,
+						  &next, res->samples >=
+							 o->samples, res);
 				if (res->merges++ == 0)
 					res->merge_first = mdt;
 				else
@@ -181,6 +259,14 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 		res->secs += dt;
 		if (dt - mdt > res->worst)
 			res->worst = dt - mdt;
+	}
+	/* What the filler wrote after the last merge (untimed). */
+	if (pool) {
+		dpool_drain(pool, items, n, 1, drain_other, res);
+		for (size_t k = 0; k < n; k++)
+			res->bad += items[k].bad;
+		dpool_merge(pool, a);
+		aggr_flush(a);
 	}
 	res->bad += in.stats.bad + in.stats.unattributed + res->other;
 }
@@ -206,7 +292,7 @@ drain_print(size_t n, size_t t, const struct drain_result *res,
 			 ((double)res->bytes / per) / o->rate * 1e3;
 	bool keeps = rate >= offered && res->lost == 0 &&
 		     res->worst * 1e3 < DRAIN_ROUND_MS &&
-		     res->merge_worst * 1e3 < half_ms;
+		     (!o->merge_plain || res->merge_worst * 1e3 < half_ms);
 
 	printf("  %4zu rings, %zu drain thread%s: cpu %6.1f ns a sample "
 	       "(collector %6.1f), wall %6.1f; %6.2f M samples/s, %4.2f "
@@ -223,12 +309,20 @@ drain_print(size_t n, size_t t, const struct drain_result *res,
 	printf("        slowest drain round %.1f ms (a round plays %d ms)",
 	       res->worst * 1e3, DRAIN_ROUND_MS);
 	if (t)
-		printf("; slowest merge %.1f ms, no ring drained meanwhile "
-		       "(a ring half full in %.1f ms); %u merges: the first "
+		printf("; slowest merge %.1f ms (%s; a ring half full in "
+		       "%.1f ms); %u merges: the first "
 		       "%.1f ms, the later ones %.1f ms on average",
-		       res->merge_worst * 1e3, half_ms, res->merges,
+		       res->merge_worst * 1e3, o->merge_plain ?
+		       "no ring drained meanwhile" : "the rings drained "
+		       "meanwhile", half_ms, res->merges,
 		       res->merge_first * 1e3, res->merges > 1 ?
 		       res->merge_later * 1e3 / (res->merges - 1) : 0.0);
+	if (t)
+		printf("\n        merges %s: meanwhile the kernel wrote %"
+		       PRIu64 " records, %" PRIu64 " lost (did not fit a ring)",
+		       o->merge_plain ? "plain (dpool_merge)" :
+		       "draining (dpool_merge_draining)", res->merge_written,
+		       res->merge_lost);
 	printf("\n");
 }
 
@@ -339,6 +433,7 @@ drain_args(int argc, char **argv, struct drain_opts *o)
 	o->pages = 16384;
 	o->samples = 2000000;
 	o->layout = BENCH_FAULTS_TP;
+	o->merge_plain = false;
 	for (int i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -363,6 +458,11 @@ drain_args(int argc, char **argv, struct drain_opts *o)
 			o->pages = strtoull(v, NULL, 0);
 		} else if (strcmp(argv[i], "--samples") == 0) {
 			o->samples = strtoull(v, NULL, 0);
+		} else if (strcmp(argv[i], "--merge") == 0) {
+			if (strcmp(v, "plain") != 0 &&
+			    strcmp(v, "draining") != 0)
+				goto usage;
+			o->merge_plain = strcmp(v, "plain") == 0;
 		} else if (strcmp(argv[i], "--layout") == 0) {
 			o->layout = -1;
 			for (int l = 0; l < BENCH_N_LAYOUTS; l++)
@@ -380,7 +480,8 @@ usage:
 	fprintf(stderr, "usage: %s [--quick] [--rings N,N,... (1..%d)] "
 		"[--threads T,T,... (0..%d drain threads; 0: the collector "
 		"alone)] [--rate SAMPLES_PER_S_A_RING] [--pages N] "
-		"[--samples N] [--layout faults-tp|faults-sw|pebs]\n",
+		"[--samples N] [--layout faults-tp|faults-sw|pebs] "
+		"[--merge draining|plain]\n",
 		argv[0], DRAIN_MAX_RINGS, DPOOL_MAX_THREADS);
 	return -1;
 }

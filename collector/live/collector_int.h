@@ -172,6 +172,9 @@ struct collector {
 	struct dpool_item *par_items;
 	struct channel **par_chans;
 	size_t par_cap;
+	size_t par_n;		/* items of the last drain on the pool (0:
+				 * it drained alone) */
+	uint64_t par_merges;	/* frames merged draining (drainpar.c) */
 	uint64_t par_cpu_gone;	/* CPU time of pools stopped */
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
 	 * period its intervals follow, its CPU time at the last frame; a

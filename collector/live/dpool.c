@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "aggr.h"
 #include "base.h"
@@ -33,6 +34,9 @@
 /* A block holds a record of up to this many bytes (MMAP2 records with
  * the longest paths); a longer one is copied to the heap. */
 #define DPOOL_RECORD	4352
+/* While a shard is merged, the other threads drain their rings again
+ * after this long, so that no ring waits for the whole merge. */
+#define DPOOL_NAP_US	1000
 
 struct dblock {
 	uint32_t n;		/* the record's bytes */
@@ -71,6 +75,9 @@ struct dpool {
 	struct dpool_item *items;
 	size_t n_items;
 	uint64_t period;
+	int merging;		/* the shard being merged (-1: none), whose
+				 * group's rings the next thread drains */
+	bool loop;		/* drain again and again until cleared */
 	unsigned n;
 	struct drainer d[];
 };
@@ -127,24 +134,46 @@ dpool_other(const struct perf_event_header *hdr, void *ctx)
 	return 0;
 }
 
-/* One drain's share: the items of this thread's group. */
+/* One pass of a drain: the items of this thread's group, and those of
+ * the group before while that group's shard is being merged. */
 static void
 dpool_run(struct drainer *d, struct dpool_item *items, size_t n,
-	  uint64_t period)
+	  uint64_t period, int merging)
 {
 	struct dpool *p = d->pool;
 
+	/* Its shard is the collector's until the merge is done. */
+	if ((int)d->idx == merging)
+		return;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t bad = d->in.stats.bad;
+		unsigned own = items[i].group % p->n;
 
-		if (items[i].group % p->n != d->idx)
+		if ((int)own == merging)
+			own = (own + 1) % p->n;
+		if (own != d->idx)
 			continue;
 		d->cur = i;
-		memset(&items[i].st, 0, sizeof(items[i].st));
 		ingest_drain(&d->in, items[i].ev, items[i].ring, period,
 			     dpool_other, d, &items[i].st);
-		items[i].bad = d->in.stats.bad - bad;
+		items[i].bad += d->in.stats.bad - bad;
 	}
+}
+
+/* Between two passes of a draining merge: DPOOL_NAP_US, or less when
+ * the collector wakes the threads.  Under p->mu. */
+static void
+dpool_nap(struct dpool *p)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += DPOOL_NAP_US * 1000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->job, &p->mu, &ts);
 }
 
 static void *
@@ -156,18 +185,30 @@ dpool_thread(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		uint64_t c0;
+		int merging;
 
 		while (d->gen == p->gen && !p->quit)
 			pthread_cond_wait(&p->job, &p->mu);
 		if (p->quit)
 			break;
 		d->gen = p->gen;
-		pthread_mutex_unlock(&p->mu);
-		c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-		dpool_run(d, p->items, p->n_items, p->period);
-		c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-		pthread_mutex_lock(&p->mu);
-		d->cpu_ns += c0;
+		merging = p->merging;
+		/* One pass; while the collector merges, more until it is
+		 * done (p->loop cleared). */
+		for (;;) {
+			pthread_mutex_unlock(&p->mu);
+			c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			dpool_run(d, p->items, p->n_items, p->period,
+				  merging);
+			c0 = base_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			pthread_mutex_lock(&p->mu);
+			d->cpu_ns += c0;
+			if (!p->loop || p->quit)
+				break;
+			dpool_nap(p);
+			if (!p->loop || p->quit)
+				break;
+		}
 		d->done = true;
 		pthread_cond_signal(&p->ready);
 	}
@@ -191,6 +232,7 @@ dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 	pthread_cond_init(&p->job, NULL);
 	pthread_cond_init(&p->ready, NULL);
 	p->n = n_threads;
+	p->merging = -1;
 	for (unsigned i = 0; i < n_threads; i++) {
 		struct drainer *d = &p->d[i];
 
@@ -264,18 +306,35 @@ dpool_take(struct dblock *b, struct dpool_item *items, dpool_other_fn other,
 	b->big = NULL;
 }
 
-void
-dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
-	    uint64_t period, dpool_other_fn other, void *ctx)
+/* A drain of items[0..n) started on the threads. */
+static void
+dpool_start(struct dpool *p, struct dpool_item *items, size_t n,
+	    uint64_t period, int merging)
 {
+	for (size_t i = 0; i < n; i++) {
+		memset(&items[i].st, 0, sizeof(items[i].st));
+		items[i].bad = 0;
+	}
 	pthread_mutex_lock(&p->mu);
 	p->items = items;
 	p->n_items = n;
 	p->period = period;
+	p->merging = merging;
+	p->loop = merging >= 0;
 	p->gen++;
 	for (unsigned i = 0; i < p->n; i++)
 		p->d[i].done = false;
 	pthread_cond_broadcast(&p->job);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* The records other than samples to other(), until every thread is
+ * done with the drain started. */
+static void
+dpool_wait(struct dpool *p, struct dpool_item *items, dpool_other_fn other,
+	   void *ctx)
+{
+	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		bool all_done = true, took = false;
 
@@ -300,7 +359,35 @@ dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
 		if (!took)
 			pthread_cond_wait(&p->ready, &p->mu);
 	}
+	p->merging = -1;
 	pthread_mutex_unlock(&p->mu);
+}
+
+void
+dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
+	    uint64_t period, dpool_other_fn other, void *ctx)
+{
+	dpool_start(p, items, n, period, -1);
+	dpool_wait(p, items, other, ctx);
+}
+
+int
+dpool_merge_draining(struct dpool *p, unsigned i, struct aggr *dst,
+		     struct dpool_item *items, size_t n, uint64_t period,
+		     dpool_other_fn other, void *ctx)
+{
+	int ret;
+
+	if (p->n < 2 || i >= p->n)
+		return -EINVAL;
+	dpool_start(p, items, n, period, (int)i);
+	ret = aggr_merge(dst, &p->d[i].shard);
+	pthread_mutex_lock(&p->mu);
+	p->loop = false;
+	pthread_cond_broadcast(&p->job);
+	pthread_mutex_unlock(&p->mu);
+	dpool_wait(p, items, other, ctx);
+	return ret;
 }
 
 int

@@ -69,6 +69,18 @@ void dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
 /* Between drains: every shard's interval into dst (aggr_merge), the
  * shards emptied.  0 or the first error (-EINVAL, -ENOMEM). */
 int dpool_merge(struct dpool *p, struct aggr *dst);
+/*
+ * Shard i into dst (between drains), while the other threads drain
+ * items[0..n) again and again (every DPOOL_NAP_US) until the merge is
+ * done, shard i's group going to the next thread: a merge longer than a
+ * ring takes to fill then costs no samples.  What they drain lands in
+ * their shards, merged now (a later i) or at the next merge.  Returns as
+ * dpool_drain does (items' st and bad: the passes' sums), with
+ * aggr_merge's result; -EINVAL with fewer than two threads.
+ */
+int dpool_merge_draining(struct dpool *p, unsigned i, struct aggr *dst,
+			 struct dpool_item *items, size_t n, uint64_t period,
+			 dpool_other_fn other, void *ctx);
 /* Whether the shards are made like a (the same page size). */
 bool dpool_like(const struct dpool *p, const struct aggr *a);
 

@@ -141,12 +141,23 @@ collector_par_other(const struct perf_event_header *hdr, void *tag,
 	collector_on_record(hdr, &d);
 }
 
+/* What a drain on the pool found wrong in each ring. */
+static void
+collector_par_done(struct collector *c, struct channel **chans, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		c->bad_records += c->par_items[i].bad;
+		collector_drain_bad(c, chans[i], &c->par_items[i].st);
+	}
+}
+
 void
 collector_drain_many(struct collector *c, struct channel **chans, size_t n)
 {
 	unsigned k = n >= 2 ? collector_par_want(c) : 0;
 	int n_cpus = c->aggr.n_cpus > 0 ? c->aggr.n_cpus : 1;
 
+	c->par_n = 0;
 	if (k < 2 || !collector_par_pool(c, k) || !collector_par_room(c, n)) {
 		for (size_t i = 0; i < n; i++)
 			collector_drain(c, chans[i]);
@@ -175,10 +186,8 @@ collector_drain_many(struct collector *c, struct channel **chans, size_t n)
 	}
 	dpool_drain(c->pool, c->par_items, n, chanset_period(c->cs),
 		    collector_par_other, c);
-	for (size_t i = 0; i < n; i++) {
-		c->bad_records += c->par_items[i].bad;
-		collector_drain_bad(c, chans[i], &c->par_items[i].st);
-	}
+	collector_par_done(c, chans, n);
+	c->par_n = n;
 }
 
 void
@@ -186,6 +195,7 @@ collector_drain_if(struct collector *c, bool (*want)(const struct channel *ch))
 {
 	size_t n = chanset_count(c->cs), m = 0;
 
+	c->par_n = 0;
 	if (!collector_par_room(c, n)) {
 		for (size_t i = 0; i < n; i++)
 			if (!want || want(chanset_at(c->cs, i)))
@@ -207,6 +217,34 @@ collector_par_merge(struct collector *c)
 		log_msg("drain threads: merge: %s", strerror(-ret));
 }
 
+/*
+ * The frame's merge just after a drain of every ring on the pool: shard
+ * after shard, the other threads draining the rings meanwhile
+ * (dpool_merge_draining), so that a merge of many pages, tens of
+ * milliseconds, does not leave the rings undrained (README.md,
+ * Performance: bench-drain's merge figures).
+ */
+static void
+collector_par_merge_draining(struct collector *c)
+{
+	size_t n = c->par_n;
+	int ret = 0;
+
+	for (unsigned i = 0; i < dpool_threads(c->pool); i++) {
+		int r = dpool_merge_draining(c->pool, i, &c->aggr,
+					     c->par_items, n,
+					     chanset_period(c->cs),
+					     collector_par_other, c);
+
+		collector_par_done(c, c->par_chans, n);
+		if (r < 0 && ret == 0)
+			ret = r;
+	}
+	c->par_merges++;
+	if (ret < 0)
+		log_msg("drain threads: merge: %s", strerror(-ret));
+}
+
 void
 collector_drain_all(struct collector *c)
 {
@@ -215,7 +253,11 @@ collector_drain_all(struct collector *c)
 	collector_drain_if(c, NULL);
 	if (c->cfg.recorder)	/* every ring read to its end */
 		recorder_round(c->cfg.recorder);
-	collector_par_merge(c);
+	/* The shards drained since are merged at the next frame. */
+	if (c->pool && c->par_n == n && n && c->par_chans)
+		collector_par_merge_draining(c);
+	else
+		collector_par_merge(c);
 	for (size_t i = 0; i < n; i++)
 		collector_sync_lost(c, chanset_at(c->cs, i));
 	for (size_t i = chanset_count(c->cs); i-- > 0;) {
@@ -239,6 +281,8 @@ collector_par_fini_pool(struct collector *c)
 {
 	if (!c->pool)
 		return;
+	log_msg("drain threads: %llu frames merged with the rings drained "
+		"meanwhile", (unsigned long long)c->par_merges);
 	c->par_cpu_gone += dpool_cpu_ns(c->pool);
 	dpool_free(c->pool);
 	c->pool = NULL;

@@ -32,6 +32,11 @@ if [ "${MEMTOP_DRAIN_THREADS:-0}" -ge 2 ]; then
 	grep -q "drain threads: $MEMTOP_DRAIN_THREADS over" "$TMP/a.jsonl.log" ||
 		fail "-a: no drain threads started (MEMTOP_DRAIN_THREADS=$MEMTOP_DRAIN_THREADS)"
 	echo "ok: -a drained by $MEMTOP_DRAIN_THREADS drain threads"
+	# Each frame's merge, shard by shard, with the rings drained by the
+	# other threads meanwhile (collector/live/dpool.h).
+	grep -Eq "drain threads: [1-9][0-9]* frames merged with the rings drained" \
+		"$TMP/a.jsonl.log" ||
+		fail "-a: no frame merged with the rings drained meanwhile"
 fi
 # A memtop that cannot keep up with the whole machine (a ThreadSanitizer
 # build on a busy machine) loses samples, counted; the workloads' pages,

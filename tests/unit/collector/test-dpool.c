@@ -5,7 +5,9 @@
  * draining alone: the same records in six rings (hand-built, each layout
  * of tests/lib/ingest-build.h, LOST records among them), drained by
  * ingest_drain ring after ring into one aggregation and by 1, 2 or 3
- * drain threads into shards merged into another (aggr_merge), give the
+ * drain threads into shards merged into another (aggr_merge; or, the
+ * last round, drained by the other threads while each shard is merged:
+ * dpool_merge_draining, every ring empty after each), give the
  * same frame, two intervals in a row: counts and cumulative counts, every
  * page with its total, code sites, line heat and levels, CPU, node,
  * matrix, thread and process rows, the code view, lost; both frames pass
@@ -118,13 +120,35 @@ serial_other(const struct perf_event_header *hdr, void *ctx)
 }
 
 /*
+ * The last round's records drained while each shard is merged
+ * (dpool_merge_draining): the rings of every group, the merged shard's
+ * too, are empty after each merge.
+ */
+static void
+merge_draining(struct dpool *pool, struct aggr *a, struct trings *tr,
+	       struct dpool_item *items)
+{
+	for (unsigned i = 0; i < dpool_threads(pool); i++) {
+		check_eq_i64(dpool_merge_draining(pool, i, a, items, N_RINGS,
+						  5, count_other, a), 0);
+		for (int k = 0; k < N_RINGS; k++) {
+			check_eq_u64(ring_pending(&tr->r[k]), 0);
+			check_eq_u64(items[k].st.bad_size, 0);
+		}
+	}
+}
+
+/*
  * Writes every ring's records, in rounds of what fits, and drains them:
- * with the pool's threads, or (pool NULL) ring after ring.  Returns the
- * samples the decoder accepts (the test's oracle, from ingest_decode).
+ * with the pool's threads, or (pool NULL) ring after ring.  With
+ * draining, the last round is drained during the shards' merge.
+ * Returns the samples the decoder accepts (the test's oracle, from
+ * ingest_decode).
  */
 static uint64_t
 run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
-    const struct source *src, const struct channel_events *ch)
+    const struct source *src, const struct channel_events *ch,
+    bool draining)
 {
 	struct dpool_item items[N_RINGS];
 	struct ingest in, oracle;
@@ -163,7 +187,9 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 				left--, written[k]++;
 			tring_publish(&tr->t[k]);
 		}
-		if (pool) {
+		if (pool && draining && !left) {
+			merge_draining(pool, a, tr, items);
+		} else if (pool) {
 			dpool_drain(pool, items, N_RINGS, 5, count_other,
 				    a);
 			for (int k = 0; k < N_RINGS; k++)
@@ -325,9 +351,10 @@ build(struct aggr *a)
 	return frame_build(a, &m);
 }
 
-/* Two intervals of the same records: alone, then with t threads. */
+/* Two intervals of the same records: alone, then with t threads (the
+ * last round drained during the merge with draining). */
 static void
-test_threads(const struct topo *topo, int layout, unsigned t)
+test_threads(const struct topo *topo, int layout, unsigned t, bool draining)
 {
 	struct source src;
 	struct channel_events ch;
@@ -343,10 +370,12 @@ test_threads(const struct topo *topo, int layout, unsigned t)
 	    !check(dpool_new(&pool, t, &par) == 0))
 		goto out;
 	for (int interval = 0; interval < 2; interval++) {
-		uint64_t want = run(&tr, &one, NULL, layout, &src, &ch);
+		uint64_t want = run(&tr, &one, NULL, layout, &src, &ch,
+				    false);
 		struct frame *f1 = build(&one), *f2;
 
-		check_eq_u64(run(&tr, &par, pool, layout, &src, &ch), want);
+		check_eq_u64(run(&tr, &par, pool, layout, &src, &ch,
+				 draining), want);
 		f2 = build(&par);
 		if (check(f1 && f2)) {
 			check_eq_u64(f1->totals.samples + f1->totals.untracked,
@@ -381,9 +410,12 @@ main(void)
 	 * tracepoint's layout; 2 with the others (short enough for
 	 * ThreadSanitizer on a busy machine). */
 	for (unsigned t = 1; t <= 3; t++)
-		test_threads(topo, 0, t);
+		test_threads(topo, 0, t, false);
 	for (int layout = 1; layout < 4; layout++)
-		test_threads(topo, layout, 2);
+		test_threads(topo, layout, 2, false);
+	/* The frame's merge with the rings drained meanwhile. */
+	test_threads(topo, 0, 2, true);
+	test_threads(topo, 2, 3, true);
 	topo_free(topo);
 	return test_result();
 }
