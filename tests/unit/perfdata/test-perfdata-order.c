@@ -136,6 +136,32 @@ test_rounds(void)
 	free(b);
 }
 
+/* A record that may go is handed out before the next one is read, even
+ * when it comes in order behind nothing: 8 goes as soon as it is read
+ * (round 2 lets up to 10 go), so 5, read after it, comes out after it.
+ * Then records queued behind a head that may not go (30) wait with it,
+ * while an older one (9) overtakes them.  8, 5 and 9 come out after 10:
+ * out of order, counted. */
+static void
+test_ready_at_once(void)
+{
+	static const uint64_t in[] = {
+		10, ROUND, ROUND, 8, 5, 30, 31, 32, 9, ROUND, ROUND,
+	};
+	static const uint64_t want[] = { 10, 8, 5, 9, 30, 31, 32 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_order_stats st;
+	uint64_t got[32];
+	size_t n;
+	char err[256];
+
+	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+			   err, sizeof(err)), 0);
+	check_order(got, n, want, ARRAY_SIZE(want));
+	check_eq_u64(st.unordered, 3);
+	free(b);
+}
+
 static void
 test_window(void)
 {
@@ -258,6 +284,7 @@ main(void)
 	 * records unless it grows. */
 	test_big(3 << 19, 4);
 	test_rounds();
+	test_ready_at_once();
 	test_window();
 	test_error_after_records();
 	return test_result();
