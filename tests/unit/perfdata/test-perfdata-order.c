@@ -162,6 +162,43 @@ test_ready_at_once(void)
 	free(b);
 }
 
+/* The reader's in-place path (aligned, host order, uncompressed): each
+ * record's offset in the image, its event, and a sample whose id names no
+ * event handed out as such and counted. */
+static void
+test_reader_in_place(void)
+{
+	static const uint64_t in[] = { 5, 6 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_reader *r;
+	struct perfdata_record rec;
+	struct rb s;
+	const struct perf_event_header *h = mk_sample(&s, 303, 7, 9, 0x1000,
+						      0);
+	uint64_t at[3];
+	char err[256];
+
+	/* image()'s two samples are the size of this one, of id 303,
+	 * which no event has. */
+	at[2] = b->len;
+	at[1] = at[2] - h->size;
+	at[0] = at[1] - h->size;
+	buf_put(b, h, h->size);
+	check_eq_i64(perfdata_reader_open_mem(&r, b->p, b->len, err,
+					      sizeof(err)), 0);
+	for (size_t i = 0; i < 3; i++) {
+		check_eq_i64(perfdata_reader_next(r, &rec, err, sizeof(err)), 1);
+		check_eq_u64(rec.offset, at[i]);
+		check_eq_u64(rec.event_idx, i < 2 ? 0 : PERFDATA_NO_EVENT);
+		check(rec.stable);
+	}
+	check_eq_i64(perfdata_reader_next(r, &rec, err, sizeof(err)), 0);
+	check_eq_u64(perfdata_reader_stats(r)->unmatched, 1);
+	check_eq_u64(perfdata_reader_stats(r)->records, 3);
+	perfdata_reader_free(r);
+	free(b);
+}
+
 static void
 test_window(void)
 {
@@ -285,6 +322,7 @@ main(void)
 	test_big(3 << 19, 4);
 	test_rounds();
 	test_ready_at_once();
+	test_reader_in_place();
 	test_window();
 	test_error_after_records();
 	return test_result();
