@@ -268,7 +268,10 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 		    hdr->size >= sizeof(*hdr) && hdr->size <= r->end - r->pos) {
 			rec->offset = r->pos;
 			r->pos += hdr->size;
-			rec->event_idx = perfdata_event_of(r, hdr);
+			/* One event (n_events > 0 here): as perfdata_event_of
+			 * answers, without the call. */
+			rec->event_idx = r->id_mode == PERFDATA_ID_SINGLE ? 0 :
+					 perfdata_event_of(r, hdr);
 			if (rec->event_idx == PERFDATA_NO_EVENT &&
 			    hdr->type == PERF_RECORD_SAMPLE)
 				r->stats.unmatched++;
