@@ -12,6 +12,12 @@
  * and the heap's top.  The record handed out last stays alive
  * until the next call (`out` for a heap copy, its place in the byte ring
  * for a FIFO one: nothing is written there before the next call).
+ *
+ * A capture in time order (one thread's faults: the common case) never
+ * fills the heap, and then the FIFO's head goes out with one time check
+ * (order_try_out); while that head may not go yet, the records read
+ * behind it in the FIFO cannot change that, so they are read without
+ * asking again until a round, the end, or one that goes to the heap.
  */
 
 #include <errno.h>
@@ -267,14 +273,15 @@ fifo_grow_bytes(struct order_fifo *f, size_t n)
 }
 
 static int
-fifo_push(struct order_fifo *f, const struct order_ent *in,
-	  const struct perfdata_record *rec)
+fifo_push(struct order_fifo *f, const struct perfdata_record *rec,
+	  uint64_t time, uint64_t seq)
 {
-	size_t n = ORDER_ALIGN(rec->hdr->size), k, at = ORDER_STABLE;
+	size_t n, k, at = ORDER_STABLE;
 
 	if (f->n == f->ent_cap && fifo_grow_entries(f) < 0)
 		return -ENOMEM;
 	if (!rec->stable) {
+		n = ORDER_ALIGN(rec->hdr->size);
 		at = fifo_place(f, n);
 		if (at == SIZE_MAX) {
 			if (fifo_grow_bytes(f, n) < 0)
@@ -288,15 +295,15 @@ fifo_push(struct order_fifo *f, const struct order_ent *in,
 	}
 	k = (f->first + f->n++) & (f->ent_cap - 1);
 	/* Field by field: no copy of a whole entry through the stack. */
-	f->ent[k].time = in->time;
-	f->ent[k].seq = in->seq;
-	f->ent[k].offset = in->offset;
-	f->ent[k].event_idx = in->event_idx;
+	f->ent[k].time = time;
+	f->ent[k].seq = seq;
+	f->ent[k].offset = rec->offset;
+	f->ent[k].event_idx = rec->event_idx;
 	f->ent[k].owned = false;
 	/* A stable record's pointer: its place in the file image. */
 	f->ent[k].hdr = (struct perf_event_header *)(uintptr_t)rec->hdr;
 	f->at[k] = at;
-	f->last_time = in->time;
+	f->last_time = time;
 	return 0;
 }
 
@@ -357,14 +364,19 @@ static int
 order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 	   uint64_t time)
 {
-	struct order_ent e = {
-		.time = time, .seq = o->seq++, .offset = rec->offset,
-		.event_idx = rec->event_idx,
-	};
-	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
-		  fifo_push(&o->fifo, &e, rec) :
-		  heap_push(o, &e, rec);
+	uint64_t seq = o->seq++;
+	int ret;
 
+	if (o->fifo.n == 0 || time >= o->fifo.last_time) {
+		ret = fifo_push(&o->fifo, rec, time, seq);
+	} else {
+		struct order_ent e = {
+			.time = time, .seq = seq, .offset = rec->offset,
+			.event_idx = rec->event_idx,
+		};
+
+		ret = heap_push(o, &e, rec);
+	}
 	if (ret < 0)
 		return ret;
 	o->bytes += rec->hdr->size;
