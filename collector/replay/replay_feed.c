@@ -510,15 +510,14 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 	}
 }
 
-int
-replay_record(struct replay *r, const struct perfdata_record *rec)
+/* A record other than a sample. */
+static int
+replay_other(struct replay *r, const struct perfdata_record *rec)
 {
 	const struct perf_event_header *hdr = rec->hdr;
 	uint64_t n;
 
 	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE:
-		return replay_sample(r, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		if (replay_alloc_lost(r, rec))
@@ -545,4 +544,13 @@ replay_record(struct replay *r, const struct perfdata_record *rec)
 		break;
 	}
 	return 0;
+}
+
+int
+replay_record(struct replay *r, const struct perfdata_record *rec)
+{
+	/* Samples first, without the switch: a tail call. */
+	if (rec->hdr->type == PERF_RECORD_SAMPLE)
+		return replay_sample(r, rec);
+	return replay_other(r, rec);
 }
