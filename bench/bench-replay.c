@@ -181,13 +181,32 @@ bench_line(const char *what, unsigned long long n, struct bench_time bt)
  * (the synthetic shapes'), --keep DIR (the captures are written to
  * DIR/faults.data, DIR/mem.data and DIR/phys.data and kept, for a
  * profile or a comparison of frames: bench/replay-same.sh), --write-only
- * (with --keep: the captures and nothing else). */
+ * (with --keep: the captures and nothing else), --shapes LIST (a comma-
+ * separated subset of faults, mem and phys; default all three: a before/
+ * after comparison of one shape need not wait for perf report on the
+ * others). */
 struct bench_opts {
 	unsigned long long samples;
 	unsigned fault_rounds;
 	const char *memtop, *workload, *keep;
 	bool write_only;
+	const char *shapes;
 };
+
+/* Whether --shapes names this shape (every one without --shapes). */
+static bool
+bench_wants(const struct bench_opts *o, const char *shape)
+{
+	size_t n = strlen(shape);
+
+	for (const char *p = o->shapes; p; p = strchr(p, ',')) {
+		if (*p == ',')
+			p++;
+		if (strncmp(p, shape, n) == 0 && (p[n] == ',' || !p[n]))
+			return true;
+	}
+	return !o->shapes;
+}
 
 static void
 bench_args(int argc, char **argv, struct bench_opts *o)
@@ -203,6 +222,8 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 			o->workload = argv[++i];
 		} else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) {
 			o->keep = argv[++i];
+		} else if (strcmp(argv[i], "--shapes") == 0 && i + 1 < argc) {
+			o->shapes = argv[++i];
 		} else if (strcmp(argv[i], "--write-only") == 0) {
 			o->write_only = true;
 		} else if (strcmp(argv[i], "--samples") == 0 &&
@@ -352,7 +373,7 @@ int
 main(int argc, char **argv)
 {
 	struct bench_opts o = { BENCH_SAMPLES, BENCH_FAULT_ROUNDS,
-				getenv("MEMTOP"), NULL, NULL, false };
+				getenv("MEMTOP"), NULL, NULL, false, NULL };
 	struct synth_opts so;
 	char path[512];
 	int ret = 0;
@@ -365,30 +386,36 @@ main(int argc, char **argv)
 	printf("memtop replay benchmark: memtop -i beside perf report "
 	       "--mem-mode on three capture shapes\n");
 	benchlib_print_machine();
-	if (bench_temp_file(path, sizeof(path), &o, "faults") < 0)
-		return 1;
-	if (bench_faults(path, &o) < 0)
-		ret = 1;
-	bench_drop(path, &o);
+	if (bench_wants(&o, "faults")) {
+		if (bench_temp_file(path, sizeof(path), &o, "faults") < 0)
+			return 1;
+		if (bench_faults(path, &o) < 0)
+			ret = 1;
+		bench_drop(path, &o);
+	}
 	synth_defaults(&so);
 	so.samples = o.samples;
 	so.pages = 65536;
 	so.pids = 4;
 	so.seconds = 30;
 	so.phys = false;
-	if (bench_temp_file(path, sizeof(path), &o, "mem") < 0)
-		return 1;
-	if (bench_synth(path, &so, &o, "perf mem") < 0)
-		ret = 1;
-	bench_drop(path, &o);
+	if (bench_wants(&o, "mem")) {
+		if (bench_temp_file(path, sizeof(path), &o, "mem") < 0)
+			return 1;
+		if (bench_synth(path, &so, &o, "perf mem") < 0)
+			ret = 1;
+		bench_drop(path, &o);
+	}
 	so.phys = true;
 	so.pids = 64;
 	so.cpus = 64;
 	so.pages = 4096;
-	if (bench_temp_file(path, sizeof(path), &o, "phys") < 0)
-		return 1;
-	if (bench_synth(path, &so, &o, "system-wide PHYS_ADDR") < 0)
-		ret = 1;
-	bench_drop(path, &o);
+	if (bench_wants(&o, "phys")) {
+		if (bench_temp_file(path, sizeof(path), &o, "phys") < 0)
+			return 1;
+		if (bench_synth(path, &so, &o, "system-wide PHYS_ADDR") < 0)
+			ret = 1;
+		bench_drop(path, &o);
+	}
 	return ret;
 }

@@ -107,8 +107,9 @@ replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
 	replay_fixed_build(&re->fixed, &re->layout);
 }
 
-/* The fields record_sample_fill reads; the others are never looked at. */
-static const enum record_field replay_read[] = {
+/* The fields record_sample_fill reads; the others are never looked at
+ * (REPLAY_FIXED_MAX of them). */
+static const enum record_field replay_read[REPLAY_FIXED_MAX] = {
 	RECORD_F_IDENTIFIER, RECORD_F_IP, RECORD_F_TID, RECORD_F_TIME,
 	RECORD_F_ADDR, RECORD_F_ID, RECORD_F_CPU, RECORD_F_PERIOD,
 	RECORD_F_WEIGHT, RECORD_F_DATA_SRC, RECORD_F_PHYS_ADDR,
@@ -132,21 +133,20 @@ replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 
 		if (off[f] < 0)
 			continue;
-		fx->off[f] = (uint16_t)off[f];
-		fx->past_raw[f] = fx->raw >= 0 && f > RECORD_F_RAW ?
-				  UINT32_MAX : 0;
-		fx->mask[f] = UINT64_MAX;
+		fx->field[fx->n] = (uint8_t)f;
+		fx->off[fx->n] = (uint16_t)off[f];
+		fx->past_raw[fx->n++] = fx->raw >= 0 && f > RECORD_F_RAW ?
+					UINT32_MAX : 0;
 	}
 	fx->present = l->sample_type;
 }
 
 int
-replay_fixed_parse(const struct replay_fixed *fx,
+replay_fixed_parse(struct replay_fixed *fx,
 		   const struct perf_event_header *hdr,
 		   struct record_sample *out)
 {
 	const unsigned char *rec = (const void *)hdr;
-	uint64_t v[RECORD_F__N] = { 0 };
 	uint32_t raw_len = 0;
 
 	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
@@ -162,14 +162,11 @@ replay_fixed_parse(const struct replay_fixed *fx,
 		return -1;
 	/* Every read lies inside: off + 8 <= fx->size, and a field past
 	 * RAW ends at most raw_len further, at hdr->size. */
-	for (size_t i = 0; i < ARRAY_SIZE(replay_read); i++) {
-		enum record_field f = replay_read[i];
-
-		memcpy(&v[f], rec + fx->off[f] + (raw_len & fx->past_raw[f]),
-		       sizeof(v[f]));
-		v[f] &= fx->mask[f];
-	}
-	record_sample_fill(v, fx->present, out);
+	for (uint32_t i = 0; i < fx->n; i++)
+		memcpy(&fx->v[fx->field[i]],
+		       rec + fx->off[i] + (raw_len & fx->past_raw[i]),
+		       sizeof(fx->v[0]));
+	record_sample_fill(fx->v, fx->present, out);
 	out->caller = 0;	/* a fixed layout has no call chain */
 	out->raw = fx->raw >= 0 ? rec + fx->raw + sizeof(raw_len) : NULL;
 	out->raw_size = raw_len;
@@ -358,7 +355,7 @@ replay_time(struct replay *r, uint64_t t)
 static int
 replay_sample(struct replay *r, const struct perfdata_record *rec)
 {
-	const struct replay_event *ev;
+	struct replay_event *ev;
 	struct record_sample rs;
 	unsigned char raw[REPLAY_RAW_COPY];
 	struct sample *s;
@@ -513,15 +510,14 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 	}
 }
 
-int
-replay_record(struct replay *r, const struct perfdata_record *rec)
+/* A record other than a sample. */
+static int
+replay_other(struct replay *r, const struct perfdata_record *rec)
 {
 	const struct perf_event_header *hdr = rec->hdr;
 	uint64_t n;
 
 	switch (hdr->type) {
-	case PERF_RECORD_SAMPLE:
-		return replay_sample(r, rec);
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
 		if (replay_alloc_lost(r, rec))
@@ -548,4 +544,13 @@ replay_record(struct replay *r, const struct perfdata_record *rec)
 		break;
 	}
 	return 0;
+}
+
+int
+replay_record(struct replay *r, const struct perfdata_record *rec)
+{
+	/* Samples first, without the switch: a tail call. */
+	if (rec->hdr->type == PERF_RECORD_SAMPLE)
+		return replay_sample(r, rec);
+	return replay_other(r, rec);
 }

@@ -46,14 +46,26 @@
  * masked to 0, which costs less than a branch or a loop over the present
  * ones.
  */
+/* At most this many fields are read from a fixed layout (replay_read,
+ * replay_feed.c). */
+#define REPLAY_FIXED_MAX	12
+
 struct replay_fixed {
 	uint32_t size;		/* record bytes without RAW's data; 0 = the
 				 * event has no fixed layout */
 	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
 	uint64_t present;	/* sample_type */
-	uint16_t off[RECORD_F__N];	/* from the record's start */
-	uint32_t past_raw[RECORD_F__N];	/* UINT32_MAX: after RAW's data */
-	uint64_t mask[RECORD_F__N];	/* 0: absent */
+	/* The fields the replay reads that the event has, n of them:
+	 * which, where from the record's start, UINT32_MAX for one after
+	 * RAW's data (else 0). */
+	uint32_t n;
+	uint8_t field[REPLAY_FIXED_MAX];
+	uint16_t off[REPLAY_FIXED_MAX];
+	uint32_t past_raw[REPLAY_FIXED_MAX];
+	/* The last sample's fields by record_field: the event's present
+	 * ones are rewritten each parse, the others stay 0, so nothing is
+	 * cleared a sample. */
+	uint64_t v[RECORD_F__N];
 };
 
 /* How one event of the file turns into samples. */
@@ -211,7 +223,7 @@ void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
  * untouched for any other record, which is then record_parse_sample()'s
  * to judge (tests/unit/perfdata/test-perfdata.c compares the two).
  */
-int replay_fixed_parse(const struct replay_fixed *fx,
+int replay_fixed_parse(struct replay_fixed *fx,
 		       const struct perf_event_header *hdr,
 		       struct record_sample *out);
 

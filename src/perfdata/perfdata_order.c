@@ -12,6 +12,12 @@
  * and the heap's top.  The record handed out last stays alive
  * until the next call (`out` for a heap copy, its place in the byte ring
  * for a FIFO one: nothing is written there before the next call).
+ *
+ * A capture in time order (one thread's faults: the common case) never
+ * fills the heap, and then the FIFO's head goes out with one time check
+ * (order_try_out); while that head may not go yet, the records read
+ * behind it in the FIFO cannot change that, so they are read without
+ * asking again until a round, the end, or one that goes to the heap.
  */
 
 #include <errno.h>
@@ -72,6 +78,11 @@ struct perfdata_order {
 	int end_ret;		/* and returned this */
 	char end_err[256];
 	struct perf_event_header *out;	/* handed out last */
+	/* The event whose SAMPLE records' TIME was looked up last, and
+	 * where it sits (0: the event has no TIME): most captures have one
+	 * or two events, so this spares a layout walk a record. */
+	uint32_t time_event;
+	uint32_t time_at;
 	struct perfdata_order_stats stats;
 };
 
@@ -83,6 +94,7 @@ perfdata_order_new(struct perfdata_order **out, uint64_t max_bytes)
 	if (!o)
 		return -ENOMEM;
 	o->max_bytes = max_bytes;
+	o->time_event = PERFDATA_NO_EVENT;
 	*out = o;
 	return 0;
 }
@@ -261,14 +273,15 @@ fifo_grow_bytes(struct order_fifo *f, size_t n)
 }
 
 static int
-fifo_push(struct order_fifo *f, const struct order_ent *in,
-	  const struct perfdata_record *rec)
+fifo_push(struct order_fifo *f, const struct perfdata_record *rec,
+	  uint64_t time, uint64_t seq)
 {
-	size_t n = ORDER_ALIGN(rec->hdr->size), k, at = ORDER_STABLE;
+	size_t n, k, at = ORDER_STABLE;
 
 	if (f->n == f->ent_cap && fifo_grow_entries(f) < 0)
 		return -ENOMEM;
 	if (!rec->stable) {
+		n = ORDER_ALIGN(rec->hdr->size);
 		at = fifo_place(f, n);
 		if (at == SIZE_MAX) {
 			if (fifo_grow_bytes(f, n) < 0)
@@ -281,15 +294,20 @@ fifo_push(struct order_fifo *f, const struct order_ent *in,
 			f->byte_head = at;
 	}
 	k = (f->first + f->n++) & (f->ent_cap - 1);
-	f->ent[k] = *in;
+	/* Field by field: no copy of a whole entry through the stack. */
+	f->ent[k].time = time;
+	f->ent[k].seq = seq;
+	f->ent[k].offset = rec->offset;
+	f->ent[k].event_idx = rec->event_idx;
+	f->ent[k].owned = false;
 	/* A stable record's pointer: its place in the file image. */
 	f->ent[k].hdr = (struct perf_event_header *)(uintptr_t)rec->hdr;
 	f->at[k] = at;
-	f->last_time = in->time;
+	f->last_time = time;
 	return 0;
 }
 
-static struct order_ent
+static inline struct order_ent
 fifo_pop(struct order_fifo *f)
 {
 	struct order_ent e = f->ent[f->first];
@@ -346,20 +364,40 @@ static int
 order_push(struct perfdata_order *o, const struct perfdata_record *rec,
 	   uint64_t time)
 {
-	struct order_ent e = {
-		.time = time, .seq = o->seq++, .offset = rec->offset,
-		.event_idx = rec->event_idx,
-	};
-	int ret = o->fifo.n == 0 || time >= o->fifo.last_time ?
-		  fifo_push(&o->fifo, &e, rec) :
-		  heap_push(o, &e, rec);
+	uint64_t seq = o->seq++;
+	int ret;
 
+	if (o->fifo.n == 0 || time >= o->fifo.last_time) {
+		ret = fifo_push(&o->fifo, rec, time, seq);
+	} else {
+		struct order_ent e = {
+			.time = time, .seq = seq, .offset = rec->offset,
+			.event_idx = rec->event_idx,
+		};
+
+		ret = heap_push(o, &e, rec);
+	}
 	if (ret < 0)
 		return ret;
 	o->bytes += rec->hdr->size;
 	if (order_held(o) > o->stats.held_max)
 		o->stats.held_max = order_held(o);
 	return 0;
+}
+
+/* top, just taken from the heap or the FIFO, out into rec. */
+static inline void
+order_hand_out(struct perfdata_order *o, const struct order_ent *top,
+	       struct perfdata_record *rec)
+{
+	o->bytes -= top->hdr->size;
+	if (top->time < o->out_time)
+		o->stats.unordered++;
+	else
+		o->out_time = top->time;
+	rec->hdr = top->hdr;
+	rec->event_idx = top->event_idx;
+	rec->offset = top->offset;
 }
 
 /* The oldest record out into rec, valid until the next call. */
@@ -379,28 +417,69 @@ order_pop(struct perfdata_order *o, struct perfdata_record *rec)
 	} else {
 		top = fifo_pop(&o->fifo);
 	}
-	o->bytes -= top.hdr->size;
-	if (top.time < o->out_time)
-		o->stats.unordered++;
-	else
-		o->out_time = top.time;
-	rec->hdr = top.hdr;
-	rec->event_idx = top.event_idx;
-	rec->offset = top.offset;
+	order_hand_out(o, &top, rec);
 }
 
-/* The record's time: 0, or -ENOENT when it has none. */
-static int
-order_time(struct perfdata_reader *r, const struct perfdata_record *rec,
-	   uint64_t *time)
+/* Whether a record of this time may go out now. */
+static inline bool
+order_may_go(const struct perfdata_order *o, uint64_t time)
 {
-	const struct perfdata_event *ev;
+	return o->ended || (o->flushing && time <= o->flush_to);
+}
 
+/* The oldest record out into rec when it may go: 1, else 0.  With the
+ * heap empty (a capture in time order) the FIFO's head is the oldest. */
+static inline int
+order_try_out(struct perfdata_order *o, struct perfdata_record *rec)
+{
+	struct order_fifo *f = &o->fifo;
+	struct order_ent top;
+
+	if (o->n == 0 && !o->out) {
+		if (f->n == 0 || !order_may_go(o, f->ent[f->first].time))
+			return 0;
+		top = fifo_pop(f);
+		order_hand_out(o, &top, rec);
+		return 1;
+	}
+	if (order_held(o) == 0 || !order_may_go(o, order_oldest(o)->time))
+		return 0;
+	order_pop(o, rec);
+	return 1;
+}
+
+/* The record's time: 0, or -ENOENT when it has none.  A SAMPLE of the
+ * event looked up last reads its TIME where record_time() found it. */
+static int
+order_time(struct perfdata_order *o, struct perfdata_reader *r,
+	   const struct perfdata_record *rec, uint64_t *time)
+{
+	const struct perf_event_header *hdr = rec->hdr;
+	const struct perfdata_event *ev;
+	uint64_t st;
+
+	if (hdr->type == PERF_RECORD_SAMPLE && rec->event_idx == o->time_event) {
+		if (o->time_at == 0 || hdr->size < o->time_at + sizeof(*time))
+			return -ENOENT;
+		memcpy(time, (const unsigned char *)hdr + o->time_at,
+		       sizeof(*time));
+		return 0;
+	}
 	if (rec->event_idx == PERFDATA_NO_EVENT ||
-	    rec->hdr->type >= PERFDATA_REC_HEADER_ATTR)
+	    hdr->type >= PERFDATA_REC_HEADER_ATTR)
 		return -ENOENT;
 	ev = perfdata_reader_event(r, rec->event_idx);
-	return record_time(&ev->layout, rec->hdr, time);
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		/* As record_time(): IDENTIFIER, IP and TID come before. */
+		st = ev->layout.sample_type;
+		o->time_event = rec->event_idx;
+		o->time_at = !(st & PERF_SAMPLE_TIME) ? 0 :
+			     (uint32_t)(sizeof(*hdr) +
+			     8 * (!!(st & PERF_SAMPLE_IDENTIFIER) +
+				  !!(st & PERF_SAMPLE_IP) +
+				  !!(st & PERF_SAMPLE_TID)));
+	}
+	return record_time(&ev->layout, hdr, time);
 }
 
 /* A timed record read: held, or, past the bound, the oldest goes out.
@@ -422,50 +501,60 @@ order_take(struct perfdata_order *o, struct perfdata_record *rec,
 	return 1;
 }
 
+/* A FINISHED_ROUND: what the round before saw may go. */
+static void
+order_round(struct perfdata_order *o)
+{
+	o->stats.rounds++;
+	o->flush_to = o->flush_next;
+	o->flushing = o->stats.rounds > 1;
+	o->flush_next = o->seen_max;
+}
+
 int
 perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
 		    struct perfdata_record *rec, char *err, size_t errlen)
 {
 	uint64_t time;
+	bool blocked;
 	int got;
 
 	for (;;) {
-		const struct order_ent *old = order_oldest(o);
-
-		if (old && (o->ended || (o->flushing &&
-					 old->time <= o->flush_to))) {
-			order_pop(o, rec);
+		if (order_try_out(o, rec))
 			return 1;
-		}
 		if (o->ended) {
 			if (o->end_ret < 0)
 				snprintf(err, errlen, "%s", o->end_err);
 			return o->end_ret;
 		}
-		got = perfdata_reader_next(r, rec, o->end_err,
-					   sizeof(o->end_err));
-		if (got <= 0) {
-			o->ended = true;
-			o->end_ret = got;
-			continue;
-		}
-		if (rec->hdr->type == PERFDATA_REC_FINISHED_ROUND) {
-			o->stats.rounds++;
-			o->flush_to = o->flush_next;
-			o->flushing = o->stats.rounds > 1;
-			o->flush_next = o->seen_max;
-			continue;
-		}
-		if (order_time(r, rec, &time) < 0) {
-			o->stats.untimed++;
-			return 1;
-		}
-		got = order_take(o, rec, time);
-		if (got != 0) {
-			if (got < 0)
-				snprintf(err, errlen, "out of memory ordering "
-					 "records by time");
-			return got;
-		}
+		/* The heap is empty and the FIFO's head may not go: until a
+		 * round or the end, records queued behind it change nothing
+		 * (the head stays the oldest), so they are read without
+		 * asking again.  A record for the heap may be older. */
+		blocked = o->n == 0 && o->fifo.n > 0;
+		do {
+			got = perfdata_reader_next(r, rec, o->end_err,
+						   sizeof(o->end_err));
+			if (got <= 0) {
+				o->ended = true;
+				o->end_ret = got;
+				break;
+			}
+			if (rec->hdr->type == PERFDATA_REC_FINISHED_ROUND) {
+				order_round(o);
+				break;
+			}
+			if (order_time(o, r, rec, &time) < 0) {
+				o->stats.untimed++;
+				return 1;
+			}
+			got = order_take(o, rec, time);
+			if (got != 0) {
+				if (got < 0)
+					snprintf(err, errlen, "out of memory "
+						 "ordering records by time");
+				return got;
+			}
+		} while (blocked && o->n == 0);
 	}
 }

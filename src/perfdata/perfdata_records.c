@@ -257,6 +257,30 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 	bool in_zstd;
 	int ret;
 
+	/* The common case without the calls below: a kernel record in
+	 * place (aligned) in an uncompressed image of host order, once the
+	 * events are known; the same checks and counts as that path. */
+	if (!r->done && !r->zstd && !r->swap && r->n_events &&
+	    r->end - r->pos >= sizeof(*hdr) &&
+	    ((uintptr_t)(r->img + r->pos) & 7) == 0) {
+		hdr = (struct perf_event_header *)(uintptr_t)(r->img + r->pos);
+		if (hdr->type < PERFDATA_REC_HEADER_ATTR &&
+		    hdr->size >= sizeof(*hdr) && hdr->size <= r->end - r->pos) {
+			rec->offset = r->pos;
+			r->pos += hdr->size;
+			/* One event (n_events > 0 here): as perfdata_event_of
+			 * answers, without the call. */
+			rec->event_idx = r->id_mode == PERFDATA_ID_SINGLE ? 0 :
+					 perfdata_event_of(r, hdr);
+			if (rec->event_idx == PERFDATA_NO_EVENT &&
+			    hdr->type == PERF_RECORD_SAMPLE)
+				r->stats.unmatched++;
+			rec->hdr = hdr;
+			rec->stable = true;	/* in r->img */
+			r->stats.records++;
+			return 1;
+		}
+	}
 	while (!r->done) {
 		ret = perfdata_fetch(r, &hdr, &offset, &in_zstd, err, errlen);
 		if (ret == 0 && !hdr) {

@@ -136,6 +136,69 @@ test_rounds(void)
 	free(b);
 }
 
+/* A record that may go is handed out before the next one is read, even
+ * when it comes in order behind nothing: 8 goes as soon as it is read
+ * (round 2 lets up to 10 go), so 5, read after it, comes out after it.
+ * Then records queued behind a head that may not go (30) wait with it,
+ * while an older one (9) overtakes them.  8, 5 and 9 come out after 10:
+ * out of order, counted. */
+static void
+test_ready_at_once(void)
+{
+	static const uint64_t in[] = {
+		10, ROUND, ROUND, 8, 5, 30, 31, 32, 9, ROUND, ROUND,
+	};
+	static const uint64_t want[] = { 10, 8, 5, 9, 30, 31, 32 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_order_stats st;
+	uint64_t got[32];
+	size_t n;
+	char err[256];
+
+	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
+			   err, sizeof(err)), 0);
+	check_order(got, n, want, ARRAY_SIZE(want));
+	check_eq_u64(st.unordered, 3);
+	free(b);
+}
+
+/* The reader's in-place path (aligned, host order, uncompressed): each
+ * record's offset in the image, its event, and a sample whose id names no
+ * event handed out as such and counted. */
+static void
+test_reader_in_place(void)
+{
+	static const uint64_t in[] = { 5, 6 };
+	struct buf *b = image(in, ARRAY_SIZE(in));
+	struct perfdata_reader *r;
+	struct perfdata_record rec;
+	struct rb s;
+	const struct perf_event_header *h = mk_sample(&s, 303, 7, 9, 0x1000,
+						      0);
+	uint64_t at[3];
+	char err[256];
+
+	/* image()'s two samples are the size of this one, of id 303,
+	 * which no event has. */
+	at[2] = b->len;
+	at[1] = at[2] - h->size;
+	at[0] = at[1] - h->size;
+	buf_put(b, h, h->size);
+	check_eq_i64(perfdata_reader_open_mem(&r, b->p, b->len, err,
+					      sizeof(err)), 0);
+	for (size_t i = 0; i < 3; i++) {
+		check_eq_i64(perfdata_reader_next(r, &rec, err, sizeof(err)), 1);
+		check_eq_u64(rec.offset, at[i]);
+		check_eq_u64(rec.event_idx, i < 2 ? 0 : PERFDATA_NO_EVENT);
+		check(rec.stable);
+	}
+	check_eq_i64(perfdata_reader_next(r, &rec, err, sizeof(err)), 0);
+	check_eq_u64(perfdata_reader_stats(r)->unmatched, 1);
+	check_eq_u64(perfdata_reader_stats(r)->records, 3);
+	perfdata_reader_free(r);
+	free(b);
+}
+
 static void
 test_window(void)
 {
@@ -258,6 +321,8 @@ main(void)
 	 * records unless it grows. */
 	test_big(3 << 19, 4);
 	test_rounds();
+	test_ready_at_once();
+	test_reader_in_place();
 	test_window();
 	test_error_after_records();
 	return test_result();
