@@ -120,8 +120,10 @@ levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 	struct levtab_page *p;
 
 	lvl = levtab_level(t, data_src);
-	if (lvl == DATASRC_LVL_NA)
+	if (lvl == DATASRC_LVL_NA) {
+		t->no_level_src = data_src;
 		return;
+	}
 	t->interval[lvl]++;
 	p = levtab_get(t, levtab_key(pid, page));
 	if (!p)

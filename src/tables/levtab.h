@@ -46,6 +46,10 @@ struct levtab {
 	 * never looked up). */
 	uint64_t memo_src[1u << LEVTAB_MEMO_BITS];
 	uint8_t memo_lvl[1u << LEVTAB_MEMO_BITS];
+	/* The last data_src seen without a level (0: none yet): a source
+	 * without one writes the same "not available" value in every
+	 * sample (a software event's), which levtab_add then drops inline. */
+	uint64_t no_level_src;
 };
 
 /* The page table's key format: pages come from its entries, so they fit
@@ -82,7 +86,7 @@ void levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 static inline void
 levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 {
-	if (t && data_src != 0)
+	if (t && data_src != 0 && data_src != t->no_level_src)
 		levtab_add_slow(t, pid, page, data_src);
 }
 /* Fetches the record of (pid, page) into the cache ahead of levtab_add;
