@@ -550,6 +550,10 @@ collector_run(struct producer *p)
 				collector_rescan(c);
 				final = collector_all_exited(c);
 			}
+			/* The last frame: what the drain threads drained
+			 * during its merge too (drainpar.c). */
+			if (final)
+				collector_par_merge(c);
 			ret = collector_emit(c, now, final);
 			if (ret < 0 || final)
 				break;

@@ -94,6 +94,9 @@ collector_apply(struct producer *p, const struct cmd *cmd)
 		break;
 	case CMD_RESET:
 		collector_drain_all(c);
+		/* What the drain threads drained during its merge is from
+		 * before the reset too. */
+		collector_par_merge(c);
 		aggr_reset(&c->aggr);
 		break;
 	case CMD_SET_GRANULARITY:

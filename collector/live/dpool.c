@@ -1,16 +1,17 @@
 /*
  * The parallel drain's threads and the collector's side of a drain.  See
- * dpool.h.  dpool_new, dpool_drain, dpool_merge, dpool_like, dpool_cpu_ns
- * and dpool_free: the collector thread only; dpool_thread and what it
- * calls: the drain threads.
+ * dpool.h.  dpool_new, dpool_drain, dpool_merge, dpool_merge_draining,
+ * dpool_like, dpool_cpu_ns and dpool_free: the collector thread only;
+ * dpool_thread and what it calls: the drain threads.
  *
- * One mutex guards each thread's block queue (head, tail), its done flag
- * and the job; block contents are written by the drain thread before it
- * moves head and read by the collector before it moves tail, both under
- * the mutex, so each block has one owner at a time.  Blocks carry only
- * the rings' records other than samples (rare); samples stay in the
- * thread's shard.  A shard is touched by its thread during a drain and by
- * the collector (merge) only between drains.
+ * One mutex guards each thread's block queue (head, tail) and overflow
+ * list, its done flag and the job; block contents are written by the
+ * drain thread before it moves head and read by the collector before it
+ * moves tail, both under the mutex, so each block has one owner at a
+ * time.  Blocks carry only the rings' records other than samples (rare);
+ * samples stay in the thread's shard.  A shard is touched by its thread
+ * during a drain and by the collector (merge) only between drains, or
+ * during a draining merge's job, when its thread drains nothing.
  */
 #include "config.h"
 
@@ -45,6 +46,13 @@ struct dblock {
 	unsigned char rec[DPOOL_RECORD];
 };
 
+/* A record queued while the collector merges and the blocks are full. */
+struct dover {
+	struct dover *next;
+	size_t item;
+	unsigned char rec[];
+};
+
 struct drainer {
 	struct dpool *pool;
 	pthread_t thread;
@@ -58,8 +66,10 @@ struct drainer {
 	struct nodemap *nm;
 	size_t cur;		/* the item being drained */
 	struct dblock *blocks;	/* DPOOL_BLOCKS */
-	/* Under pool->mu. */
+	/* Under pool->mu.  Records past a full block queue during a
+	 * draining merge wait on ovf, after the blocks, in order. */
 	size_t head, tail;
+	struct dover *ovf, **ovf_tail;
 	bool done;
 	uint64_t gen;
 	uint64_t cpu_ns;
@@ -109,12 +119,51 @@ dpool_push(struct drainer *d)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/*
+ * Whether the record goes on d's overflow list instead of a block: while
+ * the collector merges (p->loop) it takes no block, and a drain waiting
+ * for room would leave its rings undrained for the whole merge; once the
+ * list holds records, every later one follows them.  Counted lost when
+ * there is no memory for it.
+ */
+static bool
+dpool_overflow(struct drainer *d, const struct perf_event_header *hdr)
+{
+	struct dpool *p = d->pool;
+	struct dover *o;
+	bool over;
+
+	pthread_mutex_lock(&p->mu);
+	over = d->ovf || (p->loop && d->head - d->tail == DPOOL_BLOCKS);
+	pthread_mutex_unlock(&p->mu);
+	if (!over)
+		return false;
+	o = malloc(sizeof(*o) + hdr->size);
+	if (!o) {
+		aggr_count_lost(&d->shard, 1);
+		return true;
+	}
+	o->next = NULL;
+	o->item = d->cur;
+	memcpy(o->rec, hdr, hdr->size);
+	pthread_mutex_lock(&p->mu);
+	*d->ovf_tail = o;
+	d->ovf_tail = &o->next;
+	pthread_cond_signal(&p->ready);
+	pthread_mutex_unlock(&p->mu);
+	return true;
+}
+
 /* ingest_drain's other: the record to the collector. */
 static int
 dpool_other(const struct perf_event_header *hdr, void *ctx)
 {
 	struct drainer *d = ctx;
-	struct dblock *b = dpool_slot(d);
+	struct dblock *b;
+
+	if (dpool_overflow(d, hdr))
+		return 0;
+	b = dpool_slot(d);
 
 	if (!b)
 		return 1;
@@ -167,7 +216,7 @@ dpool_nap(struct dpool *p)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_nsec += DPOOL_NAP_US * 1000L;
 	if (ts.tv_nsec >= 1000000000L) {
 		ts.tv_sec++;
@@ -219,6 +268,7 @@ dpool_thread(void *arg)
 int
 dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 {
+	pthread_condattr_t ca;
 	struct dpool *p;
 	int ret = 0;
 
@@ -229,7 +279,11 @@ dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 	if (!p)
 		return -ENOMEM;
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->job, NULL);
+	/* Naps of a draining merge count on the monotonic clock. */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->job, &ca);
+	pthread_condattr_destroy(&ca);
 	pthread_cond_init(&p->ready, NULL);
 	p->n = n_threads;
 	p->merging = -1;
@@ -239,6 +293,7 @@ dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 		d->pool = p;
 		d->idx = i;
 		d->done = true;
+		d->ovf_tail = &d->ovf;
 		pthread_cond_init(&d->room, NULL);
 		d->blocks = calloc(DPOOL_BLOCKS, sizeof(*d->blocks));
 		if (like->nodemap)
@@ -279,6 +334,12 @@ dpool_free(struct dpool *p)
 			pthread_join(p->d[i].thread, NULL);
 		pthread_cond_destroy(&p->d[i].room);
 		free(p->d[i].blocks);
+		while (p->d[i].ovf) {
+			struct dover *o = p->d[i].ovf;
+
+			p->d[i].ovf = o->next;
+			free(o);
+		}
 		if (p->d[i].shard_ok)
 			aggr_fini(&p->d[i].shard);
 		nodemap_free(p->d[i].nm);
@@ -351,6 +412,24 @@ dpool_wait(struct dpool *p, struct dpool_item *items, dpool_other_fn other,
 				d->tail++;
 				pthread_cond_signal(&d->room);
 				took = true;
+			}
+			/* The overflow after the blocks: older blocks are
+			 * taken first, and none is queued while it holds
+			 * records. */
+			if (d->ovf) {
+				struct dover *o = d->ovf;
+
+				d->ovf = o->next;
+				if (!d->ovf)
+					d->ovf_tail = &d->ovf;
+				pthread_mutex_unlock(&p->mu);
+				other((const void *)o->rec, items[o->item].tag,
+				      ctx);
+				free(o);
+				pthread_mutex_lock(&p->mu);
+				took = true;
+				all_done = false;
+				continue;
 			}
 			all_done &= d->done;
 		}

@@ -73,7 +73,9 @@ int dpool_merge(struct dpool *p, struct aggr *dst);
  * Shard i into dst (between drains), while the other threads drain
  * items[0..n) again and again (every DPOOL_NAP_US) until the merge is
  * done, shard i's group going to the next thread: a merge longer than a
- * ring takes to fill then costs no samples.  What they drain lands in
+ * ring takes to fill then costs no samples.  Records other than samples
+ * wait for the collector on a list when its blocks are full, so that
+ * no drain stops for them meanwhile.  What they drain lands in
  * their shards, merged now (a later i) or at the next merge.  Returns as
  * dpool_drain does (items' st and bad: the passes' sums), with
  * aggr_merge's result; -EINVAL with fewer than two threads.
