@@ -20,8 +20,10 @@ MT=(-b --json -e faults -d 0.3 -n 3)
 start_idle() {
 	local n=$1
 	shift
+	# Long enough for every run against it under a sanitizer on a busy
+	# machine (the sweep below alone is 42 runs); killed by pid when done.
 	"$@" "$MEMTOP_CHURN" --idle-threads "$n" --waves 1 --batch 0 \
-		--fork-every 0 --duration 20 &
+		--fork-every 0 --duration 300 &
 	target=$!
 	cleanup_hooks+=("kill_own $target")
 	# Wait until every thread exists; $total counts them all (a
