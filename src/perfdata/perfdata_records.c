@@ -192,6 +192,21 @@ perfdata_handle(struct perfdata_reader *r, struct perf_event_header *hdr,
 	return 0;
 }
 
+/* A kernel record's event (its header in host order), a sample of none
+ * counted unmatched. */
+static inline uint32_t
+perfdata_record_event(struct perfdata_reader *r,
+		      const struct perf_event_header *hdr)
+{
+	/* One event: as perfdata_event_of answers, without the call. */
+	uint32_t idx = r->id_mode == PERFDATA_ID_SINGLE && r->n_events ? 0 :
+		       perfdata_event_of(r, hdr);
+
+	if (idx == PERFDATA_NO_EVENT && hdr->type == PERF_RECORD_SAMPLE)
+		r->stats.unmatched++;
+	return idx;
+}
+
 /* Kernel record: its event, then its body in host order. */
 static bool
 perfdata_finish_kernel(struct perfdata_reader *r,
@@ -199,14 +214,12 @@ perfdata_finish_kernel(struct perfdata_reader *r,
 {
 	const struct record_layout *l = NULL;
 
-	*idx = perfdata_event_of(r, hdr);
+	*idx = perfdata_record_event(r, hdr);
 	if (*idx != PERFDATA_NO_EVENT)
 		l = &r->events[*idx].layout;
 	else if (r->id_mode != PERFDATA_ID_IDENTIFIER &&
 		 r->id_mode != PERFDATA_ID_POS)
 		l = &r->events[0].layout;
-	if (*idx == PERFDATA_NO_EVENT && hdr->type == PERF_RECORD_SAMPLE)
-		r->stats.unmatched++;
 	if (r->swap && perfdata_swap_body(hdr, l, true) < 0) {
 		r->stats.bad_records++;
 		return false;
@@ -268,13 +281,8 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 		    hdr->size >= sizeof(*hdr) && hdr->size <= r->end - r->pos) {
 			rec->offset = r->pos;
 			r->pos += hdr->size;
-			/* One event (n_events > 0 here): as perfdata_event_of
-			 * answers, without the call. */
-			rec->event_idx = r->id_mode == PERFDATA_ID_SINGLE ? 0 :
-					 perfdata_event_of(r, hdr);
-			if (rec->event_idx == PERFDATA_NO_EVENT &&
-			    hdr->type == PERF_RECORD_SAMPLE)
-				r->stats.unmatched++;
+			/* Host order: only its event, as below. */
+			rec->event_idx = perfdata_record_event(r, hdr);
 			rec->hdr = hdr;
 			rec->stable = true;	/* in r->img */
 			r->stats.records++;
