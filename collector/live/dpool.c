@@ -438,7 +438,6 @@ dpool_wait(struct dpool *p, struct dpool_item *items, dpool_other_fn other,
 		if (!took)
 			pthread_cond_wait(&p->ready, &p->mu);
 	}
-	p->merging = -1;
 	pthread_mutex_unlock(&p->mu);
 }
 

@@ -253,8 +253,10 @@ collector_drain_all(struct collector *c)
 	collector_drain_if(c, NULL);
 	if (c->cfg.recorder)	/* every ring read to its end */
 		recorder_round(c->cfg.recorder);
-	/* The shards drained since are merged at the next frame. */
-	if (c->pool && c->par_n == n && n && c->par_chans)
+	/* par_n == n: every ring was just drained on the pool, through
+	 * par_chans.  The shards drained since are merged at the next
+	 * frame. */
+	if (n && c->par_n == n)
 		collector_par_merge_draining(c);
 	else
 		collector_par_merge(c);
