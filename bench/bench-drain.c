@@ -27,15 +27,21 @@
  * samples/s: by CPU time, the collector keeps up while its own share
  * needs under one core and each drain thread's under 0.9; by the wall
  * clock here, while it drained as fast as the rings were filled, no
- * round's drain took longer than the round's 10 ms and no merge longer
- * than a ring takes to fill to its half-full wakeup (a merge runs on the
- * collector between drains: no ring is drained meanwhile; the first
- * merge, which grows the collector's tables, and the later ones are
- * printed apart) (on a machine shared
+ * round's drain took longer than the round's 10 ms and nothing was lost
+ * (on a machine shared
  * with other work, or with fewer cores than threads, the wall clock
  * falls behind where the CPU time would not).  The drain
  * must also leave time for frames, and each ring wakeup costs its
  * epoll_wait, not modelled here (bench-live.py measures both).
+ *
+ * With drain threads the shards are merged at each frame, as the
+ * collector merges them: shard by shard with the rings drained meanwhile
+ * (dpool_merge_draining), or with --merge plain all at once while no ring
+ * is drained (dpool_merge; then a merge must also end before a ring
+ * reaches its half-full wakeup).  A thread plays the kernel during each
+ * merge but the last, so what the rings lose meanwhile is counted; the
+ * first merge, which grows the collector's tables, and the later ones
+ * are timed apart.
  *
  * Defaults: rings 2, 8, 32, 128, 512; threads 0 (the collector alone), 1
  * and 2; R = 100 000 (the kernel's default cap,
@@ -121,6 +127,15 @@ drain_fill(struct bench_case *bc, size_t n, const struct bench_stream *st,
 	return written;
 }
 
+/* The malformed samples a drain on the pool found in the rings. */
+static void
+drain_count_bad(const struct dpool_item *items, size_t n,
+		struct drain_result *res)
+{
+	for (size_t k = 0; k < n; k++)
+		res->bad += items[k].bad;
+}
+
 /* The kernel writing on while the collector merges (a frame): a thread
  * that fills every ring at the rate, in steps of what is due by the
  * clock, until told to stop; what does not fit a ring is lost. */
@@ -177,8 +192,7 @@ drain_merge(struct bench_case *bc, size_t n, struct aggr *a,
 		for (unsigned i = 0; i < dpool_threads(pool); i++) {
 			dpool_merge_draining(pool, i, a, items, n, 1,
 					     drain_other, res);
-			for (size_t k = 0; k < n; k++)
-				res->bad += items[k].bad;
+			drain_count_bad(items, n, res);
 		}
 	}
 	t = benchlib_now() - t;
@@ -231,8 +245,7 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 		c0 = benchlib_thread_cpu_ns();
 		if (pool) {
 			dpool_drain(pool, items, n, 1, drain_other, res);
-			for (size_t k = 0; k < n; k++)
-				res->bad += items[k].bad;
+			drain_count_bad(items, n, res);
 			/* A frame a second: the shards merged. */
 			if (++rounds % DRAIN_FRAME_ROUNDS == 0 ||
 			    res->samples >= o->samples) {
@@ -263,8 +276,7 @@ drain_rounds(struct bench_case *bc, size_t n, struct aggr *a,
 	/* What the filler wrote after the last merge (untimed). */
 	if (pool) {
 		dpool_drain(pool, items, n, 1, drain_other, res);
-		for (size_t k = 0; k < n; k++)
-			res->bad += items[k].bad;
+		drain_count_bad(items, n, res);
 		dpool_merge(pool, a);
 		aggr_flush(a);
 	}
