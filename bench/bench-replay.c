@@ -369,6 +369,25 @@ bench_faults(const char *path, const struct bench_opts *o)
 	return o->write_only ? 0 : bench_shape(path, 0, o);
 }
 
+/* A synthetic shape when --shapes names it: written, replayed beside
+ * perf report, dropped unless kept.  -1: no temporary file; 1: the run
+ * failed; 0. */
+static int
+bench_synth_shape(const struct bench_opts *o, const struct synth_opts *so,
+		  const char *shape, const char *label)
+{
+	char path[512];
+	int ret;
+
+	if (!bench_wants(o, shape))
+		return 0;
+	if (bench_temp_file(path, sizeof(path), o, shape) < 0)
+		return -1;
+	ret = bench_synth(path, so, o, label) < 0;
+	bench_drop(path, o);
+	return ret;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -376,7 +395,7 @@ main(int argc, char **argv)
 				getenv("MEMTOP"), NULL, NULL, false, NULL };
 	struct synth_opts so;
 	char path[512];
-	int ret = 0;
+	int ret = 0, r;
 
 	bench_args(argc, argv, &o);
 	if (o.write_only && !o.keep) {
@@ -399,23 +418,14 @@ main(int argc, char **argv)
 	so.pids = 4;
 	so.seconds = 30;
 	so.phys = false;
-	if (bench_wants(&o, "mem")) {
-		if (bench_temp_file(path, sizeof(path), &o, "mem") < 0)
-			return 1;
-		if (bench_synth(path, &so, &o, "perf mem") < 0)
-			ret = 1;
-		bench_drop(path, &o);
-	}
+	r = bench_synth_shape(&o, &so, "mem", "perf mem");
+	if (r < 0)
+		return 1;
+	ret |= r;
 	so.phys = true;
 	so.pids = 64;
 	so.cpus = 64;
 	so.pages = 4096;
-	if (bench_wants(&o, "phys")) {
-		if (bench_temp_file(path, sizeof(path), &o, "phys") < 0)
-			return 1;
-		if (bench_synth(path, &so, &o, "system-wide PHYS_ADDR") < 0)
-			ret = 1;
-		bench_drop(path, &o);
-	}
-	return ret;
+	r = bench_synth_shape(&o, &so, "phys", "system-wide PHYS_ADDR");
+	return r < 0 ? 1 : ret | r;
 }

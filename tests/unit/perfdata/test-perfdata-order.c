@@ -107,6 +107,23 @@ check_order(const uint64_t *got, size_t n_got, const uint64_t *want,
 		}
 }
 
+/* The records of in[] drained in one go, in the order of want[]; their
+ * figures in *st. */
+static void
+drain_expect(const uint64_t *in, size_t n_in, const uint64_t *want,
+	     size_t n_want, struct perfdata_order_stats *st)
+{
+	struct buf *b = image(in, n_in);
+	uint64_t got[32];
+	size_t n;
+	char err[256];
+
+	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, st,
+			   err, sizeof(err)), 0);
+	check_order(got, n, want, n_want);
+	free(b);
+}
+
 static void
 test_rounds(void)
 {
@@ -120,20 +137,13 @@ test_rounds(void)
 	static const uint64_t want[] = {
 		NOEV_TIME, 10, 20, 25, 30, 28, 35, 40, 45, 50,
 	};
-	struct buf *b = image(in, ARRAY_SIZE(in));
 	struct perfdata_order_stats st;
-	uint64_t got[32];
-	size_t n;
-	char err[256];
 
-	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
-			   err, sizeof(err)), 0);
-	check_order(got, n, want, ARRAY_SIZE(want));
+	drain_expect(in, ARRAY_SIZE(in), want, ARRAY_SIZE(want), &st);
 	check_eq_u64(st.rounds, 2);
 	check_eq_u64(st.unordered, 1);
 	check_eq_u64(st.untimed, 1);
 	check_eq_u64(st.forced, 0);
-	free(b);
 }
 
 /* A record that may go is handed out before the next one is read, even
@@ -149,17 +159,10 @@ test_ready_at_once(void)
 		10, ROUND, ROUND, 8, 5, 30, 31, 32, 9, ROUND, ROUND,
 	};
 	static const uint64_t want[] = { 10, 8, 5, 9, 30, 31, 32 };
-	struct buf *b = image(in, ARRAY_SIZE(in));
 	struct perfdata_order_stats st;
-	uint64_t got[32];
-	size_t n;
-	char err[256];
 
-	check_eq_i64(drain(b->p, b->len, PERFDATA_ORDER_MAX_BYTES, got, &n, &st,
-			   err, sizeof(err)), 0);
-	check_order(got, n, want, ARRAY_SIZE(want));
+	drain_expect(in, ARRAY_SIZE(in), want, ARRAY_SIZE(want), &st);
 	check_eq_u64(st.unordered, 3);
-	free(b);
 }
 
 /* The reader's in-place path (aligned, host order, uncompressed): each
