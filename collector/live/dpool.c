@@ -81,6 +81,7 @@ struct dpool {
 	pthread_cond_t job;	/* a new drain, or quit */
 	pthread_cond_t ready;	/* a block or a thread done */
 	uint64_t gen;
+	uint64_t overflowed;	/* records queued on an overflow list */
 	bool quit;
 	struct dpool_item *items;
 	size_t n_items;
@@ -149,6 +150,7 @@ dpool_overflow(struct drainer *d, const struct perf_event_header *hdr)
 	pthread_mutex_lock(&p->mu);
 	*d->ovf_tail = o;
 	d->ovf_tail = &o->next;
+	p->overflowed++;
 	pthread_cond_signal(&p->ready);
 	pthread_mutex_unlock(&p->mu);
 	return true;
@@ -499,4 +501,15 @@ dpool_cpu_ns(struct dpool *p)
 		ns += p->d[i].cpu_ns;
 	pthread_mutex_unlock(&p->mu);
 	return ns;
+}
+
+uint64_t
+dpool_overflowed(struct dpool *p)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&p->mu);
+	n = p->overflowed;
+	pthread_mutex_unlock(&p->mu);
+	return n;
 }

@@ -88,5 +88,8 @@ bool dpool_like(const struct dpool *p, const struct aggr *a);
 
 /* CPU time the drain threads have used since they started, ns. */
 uint64_t dpool_cpu_ns(struct dpool *p);
+/* Records other than samples that found every block full during a
+ * draining merge and waited on a thread's overflow list, since start. */
+uint64_t dpool_overflowed(struct dpool *p);
 
 #endif

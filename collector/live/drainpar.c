@@ -284,7 +284,9 @@ collector_par_fini_pool(struct collector *c)
 	if (!c->pool)
 		return;
 	log_msg("drain threads: %llu frames merged with the rings drained "
-		"meanwhile", (unsigned long long)c->par_merges);
+		"meanwhile; %llu records waited past the full blocks",
+		(unsigned long long)c->par_merges,
+		(unsigned long long)dpool_overflowed(c->pool));
 	c->par_cpu_gone += dpool_cpu_ns(c->pool);
 	dpool_free(c->pool);
 	c->pool = NULL;

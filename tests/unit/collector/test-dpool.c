@@ -12,6 +12,8 @@
  * page with its total, code sites, line heat and levels, CPU, node,
  * matrix, thread and process rows, the code view, lost; both frames pass
  * frame_check, and the samples are those the test wrote (its own count).
+ * And records that find every block full during a draining merge wait on
+ * the overflow list and reach other() all, in order (test_overflow).
  */
 
 #include <errno.h>
@@ -399,6 +401,117 @@ out:
 	trings_free(&tr);
 }
 
+/* What test_overflow's other() saw: LOST records (id = ring, lost = its
+ * sequence number from 1), in order per ring. */
+struct seen_lost {
+	uint64_t next[2];
+	uint64_t n, bad;
+};
+
+static void
+seq_other(const struct perf_event_header *hdr, void *tag, void *ctx)
+{
+	struct seen_lost *s = ctx;
+	const uint64_t *body = (const void *)(hdr + 1);
+	uint64_t k = (uint64_t)(uintptr_t)tag;
+
+	if (hdr->type != PERF_RECORD_LOST || k > 1 || body[0] != k ||
+	    body[1] != s->next[k] + 1) {
+		s->bad++;
+		return;
+	}
+	s->next[k]++;
+	s->n++;
+}
+
+#define OVF_FILL	60000	/* pages of shard 0: a merge of some ms */
+#define OVF_LOST	400	/* LOST records in ring 1 during it */
+
+/*
+ * Records past the full blocks (dpool.c's overflow list): while the
+ * collector merges shard 0 (many pages, so some milliseconds) thread 1
+ * drains ring 1's OVF_LOST records; 16 fit the blocks, the rest wait on
+ * the list.  other() must get every one, in the ring's order, none
+ * counted lost.  A run where thread 1 was not scheduled during the merge
+ * queues nothing past the blocks: tried again, up to five times.
+ */
+static void
+test_overflow(const struct topo *topo)
+{
+	struct source src;
+	struct channel_events ch;
+	struct tring t[2];
+	struct ring r[2];
+	struct dpool_item items[2];
+	struct aggr par;
+	struct dpool *pool = NULL;
+	struct seen_lost seen = { { 0 } };
+	struct rec rc;
+	uint64_t page = 0;
+
+	rec_setup(&src, &ch, 0);
+	for (int k = 0; k < 2; k++) {
+		if (!check(tring_new(&t[k], 64, true) == 0))
+			return;
+		tring_start(&t[k], 0);
+		check_eq_i64(ring_init(&r[k], t[k].base, t[k].mmap_len,
+				       t[k].page), 0);
+		items[k] = (struct dpool_item){ .ring = &r[k], .ev = &ch,
+						.group = (unsigned)k,
+						.tag = (void *)(uintptr_t)k };
+	}
+	if (!check(aggr_init(&par, topo, NULL, 12, 0) == 0))
+		return;
+	if (!check(dpool_new(&pool, 2, &par) == 0))
+		goto out;
+	for (int attempt = 0; attempt < 5 && !dpool_overflowed(pool);
+	     attempt++) {
+		for (uint64_t n = 0; n < OVF_FILL;) {
+			const struct perf_event_header *h;
+
+			while ((h = rec_tp(&rc, PID, 0x10000000ull +
+					   (page % (1u << 20)) * 4096, 6,
+					   36)) && tring_room(&t[0], h->size) &&
+			       n < OVF_FILL) {
+				tring_append(&t[0], h, h->size);
+				page++, n++;
+			}
+			tring_publish(&t[0]);
+			dpool_drain(pool, items, 2, 5, seq_other, &seen);
+		}
+		for (int i = 0; i < OVF_LOST; i++) {
+			rec_start(&rc);
+			rec_u64(&rc, 1);
+			rec_u64(&rc, seen.next[1] + (uint64_t)i + 1);
+			memcpy(rc.b, &(struct perf_event_header){
+				       .type = PERF_RECORD_LOST, .size = 24 },
+			       sizeof(struct perf_event_header));
+			tring_append(&t[1], rc.b, 24);
+		}
+		tring_publish(&t[1]);
+		check_eq_i64(dpool_merge_draining(pool, 0, &par, items, 2, 5,
+						  seq_other, &seen), 0);
+		check_eq_i64(dpool_merge(pool, &par), 0);
+		check_eq_u64(ring_pending(&r[1]), 0);
+		check_eq_u64(seen.bad, 0);
+		check_eq_u64(seen.next[1], (uint64_t)(attempt + 1) * OVF_LOST);
+	}
+	aggr_flush(&par);
+	check_eq_u64(seen.n, seen.next[1]);
+	check_eq_u64(par.interval.lost, 0);
+	fprintf(stderr, "# overflow: %llu of %llu LOST records waited past "
+		"the blocks\n", (unsigned long long)dpool_overflowed(pool),
+		(unsigned long long)seen.next[1]);
+	check(dpool_overflowed(pool) > 0);
+out:
+	dpool_free(pool);
+	aggr_fini(&par);
+	for (int k = 0; k < 2; k++) {
+		ring_fini(&r[k]);
+		tring_free(&t[k]);
+	}
+}
+
 int
 main(void)
 {
@@ -416,6 +529,7 @@ main(void)
 	/* The frame's merge with the rings drained meanwhile. */
 	test_threads(topo, 0, 2, true);
 	test_threads(topo, 2, 3, true);
+	test_overflow(topo);
 	topo_free(topo);
 	return test_result();
 }
