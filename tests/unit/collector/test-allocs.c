@@ -5,8 +5,8 @@
  * by its call chain when there is no stack to unwind), munmap splits it,
  * mremap moves it, brk growth makes one and shrinking ends it, a file
  * mapping replaces what was there, a failed call changes nothing, a
- * truncated record is counted bad, and an object whose site finds no
- * memory (tests/lib/failalloc.h) counts untracked.
+ * truncated record or a length that wraps is counted bad, and an object
+ * whose site finds no memory (tests/lib/failalloc.h) counts untracked.
  */
 #include "config.h"
 
@@ -116,6 +116,24 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
 	const struct obj *o = objtab_find(a->objs, pid, addr);
 
 	return o ? objtab_site(a->objs, o->site)->site : "(none)";
+}
+
+/* Lengths that wrap (a crafted recording): rounded up to pages, or past
+ * the address.  No object, counted bad. */
+static void
+test_wrap(struct allocs *ap, const struct allocs_event *mm, int32_t pid)
+{
+	uint64_t bad = ap->st.bad;
+	struct rec r;
+
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f3000000000, 0,
+				    UINT64_MAX - 0x100, 3, 0x22, NULL, 0));
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid,
+				    (int64_t)0x7ff0000000000000, 0,
+				    0x8010000000000000, 3, 0x22, NULL, 0));
+	check_eq_u64(ap->st.bad, bad + 2);
+	check_eq_str(site_at(ap, pid, 0x7f3000000000), "(none)");
+	check_eq_u64(objtab_untracked(ap->objs), 0);
 }
 
 /* No memory for the site: a fresh table's first site needs its index,
@@ -254,6 +272,7 @@ main(void)
 	allocs_record(&a, mm, (const void *)r.buf);
 	check_eq_u64(a.st.bad, 1);
 	check_eq_str(site_at(&a, pid, 0x7f3000000000), "(none)");
+	test_wrap(&a, mm, pid);
 	test_order(&a, mm, pid, chain);
 	test_site_nomem(mm, pid);
 	check_eq_i64(allocs_test_site(1), 4);
