@@ -6,8 +6,9 @@
  * removes whatever it overlaps first (a reused range gets the new site);
  * unmapping a range ends the objects inside it and splits or trims those
  * it cuts.  Bounded: an object beyond max_objects, or one there was no
- * memory for, is not kept and counts in `untracked`.  Sites are interned once (objsite.h) and objects refer
- * to them by index.  Collector thread only.
+ * memory for, is not kept and counts in `untracked`.  Sites are interned
+ * once (objsite.h) and objects refer to them by index.  Collector thread
+ * only.
  */
 #ifndef MEMTOP_OBJTAB_H
 #define MEMTOP_OBJTAB_H
