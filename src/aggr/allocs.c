@@ -332,8 +332,16 @@ allocs_new(struct allocs *a, struct alloc_rec *r, uint64_t base,
 	struct obj keep[ALLOCS_KEEP];
 	size_t n;
 
-	if (site < 0 || o.size == 0)
+	/* A length that wraps (a crafted recording: the kernel fails such a
+	 * call) did not decode. */
+	if (o.size == 0 || o.base + o.size < o.base) {
+		a->st.bad++;
 		return;
+	}
+	if (site < 0) {		/* no memory for its site */
+		objtab_untrack(a->objs);
+		return;
+	}
 	n = allocs_newer(a, (int32_t)r->pid, o.base, o.size, o.birth, keep);
 	if (objtab_map(a->objs, (int32_t)r->pid, &o) == 0 &&
 	    a->st.objects++ < 64)

@@ -54,7 +54,8 @@ struct heap_pend {
 	uint32_t site;
 	enum heap_fn fn;
 	bool nested;		/* inside another probed call */
-	bool skip;		/* no object: below min_size, or no site */
+	bool skip;		/* no object: below min_size */
+	bool no_site;		/* no memory for its site: counted untracked */
 };
 
 struct heap_thread {
@@ -246,7 +247,7 @@ heap_entry(struct heapobjs *h, const struct heap_event *ev,
 		return;
 	}
 	site = heap_site(h, r);
-	p->skip = site < 0;
+	p->no_site = site < 0;
 	p->site = site < 0 ? 0 : (uint32_t)site;
 }
 
@@ -271,21 +272,21 @@ heap_new(struct heapobjs *h, const struct heap_rec *r,
 			 .site = p->site, .tid = (int32_t)r->tid,
 			 .birth = r->time, .alloc_size = p->size };
 	const struct obj *cur = objtab_find(h->objs, (int32_t)r->pid, base);
-	int ret;
 
 	if (p->skip || base == 0 || (cur && cur->birth > r->time))
 		return;
-	/* A size that wraps, or no memory for the object: counted (a full
-	 * table counts in its untracked). */
+	/* A size that wraps counts bad; an object the table could not keep
+	 * (full, or no memory for it or its site) counts in its untracked. */
 	if (o.base + o.size < o.base) {
 		h->st.bad++;
 		return;
 	}
-	ret = objtab_map(h->objs, (int32_t)r->pid, &o);
-	if (ret == 0)
+	if (p->no_site) {
+		objtab_untrack(h->objs);
+		return;
+	}
+	if (objtab_map(h->objs, (int32_t)r->pid, &o) == 0)
 		h->st.objects++;
-	else if (ret != -ENOSPC)
-		h->st.bad++;
 }
 
 /* posix_memalign's pointer: in the caller's frame (the return's stack

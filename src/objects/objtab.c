@@ -140,17 +140,30 @@ objtab_map(struct objtab *t, int32_t pid, const struct obj *o)
 
 	if (o->size == 0 || o->base + o->size < o->base)
 		return -EINVAL;
+	/* An object not kept, for a full table or for want of memory (a
+	 * new pid, a split, a new block), counts untracked.  After a cut,
+	 * what it overlapped has ended: it was replaced, not lost. */
 	p = objtab_proc_add(t, pid);
-	if (!p || objproc_cut(t, p, o->base, o->base + o->size, &at) < 0)
+	if (!p || objproc_cut(t, p, o->base, o->base + o->size, &at) < 0) {
+		t->untracked++;
 		return -ENOMEM;
+	}
 	if (t->max && t->count >= t->max) {
 		t->untracked++;
 		return -ENOSPC;
 	}
-	if (objproc_insert(p, at, o) < 0)
+	if (objproc_insert(p, at, o) < 0) {
+		t->untracked++;
 		return -ENOMEM;
+	}
 	t->count++;
 	return 0;
+}
+
+void
+objtab_untrack(struct objtab *t)
+{
+	t->untracked++;
 }
 
 void
@@ -165,7 +178,8 @@ objtab_unmap(struct objtab *t, int32_t pid, uint64_t base, uint64_t size)
 	if (end < base)
 		end = UINT64_MAX;
 	/* Without memory for a split the object stays whole (stale names
-	 * beat a lost one). */
+	 * beat a lost one).  Not counted untracked: nothing is dropped, the
+	 * unmapped range keeps its old object's name. */
 	(void)objproc_cut(t, p, base, end, &at);
 }
 

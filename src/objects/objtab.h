@@ -5,9 +5,10 @@
  * moves one block's objects, not the whole table: objblocks.c).  Mapping a range
  * removes whatever it overlaps first (a reused range gets the new site);
  * unmapping a range ends the objects inside it and splits or trims those
- * it cuts.  Bounded: an object beyond max_objects is not kept and counts
- * in `untracked`.  Sites are interned once (objsite.h) and objects refer
- * to them by index.  Collector thread only.
+ * it cuts.  Bounded: an object beyond max_objects, or one there was no
+ * memory for, is not kept and counts in `untracked`.  Sites are interned
+ * once (objsite.h) and objects refer to them by index.  Collector thread
+ * only.
  */
 #ifndef MEMTOP_OBJTAB_H
 #define MEMTOP_OBJTAB_H
@@ -58,9 +59,13 @@ size_t objtab_n_sites(const struct objtab *t);
 /*
  * A new object [base, base + size) of pid.  Whatever it overlaps ends
  * first.  0, -EINVAL for size 0 or a range that wraps, -ENOSPC when the
- * table is full (counted untracked), -ENOMEM.
+ * table is full, -ENOMEM (both counted untracked: the object is not kept;
+ * after -ENOMEM what it overlapped may have ended or stayed).
  */
 int objtab_map(struct objtab *t, int32_t pid, const struct obj *o);
+/* Counts untracked an object the caller could not hand to objtab_map (no
+ * memory for its site). */
+void objtab_untrack(struct objtab *t);
 /* Ends [base, base + size) of pid: objects inside it end, objects it
  * cuts are trimmed or split in two (both halves keep their site). */
 void objtab_unmap(struct objtab *t, int32_t pid, uint64_t base,
@@ -83,7 +88,8 @@ void objtab_drop_pid(struct objtab *t, int32_t pid);
  * address space then; later ones belong to the new image). */
 void objtab_drop_older(struct objtab *t, int32_t pid, uint64_t birth);
 
-/* Objects kept, and objects not kept because the table was full. */
+/* Objects kept, and objects not kept because the table was full or
+ * memory ran out. */
 size_t objtab_count(const struct objtab *t);
 uint64_t objtab_untracked(const struct objtab *t);
 

@@ -78,7 +78,7 @@ struct objtab {
 	size_t n_procs, cap_procs;
 	size_t count;
 	size_t max;
-	uint64_t untracked;
+	uint64_t untracked;	/* not kept: table full, or no memory */
 	struct objsites sites;
 	struct objtab *site_of;	/* objtab_new_sharing: whose sites */
 };

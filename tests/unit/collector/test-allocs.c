@@ -4,8 +4,9 @@
  * events of collector/sources/source_alloc.c: mmap makes an object (named
  * by its call chain when there is no stack to unwind), munmap splits it,
  * mremap moves it, brk growth makes one and shrinking ends it, a file
- * mapping replaces what was there, a failed call changes nothing, and a
- * truncated record is counted bad.
+ * mapping replaces what was there, a failed call changes nothing, a
+ * truncated record or a length that wraps is counted bad, and an object
+ * whose site finds no memory (tests/lib/failalloc.h) counts untracked.
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "allocs.h"
+#include "failalloc.h"
 #include "objtab.h"
 #include "testlib.h"
 
@@ -114,6 +116,51 @@ site_at(struct allocs *a, int32_t pid, uint64_t addr)
 	const struct obj *o = objtab_find(a->objs, pid, addr);
 
 	return o ? objtab_site(a->objs, o->site)->site : "(none)";
+}
+
+/* Lengths that wrap (a crafted recording): rounded up to pages, or past
+ * the address.  No object, counted bad. */
+static void
+test_wrap(struct allocs *ap, const struct allocs_event *mm, int32_t pid)
+{
+	uint64_t bad = ap->st.bad;
+	struct rec r;
+
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid, 0x7f3000000000, 0,
+				    UINT64_MAX - 0x100, 3, 0x22, NULL, 0));
+	allocs_record(ap, mm, build(&r, mm, NR_MMAP, pid,
+				    (int64_t)0x7ff0000000000000, 0,
+				    0x8010000000000000, 3, 0x22, NULL, 0));
+	check_eq_u64(ap->st.bad, bad + 2);
+	check_eq_str(site_at(ap, pid, 0x7f3000000000), "(none)");
+	check_eq_u64(objtab_untracked(ap->objs), 0);
+}
+
+/* No memory for the site: a fresh table's first site needs its index,
+ * refused.  The object is not kept (no site was interned, so not for want
+ * of its own memory) and counts untracked. */
+static void
+test_site_nomem(const struct allocs_event *mm, int32_t pid)
+{
+	uint64_t base = 0x7f6000000000;
+	unsigned long before = failalloc_refused;
+	struct allocs b;
+	struct rec r;
+
+	check_eq_i64(allocs_init(&b, 0), 0);
+	build(&r, mm, NR_MMAP, pid, (int64_t)base, 0, 0x1000, 3, 0x22, NULL, 0);
+	failalloc_on = true;
+	allocs_record(&b, mm, (const void *)r.buf);
+	failalloc_on = false;
+	check(failalloc_refused > before);
+	check_eq_u64(objtab_n_sites(b.objs), 0);
+	check_eq_u64(objtab_untracked(b.objs), 1);
+	check_eq_str(site_at(&b, pid, base), "(none)");
+	/* With memory it is kept. */
+	allocs_record(&b, mm, (const void *)r.buf);
+	check_eq_str(site_at(&b, pid, base), "[unknown]");
+	check_eq_u64(objtab_untracked(b.objs), 1);
+	allocs_fini(&b);
 }
 
 /* A chain that ends in 0 (a frame-pointer walk off the stack) ends
@@ -225,7 +272,9 @@ main(void)
 	allocs_record(&a, mm, (const void *)r.buf);
 	check_eq_u64(a.st.bad, 1);
 	check_eq_str(site_at(&a, pid, 0x7f3000000000), "(none)");
+	test_wrap(&a, mm, pid);
 	test_order(&a, mm, pid, chain);
+	test_site_nomem(mm, pid);
 	check_eq_i64(allocs_test_site(1), 4);
 	allocs_fini(&a);
 	allocs_fini(&a);

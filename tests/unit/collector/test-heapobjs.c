@@ -8,8 +8,9 @@
  * (realloc's malloc) is not an object, calloc multiplies, posix_memalign
  * reads its pointer from the caller's frame, a return without its entry
  * changes nothing, a late free spares a newer object, --heap-objects=SIZE
- * skips small ones, a truncated record is counted bad, and the names
- * --record gives the probes read back as their functions.
+ * skips small ones, a truncated record is counted bad, an object whose
+ * site finds no memory (tests/lib/failalloc.h) counts untracked, and the
+ * names --record gives the probes read back as their functions.
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "allocs_live.h"
+#include "failalloc.h"
 #include "heapobjs.h"
 #include "objtab.h"
 #include "source.h"
@@ -139,6 +141,41 @@ site_at(struct heapobjs *h, uint64_t addr)
 	if (plus)
 		*plus = '\0';
 	return buf;
+}
+
+/* No memory for a malloc's site: a fresh site table's first needs its
+ * index, refused at the entry.  The object its return makes is not kept
+ * and counts untracked, not bad. */
+static void
+test_site_nomem(struct unwinder *unw, struct probes *p, uint64_t a)
+{
+	struct objtab *sites = objtab_new(0);
+	unsigned long before;
+	struct heapobjs h;
+
+	check(sites != NULL);
+	/* The thread first (a small call), so the refusal hits the site. */
+	check_eq_i64(heapobjs_init(&h, sites, unw, 0, 128), 0);
+	enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
+	leave(&h, p->ret[HEAP_MALLOC], SP0, 0x4000, NULL, 0);
+	h.min_size = 0;
+	before = failalloc_refused;
+	failalloc_on = true;
+	enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
+	failalloc_on = false;
+	check(failalloc_refused > before);
+	leave(&h, p->ret[HEAP_MALLOC], SP0, 0x4000, NULL, 0);
+	check_eq_u64(objtab_n_sites(sites), 0);
+	check_eq_u64(objtab_untracked(h.objs), 1);
+	check_eq_u64(h.st.bad, 0);
+	check_eq_str(site_at(&h, 0x4000), "(none)");
+	/* With memory it is kept. */
+	enter(&h, p->entry[HEAP_MALLOC], SP0, a, 64, 0, 0);
+	leave(&h, p->ret[HEAP_MALLOC], SP0, 0x4000, NULL, 0);
+	check_eq_str(site_at(&h, 0x4000), "heap_site_a");
+	check_eq_u64(objtab_untracked(h.objs), 1);
+	heapobjs_fini(&h);
+	objtab_free(sites);
 }
 
 /* A sysfs with the uprobe PMU (type 9, retprobe config:0), and the
@@ -356,6 +393,7 @@ main(void)
 	check_eq_str(site_at(&h, 0x4000), "(none)");
 	check_eq_u64(h.st.small, 1);
 	heapobjs_fini(&h);
+	test_site_nomem(unw, p, a);
 	objtab_free(sites);
 	unwinder_free(unw);
 	free(p);
