@@ -306,17 +306,26 @@ allocs_unmap(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
 	allocs_restore(a, pid, keep, n);
 }
 
+/* pid's break (0: not known), its slot taken from the process idle
+ * longest when every slot is used (-a sees many processes). */
 static uint64_t *
 allocs_brk(struct allocs *a, int32_t pid)
 {
-	for (size_t i = 0; i < a->n_brks; i++)
+	size_t i, old = 0;
+
+	for (i = 0; i < a->n_brks; i++) {
 		if (a->brks[i].pid == pid)
-			return &a->brks[i].brk;
-	if (a->n_brks == ALLOCS_BRKS)
-		return NULL;
-	a->brks[a->n_brks].pid = pid;
-	a->brks[a->n_brks].brk = 0;
-	return &a->brks[a->n_brks++].brk;
+			break;
+		if (a->brks[i].used < a->brks[old].used)
+			old = i;
+	}
+	if (i == a->n_brks) {
+		i = a->n_brks < ALLOCS_BRKS ? a->n_brks++ : old;
+		a->brks[i].pid = pid;
+		a->brks[i].brk = 0;
+	}
+	a->brks[i].used = ++a->brk_clock;
+	return &a->brks[i].brk;
 }
 
 static void
@@ -353,20 +362,23 @@ allocs_new(struct allocs *a, struct alloc_rec *r, uint64_t base,
 }
 
 /* brk: growth is an object from the old break, shrinking ends objects.
- * The first break seen of a process (glibc asks brk(0) first) is only
- * noted. */
+ * brk(0) (glibc's first call in a new image) only notes the break; a
+ * move from a break not known counts an object untracked and notes it. */
 static void
 allocs_on_brk(struct allocs *a, struct alloc_rec *r)
 {
 	uint64_t *brk = allocs_brk(a, (int32_t)r->pid), now = (uint64_t)r->ret;
 
-	if (!brk)
-		return;
 	/* brk(0) asks where the break is: a new image's first call. */
 	if (r->regs[ALLOCS_RDI] == 0) {
 		*brk = now;
 		return;
 	}
+	/* A move of a break not known (a process that began before memtop
+	 * watched, or whose slot went to others): what it grew, if it grew,
+	 * is an object not kept. */
+	if (*brk == 0)
+		objtab_untrack(a->objs);
 	if (*brk && now > *brk)
 		allocs_new(a, r, *brk, now - *brk, now - *brk);
 	else if (*brk && now < *brk)

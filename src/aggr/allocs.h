@@ -64,11 +64,15 @@ struct allocs {
 	struct unwinder *unw;
 	struct alloc_rec *queue;	/* decoded, walks in flight */
 	size_t n_queued;
+	/* The break of the processes whose brk calls came last: a process
+	 * past ALLOCS_BRKS takes the slot of the one idle longest. */
 	struct {
 		int32_t pid;
 		uint64_t brk;
+		uint64_t used;	/* brk_clock at its last call */
 	} brks[ALLOCS_BRKS];
 	size_t n_brks;
+	uint64_t brk_clock;
 	struct allocs_stats st;
 };
 

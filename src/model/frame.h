@@ -349,7 +349,8 @@ struct frame {
 	uint64_t objects_none;
 	uint64_t objects_more;
 	uint64_t objects_live;		/* objects known */
-	/* Objects not kept: the table was full or out of memory. */
+	/* Objects not kept: the table was full or out of memory, or a brk
+	 * moved a break not known (src/aggr/allocs.c). */
 	uint64_t objects_untracked;
 	/* Allocation records lost (kernel LOST) or undecodable, since start:
 	 * objects whose pages may be misnamed. */

@@ -3,7 +3,9 @@
  * from hand-built byte buffers laid out as the kernel writes them for the
  * events of collector/sources/source_alloc.c: mmap makes an object (named
  * by its call chain when there is no stack to unwind), munmap splits it,
- * mremap moves it, brk growth makes one and shrinking ends it, a file
+ * mremap moves it, brk growth makes one and shrinking ends it (with
+ * more processes than slots too, a move from a break no longer known
+ * counted untracked), a file
  * mapping replaces what was there, a failed call changes nothing, a
  * truncated record or a length that wraps is counted bad, and an object
  * whose site finds no memory (tests/lib/failalloc.h) counts untracked.
@@ -163,6 +165,48 @@ test_site_nomem(const struct allocs_event *mm, int32_t pid)
 	allocs_fini(&b);
 }
 
+/*
+ * More processes than ALLOCS_BRKS slots (-a): the newest takes the slot
+ * of the process idle longest, whose next move, from a break no longer
+ * known, counts an object untracked; the others' growths stay objects.
+ */
+static void
+test_brk_many(const struct allocs_event *mm)
+{
+	const int32_t first = 1000, newest = first + ALLOCS_BRKS;
+	struct allocs b;
+	struct rec r;
+
+	check_eq_i64(allocs_init(&b, 0), 0);
+	for (int32_t pid = first; pid < newest; pid++)
+		allocs_record(&b, mm, build(&r, mm, NR_BRK, pid, 0x600000, 0,
+					    0, 0, 0, NULL, 0));
+	/* first grows: now first + 1 is the one idle longest. */
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, first, 0x611000, 0x611000,
+				    0, 0, 0, NULL, 0));
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, newest, 0x600000, 0, 0, 0,
+				    0, NULL, 0));
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, newest, 0x621000, 0x621000,
+				    0, 0, 0, NULL, 0));
+	check_eq_str(site_at(&b, newest, 0x620000), "[unknown]");
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, first, 0x631000, 0x631000,
+				    0, 0, 0, NULL, 0));
+	check_eq_str(site_at(&b, first, 0x630000), "[unknown]");
+	check_eq_u64(objtab_untracked(b.objs), 0);
+	/* first + 1 lost its slot: its growth is not kept, but counted, and
+	 * its break is known again for the next one. */
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, first + 1, 0x641000,
+				    0x641000, 0, 0, 0, NULL, 0));
+	check_eq_str(site_at(&b, first + 1, 0x640000), "(none)");
+	check_eq_u64(objtab_untracked(b.objs), 1);
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, first + 1, 0x651000,
+				    0x651000, 0, 0, 0, NULL, 0));
+	check_eq_str(site_at(&b, first + 1, 0x650000), "[unknown]");
+	check_eq_str(site_at(&b, first + 2, 0x600000), "(none)");
+	check_eq_u64(objtab_untracked(b.objs), 1);
+	allocs_fini(&b);
+}
+
 /* A chain that ends in 0 (a frame-pointer walk off the stack) ends
  * there: 0 is no site, whatever follows it. */
 static void
@@ -275,6 +319,7 @@ main(void)
 	test_wrap(&a, mm, pid);
 	test_order(&a, mm, pid, chain);
 	test_site_nomem(mm, pid);
+	test_brk_many(mm);
 	check_eq_i64(allocs_test_site(1), 4);
 	allocs_fini(&a);
 	allocs_fini(&a);
