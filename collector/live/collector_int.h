@@ -176,6 +176,7 @@ struct collector {
 				 * it drained alone) */
 	uint64_t par_merges;	/* frames merged draining (drainpar.c) */
 	uint64_t par_cpu_gone;	/* CPU time of pools stopped */
+	bool par_failed;	/* a pool could not start: alone from then */
 	/* -e damon (damonfeed.c): memtop's kdamond, its last snapshot, the
 	 * period its intervals follow, its CPU time at the last frame; a
 	 * vaddr kdamond's processes in its targets' order (a region's
@@ -248,6 +249,9 @@ uint64_t collector_par_cpu_ns(struct collector *c);
 /* The drain threads' shards into the aggregation (a frame, a change of
  * page size). */
 void collector_par_merge(struct collector *c);
+/* The pool stopped after its shards were merged (a change of page size):
+ * the next drain on drain threads starts one made like the aggregation. */
+void collector_par_stop(struct collector *c);
 void collector_par_fini(struct collector *c);
 void collector_sync_lost(struct collector *c, struct channel *ch);
 

@@ -100,8 +100,11 @@ collector_apply(struct producer *p, const struct cmd *cmd)
 		aggr_reset(&c->aggr);
 		break;
 	case CMD_SET_GRANULARITY:
-		/* The drain threads' samples at the old page size first. */
+		/* The drain threads' samples at the old page size first;
+		 * their shards are of that size: a new pool at the next
+		 * drain on threads. */
 		collector_par_merge(c);
+		collector_par_stop(c);
 		ret = aggr_granularity_apply(&c->aggr, (unsigned)cmd->value,
 					c->cfg.max_pages);
 		break;

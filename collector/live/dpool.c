@@ -513,3 +513,13 @@ dpool_overflowed(struct dpool *p)
 	pthread_mutex_unlock(&p->mu);
 	return n;
 }
+
+uint64_t
+dpool_shard_resets(const struct dpool *p)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < p->n; i++)
+		n += p->d[i].shard.shard_resets;
+	return n;
+}

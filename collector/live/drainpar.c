@@ -97,9 +97,14 @@ collector_par_pool(struct collector *c, unsigned k)
 	if (c->pool && dpool_like(c->pool, &c->aggr))
 		return true;
 	collector_par_fini_pool(c);
+	/* Not tried again at every drain (a pids limit, no memory): each
+	 * try would start and join threads. */
+	if (c->par_failed)
+		return false;
 	if (dpool_new(&c->pool, k, &c->aggr) < 0) {
+		c->par_failed = true;
 		log_msg("drain threads: cannot start %u; the collector drains "
-			"alone", k);
+			"alone from now on", k);
 		return false;
 	}
 	log_msg("drain threads: %u over %zu rings", k, chanset_count(c->cs));
@@ -284,12 +289,20 @@ collector_par_fini_pool(struct collector *c)
 	if (!c->pool)
 		return;
 	log_msg("drain threads: %llu frames merged with the rings drained "
-		"meanwhile; %llu records waited past the full blocks",
+		"meanwhile; %llu records waited past the full blocks; %llu "
+		"shard page tables forgotten, most pages idle",
 		(unsigned long long)c->par_merges,
-		(unsigned long long)dpool_overflowed(c->pool));
+		(unsigned long long)dpool_overflowed(c->pool),
+		(unsigned long long)dpool_shard_resets(c->pool));
 	c->par_cpu_gone += dpool_cpu_ns(c->pool);
 	dpool_free(c->pool);
 	c->pool = NULL;
+}
+
+void
+collector_par_stop(struct collector *c)
+{
+	collector_par_fini_pool(c);
 }
 
 void

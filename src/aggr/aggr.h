@@ -116,6 +116,9 @@ struct aggr {
 	/* Samples a shard's merge found no room for in the page table
 	 * (aggr_merge): in every sum, in no page row; logged. */
 	uint64_t merge_unplaced;
+	/* A shard's page table forgotten at a merge, most of its pages
+	 * idle (aggr_merge). */
+	uint64_t shard_resets;
 
 	/* Page -> node work this interval, for frame_noderes. */
 	uint64_t reval_pages;		/* known pages asked again */

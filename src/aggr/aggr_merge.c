@@ -37,8 +37,11 @@ int
 aggr_shard_init(struct aggr *shard, const struct aggr *like,
 		struct nodemap *nm)
 {
+	/* The collector's --max-pages: a shard tracks no more pages than
+	 * the collector may (those past it count untracked, merged). */
 	int ret = aggr_init(shard, like->topo, nm,
-			    pagetab_page_shift(like->pages), 0);
+			    pagetab_page_shift(like->pages),
+			    pagetab_max_pages(like->pages));
 
 	if (ret < 0)
 		return ret;
@@ -59,6 +62,7 @@ struct aggr_merge {
 	struct aggr *dst;
 	const struct aggr *src;
 	unsigned shift;
+	size_t active;		/* the shard's pages with samples */
 };
 
 /* A page of this interval into dst: its counts, its node when dst has
@@ -73,6 +77,7 @@ aggr_merge_page(struct page_entry *e, void *ctx)
 
 	if (pagetab_interval_samples(m->src->pages, e) == 0)
 		return 0;
+	m->active++;
 	pagetab_read(m->src->pages, e, &c);
 	/* The shard's page lives on (its node known): its total is of
 	 * every interval, this one's is what dst has not seen. */
@@ -154,17 +159,30 @@ aggr_merge_sums(struct aggr *dst, const struct aggr *src)
  * (merged whole), its pages kept with their nodes, which are asked again
  * as dst's are (the age and budget dst had this interval).  Pages with
  * latencies are forgotten too: their weight sums are since the page came,
- * and the next merge would add them again.
+ * and the next merge would add them again.  So are all its pages once
+ * most of them saw no sample this interval (more than AGGR_SHARD_IDLE
+ * times the active ones, past AGGR_SHARD_KEEP): kept, they would make
+ * every merge walk every page the shard ever saw (and fill a table
+ * --max-pages limits with pages of the past); the active pages' nodes
+ * are asked again, once for the growth that paid for this.
  */
+#define AGGR_SHARD_KEEP	65536
+#define AGGR_SHARD_IDLE	4
+
 static int
-aggr_shard_clear(struct aggr *src, const struct aggr *dst)
+aggr_shard_clear(struct aggr *src, const struct aggr *dst, size_t active)
 {
-	size_t n;
+	size_t n, kept = pagetab_count(src->pages);
 	int32_t *pids = proctab_pids(src->procs, &n);
 
 	aggr_next_interval(src);
-	if (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT)
+	if (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT) {
 		pagetab_reset(src->pages);
+	} else if (kept > AGGR_SHARD_KEEP &&
+		   kept / AGGR_SHARD_IDLE > active) {
+		pagetab_reset(src->pages);
+		src->shard_resets++;
+	}
 	threadtab_reset(src->threads);
 	sides_clear(src->sides);
 	aggr_tslots_forget(src);
@@ -207,5 +225,6 @@ aggr_merge(struct aggr *dst, struct aggr *src)
 		log_msg("merge: %llu samples of pages without room in the "
 			"page table (in the sums, in no page row)",
 			(unsigned long long)(dst->merge_unplaced - unplaced));
-	return aggr_shard_clear(src, dst) < 0 || (n_te && !te) ? -ENOMEM : 0;
+	return aggr_shard_clear(src, dst, m.active) < 0 ||
+	       (n_te && !te) ? -ENOMEM : 0;
 }

@@ -416,6 +416,12 @@ pagetab_count(const struct pagetab *t)
 }
 
 size_t
+pagetab_max_pages(const struct pagetab *t)
+{
+	return t->max_pages;
+}
+
+size_t
 pagetab_capacity(const struct pagetab *t)
 {
 	size_t cap = 0;

@@ -278,6 +278,8 @@ uint32_t pagetab_epoch(const struct pagetab *t);
 void pagetab_reset(struct pagetab *t);
 size_t pagetab_count(const struct pagetab *t);
 size_t pagetab_capacity(const struct pagetab *t);
+/* The max_pages pagetab_new was given (0: unlimited). */
+size_t pagetab_max_pages(const struct pagetab *t);
 /* Memory the table holds: slot arrays, headers, side map. */
 size_t pagetab_bytes(const struct pagetab *t);
 
