@@ -209,6 +209,10 @@ dpool_run(struct drainer *d, struct dpool_item *items, size_t n,
 			     dpool_other, d, &items[i].st);
 		items[i].bad += d->in.stats.bad - bad;
 	}
+	/* The pass's samples accounted now, as the collector's own at the
+	 * end of its drain: their pages' nodes are asked while short-lived
+	 * processes still live, not at the frame's merge. */
+	aggr_flush(&d->shard);
 }
 
 /* Between two passes of a draining merge: DPOOL_NAP_US, or less when
@@ -289,6 +293,9 @@ dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 	pthread_cond_init(&p->ready, NULL);
 	p->n = n_threads;
 	p->merging = -1;
+	/* Every drainer's, before any can fail: dpool_free destroys them. */
+	for (unsigned i = 0; i < n_threads; i++)
+		pthread_cond_init(&p->d[i].room, NULL);
 	for (unsigned i = 0; i < n_threads; i++) {
 		struct drainer *d = &p->d[i];
 
@@ -296,7 +303,6 @@ dpool_new(struct dpool **out, unsigned n_threads, const struct aggr *like)
 		d->idx = i;
 		d->done = true;
 		d->ovf_tail = &d->ovf;
-		pthread_cond_init(&d->room, NULL);
 		d->blocks = calloc(DPOOL_BLOCKS, sizeof(*d->blocks));
 		if (like->nodemap)
 			d->nm = nodemap_new();
@@ -521,5 +527,15 @@ dpool_shard_resets(const struct dpool *p)
 
 	for (unsigned i = 0; i < p->n; i++)
 		n += p->d[i].shard.shard_resets;
+	return n;
+}
+
+size_t
+dpool_queued(const struct dpool *p)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < p->n; i++)
+		n += p->d[i].shard.n_batch;
 	return n;
 }

@@ -94,5 +94,8 @@ uint64_t dpool_overflowed(struct dpool *p);
 /* The shards' page tables forgotten at merges, most pages idle
  * (aggr_merge).  Between drains only. */
 uint64_t dpool_shard_resets(const struct dpool *p);
+/* Samples in the shards not yet accounted (each pass ends with
+ * aggr_flush: 0 between drains).  Between drains only. */
+size_t dpool_queued(const struct dpool *p);
 
 #endif

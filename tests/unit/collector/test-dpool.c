@@ -194,6 +194,9 @@ run(struct trings *tr, struct aggr *a, struct dpool *pool, int layout,
 		} else if (pool) {
 			dpool_drain(pool, items, N_RINGS, 5, count_other,
 				    a);
+			/* Accounted at the end of each pass (nodes asked
+			 * before the frame's merge). */
+			check_eq_u64(dpool_queued(pool), 0);
 			for (int k = 0; k < N_RINGS; k++)
 				check_eq_u64(items[k].st.bad_size, 0);
 		} else {
