@@ -67,8 +67,9 @@ sides_prefetch(const struct sides *s, int32_t pid, uint64_t page,
 	codetab_prefetch(s->code, pid, ip);
 }
 
-/* A sample accounted to page (s->pid, page) of the current granularity. */
-static inline void
+/* A sample accounted to page (s->pid, page) of the current granularity.
+ * always_inline: past a size gcc makes it a call a sample. */
+static inline __attribute__((always_inline)) void
 sides_account(struct sides *s, const struct sample *smp, uint64_t page)
 {
 	if (!s)

@@ -77,7 +77,10 @@ codetab_prefetch(const struct codetab *t, int32_t pid, uint64_t ip)
 		__builtin_prefetch(&t->e[codetab_hash(pid, ip, t->shift)], 1);
 }
 
-/* One sample at (pid, ip); inline for a run of samples at one ip. */
+/* One sample at (pid, ip); inline for a run of samples at one ip, and
+ * for an ip counted this interval in its home slot (most of them: the
+ * table is at most half full), so that a page's few code sites taking
+ * turns cost no call. */
 static inline void
 codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
 {
@@ -86,6 +89,13 @@ codetab_add(struct codetab *t, int32_t pid, uint64_t ip)
 	if (e && e->ip == ip && e->pid == pid && e->epoch == t->epoch) {
 		e->samples++;
 		e->total++;
+		return;
+	}
+	e = &t->e[codetab_hash(pid, ip, t->shift)];
+	if (ip && e->ip == ip && e->pid == pid && e->epoch == t->epoch) {
+		e->samples++;
+		e->total++;
+		t->last = e;
 		return;
 	}
 	codetab_add_slow(t, pid, ip);

@@ -77,8 +77,7 @@ levtab_grow(struct levtab *t)
 static enum datasrc_level
 levtab_level(struct levtab *t, uint64_t data_src)
 {
-	size_t i = (size_t)((data_src * 0x9e3779b97f4a7c15ull) >>
-			    (64 - LEVTAB_MEMO_BITS));
+	size_t i = levtab_memo_slot(data_src);
 
 	if (t->memo_src[i] != data_src) {
 		t->memo_src[i] = data_src;

@@ -83,11 +83,36 @@ void levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 		     uint64_t data_src);
 
 /* One sample of (pid, page) with this data_src (0 = none: ignored). */
+/* The memo slot of data_src. */
+static inline size_t
+levtab_memo_slot(uint64_t data_src)
+{
+	return (size_t)((data_src * 0x9e3779b97f4a7c15ull) >>
+			(64 - LEVTAB_MEMO_BITS));
+}
+
+/* Inline when the page is in its home slot and data_src's level is in
+ * the memo (most samples of a page seen before): no call. */
 static inline void
 levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 {
-	if (t && data_src != 0 && data_src != t->no_level_src)
-		levtab_add_slow(t, pid, page, data_src);
+	if (!t || data_src == 0 || data_src == t->no_level_src)
+		return;
+	if (t->slots) {
+		uint64_t key = levtab_key(pid, page);
+		struct levtab_page *p = &t->slots[levtab_home(key, t->mask)];
+		size_t m = levtab_memo_slot(data_src);
+		unsigned lvl = t->memo_lvl[m];
+
+		if (p->key == key && p->n[DATASRC_LVL_NA] &&
+		    t->memo_src[m] == data_src && lvl != DATASRC_LVL_NA) {
+			t->interval[lvl]++;
+			if (p->n[lvl] != UINT32_MAX)
+				p->n[lvl]++;
+			return;
+		}
+	}
+	levtab_add_slow(t, pid, page, data_src);
 }
 /* Fetches the record of (pid, page) into the cache ahead of levtab_add;
  * nothing while no sample had a level (faults never have one). */

@@ -115,11 +115,25 @@ void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr,
 static inline void
 linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 {
-	uint64_t h = linetab_hash(pid, addr >> t->page_shift);
+	uint64_t page = addr >> t->page_shift;
+	uint64_t h = linetab_hash(pid, page);
+	uint32_t v;
 
 	/* All slots taken and none of them this page's: nothing to do. */
 	if (t->n_used == LINETAB_SLOTS && !linetab_filter_has(t, h))
 		return;
+	/* The page's slot at its index position (most pages with a slot:
+	 * the index is at most a quarter full): no call. */
+	v = t->index[linetab_pos(h)];
+	if (v && (v & 0xffff0000u) == linetab_tag(h)) {
+		struct linetab_slot *s = &t->slots[(v & 0xffff) - 1];
+
+		if (s->page == page && s->pid == pid) {
+			s->lines[(addr & ((1ull << t->page_shift) - 1)) >>
+				 (t->page_shift - 6)]++;
+			return;
+		}
+	}
 	linetab_add_slow(t, pid, addr, h);
 }
 
