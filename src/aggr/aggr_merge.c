@@ -174,17 +174,20 @@ aggr_shard_clear(struct aggr *src, const struct aggr *dst, size_t active)
 {
 	size_t n, kept = pagetab_count(src->pages);
 	int32_t *pids = proctab_pids(src->procs, &n);
+	bool idle = kept > AGGR_SHARD_KEEP && kept / AGGR_SHARD_IDLE > active;
 
 	aggr_next_interval(src);
-	if (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT) {
+	if (idle || (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT))
 		pagetab_reset(src->pages);
-	} else if (kept > AGGR_SHARD_KEEP &&
-		   kept / AGGR_SHARD_IDLE > active) {
-		pagetab_reset(src->pages);
-		src->shard_resets++;
-	}
+	src->shard_resets += idle;
 	threadtab_reset(src->threads);
-	sides_clear(src->sides);
+	/* Side tables kept at their size (refilled at once each interval),
+	 * but back to their first one with the pages: a table grown for a
+	 * wide interval would be cleared whole at every merge. */
+	if (idle)
+		sides_reset(src->sides);
+	else
+		sides_clear(src->sides);
 	aggr_tslots_forget(src);
 	for (size_t i = 0; i < n; i++)
 		proctab_remove(src->procs, pids[i]);

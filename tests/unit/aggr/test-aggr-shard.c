@@ -15,6 +15,7 @@
 
 #include "aggr.h"
 #include "pagetab.h"
+#include "sides.h"
 #include "testlib.h"
 #include "topo.h"
 
@@ -25,7 +26,7 @@ add(struct aggr *a, uint64_t page)
 {
 	struct sample s = { .addr = page << 12 | 0x40, .pid = PID,
 			    .tid = PID, .cpu = 0, .kind = SAMPLE_LOAD,
-			    .period = 1 };
+			    .ip = 0x401000, .period = 1 };
 
 	aggr_add(a, &s);
 }
@@ -78,6 +79,7 @@ static void
 test_idle_reset(const struct topo *t)
 {
 	struct aggr col, sh;
+	size_t first_slots;
 
 	if (!check(aggr_init(&col, t, NULL, 12, 0) == 0))
 		return;
@@ -85,6 +87,7 @@ test_idle_reset(const struct topo *t)
 		aggr_fini(&col);
 		return;
 	}
+	first_slots = sitetab_slots(sh.sides->sites);
 	for (int interval = 0; interval < 3; interval++) {
 		size_t n = interval == 0 ? WIDE : HOT;
 
@@ -96,6 +99,14 @@ test_idle_reset(const struct topo *t)
 		check_eq_u64(pagetab_count(sh.pages),
 			     interval == 0 ? WIDE : interval == 1 ? 0 : HOT);
 		check_eq_u64(sh.shard_resets, interval == 0 ? 0 : 1);
+		/* Its code-site table grew for the wide interval, and is
+		 * back to its first size with the pages (not cleared whole
+		 * at every merge). */
+		if (interval == 0)
+			check(sitetab_slots(sh.sides->sites) > first_slots);
+		else
+			check_eq_u64(sitetab_slots(sh.sides->sites),
+				     first_slots);
 		check_eq_u64(pagetab_count(col.pages), WIDE);
 		check_eq_u64(total_of(&col, 0x10000), (uint64_t)interval + 1);
 		check_eq_u64(total_of(&col, 0x10000 + HOT), 1);
