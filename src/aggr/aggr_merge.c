@@ -164,7 +164,8 @@ aggr_merge_sums(struct aggr *dst, const struct aggr *src)
  * times the active ones, past AGGR_SHARD_KEEP): kept, they would make
  * every merge walk every page the shard ever saw (and fill a table
  * --max-pages limits with pages of the past); the active pages' nodes
- * are asked again, once for the growth that paid for this.
+ * are asked again, once for the growth that paid for this.  A shard at
+ * its --max-pages forgets its pages at every merge.
  */
 #define AGGR_SHARD_KEEP	65536
 #define AGGR_SHARD_IDLE	4
@@ -173,8 +174,14 @@ static int
 aggr_shard_clear(struct aggr *src, const struct aggr *dst, size_t active)
 {
 	size_t n, kept = pagetab_count(src->pages);
+	size_t max = pagetab_max_pages(src->pages);
 	int32_t *pids = proctab_pids(src->procs, &n);
 	bool idle = kept > AGGR_SHARD_KEEP && kept / AGGR_SHARD_IDLE > active;
+
+	/* A full shard (--max-pages) forgets too: its pages of the past
+	 * would make new pages untracked after the collector's table was
+	 * reset (r), though the collector has room again. */
+	idle |= max && kept >= max;
 
 	aggr_next_interval(src);
 	if (idle || (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT))

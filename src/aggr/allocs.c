@@ -375,8 +375,9 @@ allocs_on_brk(struct allocs *a, struct alloc_rec *r)
 		return;
 	}
 	/* A move of a break not known (a process that began before memtop
-	 * watched, or whose slot went to others): what it grew, if it grew,
-	 * is an object not kept. */
+	 * watched, or whose slot went to others): whatever it made is not
+	 * known, counted as one object not kept (an upper bound: the move
+	 * may have shrunk the heap or failed). */
 	if (*brk == 0)
 		objtab_untrack(a->objs);
 	if (*brk && now > *brk)
@@ -549,4 +550,9 @@ allocs_exit(struct allocs *a, int32_t pid)
 {
 	if (a->unw)
 		unwind_forget(a->unw, pid);
+	/* Its break slot is the first taken by a new process (used 0),
+	 * kept until then for its records still queued or read late. */
+	for (size_t i = 0; i < a->n_brks; i++)
+		if (a->brks[i].pid == pid)
+			a->brks[i].used = 0;
 }

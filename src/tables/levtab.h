@@ -82,7 +82,6 @@ void levtab_free(struct levtab *t);	/* NULL-safe */
 void levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 		     uint64_t data_src);
 
-/* One sample of (pid, page) with this data_src (0 = none: ignored). */
 /* The memo slot of data_src. */
 static inline size_t
 levtab_memo_slot(uint64_t data_src)
@@ -91,7 +90,8 @@ levtab_memo_slot(uint64_t data_src)
 			(64 - LEVTAB_MEMO_BITS));
 }
 
-/* Inline when the page is in its home slot and data_src's level is in
+/* One sample of (pid, page) with this data_src (0 = none: ignored).
+ * Inline when the page is in its home slot and data_src's level is in
  * the memo (most samples of a page seen before): no call. */
 static inline void
 levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)

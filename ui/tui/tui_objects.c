@@ -123,7 +123,8 @@ tui_objects_view(const struct tui *t, struct tui_lines *l)
 			      "on objects, %" PRIu64 " on pages of none, %"
 			      PRIu64 " of sites not listed; %" PRIu64
 			      " objects live, %" PRIu64 " not kept (table "
-			      "full or no memory), %" PRIu64 " allocation "
+			      "full, no memory, unknown break), %" PRIu64
+			      " allocation "
 			      "records lost",
 			      f->objects_samples, f->objects_none,
 			      f->objects_more, f->objects_live,

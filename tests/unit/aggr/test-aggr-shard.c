@@ -3,9 +3,10 @@
 /*
  * A drain thread's shard (aggr_shard_init, aggr_merge; collector/live/
  * dpool.c): it tracks no more pages than the collector may (--max-pages:
- * the rest count untracked, not "unplaced" at the merge), and it forgets
- * its pages once most of them saw no sample in an interval, so a merge
- * walks what the shard saw lately, not every page it ever saw; the
+ * the rest count untracked, not "unplaced" at the merge; full, it forgets
+ * them at the merge, so that after a reset new pages are tracked), and it
+ * forgets its pages once most of them saw no sample in an interval, so a
+ * merge walks what the shard saw lately, not every page it ever saw; the
  * collector's pages and totals are the same either way (the test's own
  * counts are the oracle).
  */
@@ -65,6 +66,16 @@ test_max_pages(const struct topo *t)
 	check_eq_u64(col.merge_unplaced, 0);
 	check_eq_u64(col.interval.untracked, 400);
 	check_eq_u64(col.interval.samples, 100);
+	/* Full, it forgot its pages: after the collector's reset (r) new
+	 * pages are tracked again. */
+	check_eq_u64(pagetab_count(sh.pages), 0);
+	aggr_reset(&col);
+	for (uint64_t p = 0; p < 50; p++)
+		add(&sh, 0x20000 + p);
+	check_eq_i64(aggr_merge(&col, &sh), 0);
+	check_eq_u64(pagetab_count(col.pages), 50);
+	check_eq_u64(col.interval.samples, 50);
+	check_eq_u64(col.interval.untracked, 0);
 	aggr_fini(&sh);
 	aggr_fini(&col);
 }

@@ -204,6 +204,16 @@ test_brk_many(const struct allocs_event *mm)
 	check_eq_str(site_at(&b, first + 1, 0x650000), "[unknown]");
 	check_eq_str(site_at(&b, first + 2, 0x600000), "(none)");
 	check_eq_u64(objtab_untracked(b.objs), 1);
+	/* A process that exited gives its slot first, though it is not the
+	 * one idle longest (first + 3 is; first + 2 went above): first + 3
+	 * keeps its break. */
+	allocs_exit(&b, first + 10);
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, newest + 1, 0x600000, 0,
+				    0, 0, 0, NULL, 0));
+	allocs_record(&b, mm, build(&r, mm, NR_BRK, first + 3, 0x661000,
+				    0x661000, 0, 0, 0, NULL, 0));
+	check_eq_str(site_at(&b, first + 3, 0x660000), "[unknown]");
+	check_eq_u64(objtab_untracked(b.objs), 1);
 	allocs_fini(&b);
 }
 
