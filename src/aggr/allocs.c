@@ -380,9 +380,9 @@ allocs_on_brk(struct allocs *a, struct alloc_rec *r)
 	 * may have shrunk the heap or failed). */
 	if (*brk == 0)
 		objtab_untrack(a->objs);
-	if (*brk && now > *brk)
+	else if (now > *brk)
 		allocs_new(a, r, *brk, now - *brk, now - *brk);
-	else if (*brk && now < *brk)
+	else if (now < *brk)
 		allocs_unmap(a, (int32_t)r->pid, now, *brk - now, r->time);
 	*brk = now;
 }
