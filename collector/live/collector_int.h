@@ -249,8 +249,9 @@ uint64_t collector_par_cpu_ns(struct collector *c);
 /* The drain threads' shards into the aggregation (a frame, a change of
  * page size). */
 void collector_par_merge(struct collector *c);
-/* The pool stopped after its shards were merged (a change of page size):
- * the next drain on drain threads starts one made like the aggregation. */
+/* The pool stopped, its threads' CPU time kept, after its shards were
+ * merged (a change of page size, the end): the next drain on drain
+ * threads starts one made like the aggregation. */
 void collector_par_stop(struct collector *c);
 void collector_par_fini(struct collector *c);
 void collector_sync_lost(struct collector *c, struct channel *ch);

@@ -59,8 +59,6 @@ collector_par_setup(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
-static void collector_par_fini_pool(struct collector *c);
-
 /* The drain threads this drain should use (0: none). */
 static unsigned
 collector_par_want(const struct collector *c)
@@ -96,7 +94,7 @@ collector_par_pool(struct collector *c, unsigned k)
 {
 	if (c->pool && dpool_like(c->pool, &c->aggr))
 		return true;
-	collector_par_fini_pool(c);
+	collector_par_stop(c);
 	/* Not tried again at every drain (a pids limit, no memory): each
 	 * try would start and join threads. */
 	if (c->par_failed)
@@ -282,15 +280,15 @@ collector_par_cpu_ns(struct collector *c)
 	return c->par_cpu_gone + (c->pool ? dpool_cpu_ns(c->pool) : 0);
 }
 
-/* The pool's threads stopped, their CPU time kept. */
-static void
-collector_par_fini_pool(struct collector *c)
+/* The pool's threads stopped, their CPU time kept (collector_int.h). */
+void
+collector_par_stop(struct collector *c)
 {
 	if (!c->pool)
 		return;
 	log_msg("drain threads: %llu frames merged with the rings drained "
 		"meanwhile; %llu records waited past the full blocks; %llu "
-		"shard page tables forgotten, most pages idle",
+		"shard page tables forgotten (most pages idle, or full)",
 		(unsigned long long)c->par_merges,
 		(unsigned long long)dpool_overflowed(c->pool),
 		(unsigned long long)dpool_shard_resets(c->pool));
@@ -300,15 +298,9 @@ collector_par_fini_pool(struct collector *c)
 }
 
 void
-collector_par_stop(struct collector *c)
-{
-	collector_par_fini_pool(c);
-}
-
-void
 collector_par_fini(struct collector *c)
 {
-	collector_par_fini_pool(c);
+	collector_par_stop(c);
 	free(c->par_items);
 	free(c->par_chans);
 }
