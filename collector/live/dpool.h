@@ -91,8 +91,8 @@ uint64_t dpool_cpu_ns(struct dpool *p);
 /* Records other than samples that found every block full during a
  * draining merge and waited on a thread's overflow list, since start. */
 uint64_t dpool_overflowed(struct dpool *p);
-/* The shards' page tables forgotten at merges, most pages idle
- * (aggr_merge).  Between drains only. */
+/* The shards' page tables forgotten at merges, most pages idle or the
+ * table full (aggr_merge).  Between drains only. */
 uint64_t dpool_shard_resets(const struct dpool *p);
 /* Samples in the shards not yet accounted (each pass ends with
  * aggr_flush: 0 between drains).  Between drains only. */

@@ -117,7 +117,7 @@ struct aggr {
 	 * (aggr_merge): in every sum, in no page row; logged. */
 	uint64_t merge_unplaced;
 	/* A shard's page table forgotten at a merge, most of its pages
-	 * idle (aggr_merge). */
+	 * idle or the table full (aggr_merge). */
 	uint64_t shard_resets;
 
 	/* Page -> node work this interval, for frame_noderes. */

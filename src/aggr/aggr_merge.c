@@ -176,22 +176,22 @@ aggr_shard_clear(struct aggr *src, const struct aggr *dst, size_t active)
 	size_t n, kept = pagetab_count(src->pages);
 	size_t max = pagetab_max_pages(src->pages);
 	int32_t *pids = proctab_pids(src->procs, &n);
-	bool idle = kept > AGGR_SHARD_KEEP && kept / AGGR_SHARD_IDLE > active;
-
-	/* A full shard (--max-pages) forgets too: its pages of the past
+	/* Most pages idle; or full (--max-pages): its pages of the past
 	 * would make new pages untracked after the collector's table was
 	 * reset (r), though the collector has room again. */
-	idle |= max && kept >= max;
+	bool forget = (kept > AGGR_SHARD_KEEP &&
+		       kept / AGGR_SHARD_IDLE > active) ||
+		      (max && kept >= max);
 
 	aggr_next_interval(src);
-	if (idle || (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT))
+	if (forget || (pagetab_ext(src->pages) & PAGETAB_EXT_WEIGHT))
 		pagetab_reset(src->pages);
-	src->shard_resets += idle;
+	src->shard_resets += forget;
 	threadtab_reset(src->threads);
 	/* Side tables kept at their size (refilled at once each interval),
 	 * but back to their first one with the pages: a table grown for a
 	 * wide interval would be cleared whole at every merge. */
-	if (idle)
+	if (forget)
 		sides_reset(src->sides);
 	else
 		sides_clear(src->sides);
