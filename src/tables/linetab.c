@@ -80,7 +80,6 @@ linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 {
 	uint64_t page = addr >> t->page_shift;
 	struct linetab_slot *s = linetab_find_h(t, pid, page, h);
-	uint64_t off = addr & ((1ull << t->page_shift) - 1);
 
 	if (!s) {
 		if (t->n_used == LINETAB_SLOTS)
@@ -88,7 +87,7 @@ linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 		s = linetab_take(t, t->n_used, pid, page);
 		linetab_index_insert(t, t->n_used++);
 	}
-	s->lines[off >> (t->page_shift - 6)]++;
+	s->lines[linetab_line(t, addr)]++;
 }
 
 void

@@ -103,6 +103,13 @@ linetab_filter_set(struct linetab *t, uint64_t h)
 	t->filter[b / 64] |= UINT64_C(1) << (b % 64);
 }
 
+/* The counter of addr within its page: its 1/64th. */
+static inline size_t
+linetab_line(const struct linetab *t, uint64_t addr)
+{
+	return (addr & ((1ull << t->page_shift) - 1)) >> (t->page_shift - 6);
+}
+
 /* NULL on ENOMEM. */
 struct linetab *linetab_new(unsigned page_shift);
 void linetab_free(struct linetab *t);		/* NULL-safe */
@@ -129,8 +136,7 @@ linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 		struct linetab_slot *s = &t->slots[(v & 0xffff) - 1];
 
 		if (s->page == page && s->pid == pid) {
-			s->lines[(addr & ((1ull << t->page_shift) - 1)) >>
-				 (t->page_shift - 6)]++;
+			s->lines[linetab_line(t, addr)]++;
 			return;
 		}
 	}
