@@ -443,8 +443,8 @@ test_overflow(const struct topo *topo)
 {
 	struct source src;
 	struct channel_events ch;
-	struct tring t[2];
-	struct ring r[2];
+	struct trings tr;		/* the first two rings */
+	struct tring *t = tr.t;
 	struct dpool_item items[2];
 	struct aggr par;
 	struct dpool *pool = NULL;
@@ -453,18 +453,16 @@ test_overflow(const struct topo *topo)
 	uint64_t page = 0;
 
 	rec_setup(&src, &ch, 0);
-	for (int k = 0; k < 2; k++) {
-		if (!check(tring_new(&t[k], 64, true) == 0))
-			return;
-		tring_start(&t[k], 0);
-		check_eq_i64(ring_init(&r[k], t[k].base, t[k].mmap_len,
-				       t[k].page), 0);
-		items[k] = (struct dpool_item){ .ring = &r[k], .ev = &ch,
+	if (!check(trings_new(&tr)))
+		return;
+	for (int k = 0; k < 2; k++)
+		items[k] = (struct dpool_item){ .ring = &tr.r[k], .ev = &ch,
 						.group = (unsigned)k,
 						.tag = (void *)(uintptr_t)k };
-	}
-	if (!check(aggr_init(&par, topo, NULL, 12, 0) == 0))
+	if (!check(aggr_init(&par, topo, NULL, 12, 0) == 0)) {
+		trings_free(&tr);
 		return;
+	}
 	if (!check(dpool_new(&pool, 2, &par) == 0))
 		goto out;
 	for (int attempt = 0; attempt < 5 && !dpool_overflowed(pool);
@@ -495,7 +493,7 @@ test_overflow(const struct topo *topo)
 		check_eq_i64(dpool_merge_draining(pool, 0, &par, items, 2, 5,
 						  seq_other, &seen), 0);
 		check_eq_i64(dpool_merge(pool, &par), 0);
-		check_eq_u64(ring_pending(&r[1]), 0);
+		check_eq_u64(ring_pending(&tr.r[1]), 0);
 		check_eq_u64(seen.bad, 0);
 		check_eq_u64(seen.next[1], (uint64_t)(attempt + 1) * OVF_LOST);
 	}
@@ -509,10 +507,7 @@ test_overflow(const struct topo *topo)
 out:
 	dpool_free(pool);
 	aggr_fini(&par);
-	for (int k = 0; k < 2; k++) {
-		ring_fini(&r[k]);
-		tring_free(&t[k]);
-	}
+	trings_free(&tr);
 }
 
 int
