@@ -137,8 +137,8 @@ def reads_seen(counts, strict=True):
                 f.write("%s\n" % counts)
         return
     hot = sum(c >= 8 for c in late)
-    if strict and not (late and hot * 2 >= len(late)) and HIDDEN and \
-            os.path.exists(HIDDEN):
+    seen = bool(late) and hot * 2 >= len(late)
+    if strict and not seen and HIDDEN and os.path.exists(HIDDEN):
         with open(HIDDEN, encoding="utf-8") as f:
             bare = f.read().strip()
         print("# SKIP read cluster hot: %d of the last %d (%s), and in "
@@ -146,10 +146,10 @@ def reads_seen(counts, strict=True):
               "TCG hid the reads from DAMON, not memtop"
               % (hot, len(late), counts, bare))
         return
-    check(late and sum(c >= 8 for c in late) * 2 >= len(late),
+    check(seen,
           "the read cluster is hot (>= 8 of 16 pages in regions of >= 8 "
           "of 20 checks) in %d of the last %d (%s)"
-          % (sum(c >= 8 for c in late), len(late), counts))
+          % (hot, len(late), counts))
 
 
 def damon_regions(frames, truth, lines):
