@@ -1,9 +1,11 @@
 /* See helper-check.h. */
 #include "config.h"
 
+#include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "helper-check.h"
@@ -64,9 +66,23 @@ helper_wait_dead(int32_t pid)
 	char state[64];
 
 	for (int i = 0; i < 200; i++) {
-		helper_status(pid, "State", state, sizeof(state));
-		if (state[0] == 'Z' || state[0] == '\0')
-			return;
+		siginfo_t si;
+
+		/* Our child: waitable (left so, WNOWAIT, for its owner to
+		 * reap) only once every thread is gone and with them its
+		 * descriptors.  "Z" in /proc comes earlier, when only the
+		 * leader has exited: a runtime's own thread (ThreadSanitizer's,
+		 * valgrind's) may still hold the helper's socket open. */
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si,
+			   WEXITED | WNOHANG | WNOWAIT) == 0) {
+			if (si.si_pid == pid)
+				return;
+		} else if (errno == ECHILD) {
+			helper_status(pid, "State", state, sizeof(state));
+			if (state[0] == 'Z' || state[0] == '\0')
+				return;
+		}
 		usleep(10000);
 	}
 }

@@ -15,7 +15,8 @@ const char *helper_status(int32_t pid, const char *key, char *out,
 /* Checks pid runs confined: seccomp filter, no_new_privs, and (when the
  * test is root) as nobody with no groups and no capabilities. */
 void helper_check_confined(int32_t pid);
-/* Waits until pid is a zombie or gone: at most 2 s. */
+/* Waits until pid has exited with all its threads (our child: waitable,
+ * not reaped), or is a zombie or gone (another's): at most 2 s. */
 void helper_wait_dead(int32_t pid);
 
 #endif

@@ -76,19 +76,7 @@ sbtest_identity(void)
 	helper_check_confined(h.pid);
 
 	/* Killed while idle (as a crash would): counted, and the next file
-	 * is still named, by a new helper.  Not under valgrind (its test
-	 * setup sets MEMTOP_WRAPPER) nor ThreadSanitizer: there the request
-	 * after the kill fails as well (under TSan in most runs, the helper
-	 * still answering the send), counted and unnamed, but a failure to
-	 * judge. */
-	if (getenv("MEMTOP_WRAPPER") || getenv("TSAN_OPTIONS")) {
-		printf("# SKIP helper restart after a kill: under %s\n",
-		       getenv("MEMTOP_WRAPPER") ? "valgrind" :
-						  "ThreadSanitizer");
-		maps_free(m);
-		symbols_free(s);
-		return;
-	}
+	 * is still named, by a new helper. */
 	kill(h.pid, SIGKILL);
 	helper_wait_dead(h.pid);
 	symbols_free(s);
