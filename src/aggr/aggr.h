@@ -108,10 +108,11 @@ struct aggr {
 	 * migration target); NULL otherwise. */
 	struct cpuvote *cpuvote;
 	uint64_t vote_untracked;	/* votes lost to a full table */
-	/* The least samples a page had in the last frame when its page list
-	 * was full (0: not full, or no frame yet): a process with fewer
-	 * samples this interval can show no page, so no /proc/PID/maps is
-	 * read for it between frames (aggr_proc_worth_naming). */
+	/* The least samples a page or a code view function had in the last
+	 * frame when its page list and its code view were full (0: one not
+	 * full, or no frame yet): a process with fewer samples this
+	 * interval can show neither, so no /proc/PID/maps is read for it
+	 * between frames (aggr_proc_worth_naming). */
 	uint64_t names_bar;
 	/* Samples a shard's merge found no room for in the page table
 	 * (aggr_merge): in every sum, in no page row; logged. */

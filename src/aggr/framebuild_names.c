@@ -104,6 +104,29 @@ framebuild_names_levels(struct frame_page *p, const struct sides *s,
 		memcpy(p->levels, n, sizeof(n));
 }
 
+/*
+ * The bar for reading maps between frames (aggr.h) lowered to the code
+ * view's least function: a process with fewer samples than the least
+ * shown page can still place a function there, and a short-lived one
+ * must be read while it lives for that function to be named.  With the
+ * view not full, any process can place one: the bar is 0.  The view's
+ * samples are this interval's, as the bar's are (0 when sorted by
+ * total: framebuild.c).
+ */
+static void
+framebuild_names_code_bar(const struct frame *f, struct aggr *a)
+{
+	if (a->names_bar == 0)
+		return;
+	if (f->n_code_sites < FRAME_CODE_SITES) {
+		a->names_bar = 0;
+		return;
+	}
+	for (size_t i = 0; i < f->n_code_sites; i++)
+		if (f->code_sites[i].samples < a->names_bar)
+			a->names_bar = f->code_sites[i].samples;
+}
+
 void
 framebuild_names(struct frame *f, struct aggr *a)
 {
@@ -138,8 +161,10 @@ framebuild_names(struct frame *f, struct aggr *a)
 	/* The pages shown first keep (or get) line counters from now on. */
 	linetab_want(s->lines, keys, n_keys);
 	/* Without names the code view has no functions to sum ips into. */
-	if (s->names)
+	if (s->names) {
 		framebuild_code(f, s, &pids);
+		framebuild_names_code_bar(f, a);
+	}
 	codetab_counts(s->code, &interval, &cumulative);
 	f->code_unknown = interval.unknown;
 	f->code_untracked = interval.untracked;

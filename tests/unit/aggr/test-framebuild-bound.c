@@ -10,7 +10,7 @@
  * open fails and counts in names_stats.maps_failures (or, remembered,
  * in maps_skipped).  Between frames (the flushes' reads, for processes
  * gone before the frame) a process is read only when it has samples
- * enough to show a page (aggr_proc_worth_naming).
+ * enough to show a page or a code view function (aggr_proc_worth_naming).
  */
 #include "config.h"
 
@@ -161,14 +161,18 @@ btest_add(struct aggr *a, int32_t pid, int k, int n)
 }
 
 /*
- * Between frames, maps are read only for processes that can show a page:
- * after a frame whose BTEST_TOP_K pages had 50 to 59 samples, a process
- * with fewer than 50 samples this interval is not read, one with 50 (as
- * many as the least shown page) is.  After a frame whose list was not
- * full, any process can show a page: one with 1 sample is read.
+ * Between frames, maps are read only for processes that can show a page
+ * or a code view function.  procs processes with 50, 51, ... samples on
+ * a page of their own and one function each: with FRAME_CODE_SITES of
+ * them, the frame's pages have 60 to 69 samples but its code view (full
+ * at FRAME_CODE_SITES) reaches down to 50, so a process with fewer than
+ * 50 samples this interval is not read, one with 50 is (not yet a page,
+ * but a function).  With fewer processes, or a longer page list
+ * (top_k), the page list or the code view is not full and any process
+ * can show: one with 1 sample is read.
  */
 static void
-btest_background_bar(const struct topo *topo, int pages)
+btest_background_bar(const struct topo *topo, int procs, size_t top_k)
 {
 	struct frame_meta m = btest_meta();
 	const int32_t cold0 = BTEST_PID0 + 5000, hot = BTEST_PID0 + 9000;
@@ -176,17 +180,22 @@ btest_background_bar(const struct topo *topo, int pages)
 	struct frame *f;
 	struct aggr a;
 
+	m.top_k = top_k;
 	if (!check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0))
 		return;
-	for (int i = 0; i < pages; i++)
+	for (int i = 0; i < procs; i++)
 		btest_add(&a, BTEST_PID0 + 3000 + i, 0, 50 + i);
 	aggr_flush(&a);
 	f = frame_build(&a, &m);
-	check(f && f->n_pages == (size_t)pages);
+	check(f && f->n_pages == ((size_t)procs < top_k ? (size_t)procs :
+							     top_k));
+	check(f && f->n_code_sites ==
+		   (size_t)(procs < FRAME_CODE_SITES ? procs :
+						       FRAME_CODE_SITES));
 	frame_free(f);
 	aggr_next_interval(&a);
 	before = btest_opens(&a);
-	if (pages < BTEST_TOP_K) {
+	if (procs < FRAME_CODE_SITES || (size_t)procs < top_k) {
 		btest_add(&a, cold0, 1, 1);
 		aggr_flush(&a);
 		check_eq_u64(btest_opens(&a) - before, 1);
@@ -199,6 +208,51 @@ btest_background_bar(const struct topo *topo, int pages)
 		aggr_flush(&a);
 	check_eq_u64(btest_opens(&a) - before, 0);
 	btest_add(&a, hot, 1, 50);
+	for (int i = 0; i < 16; i++)
+		aggr_flush(&a);
+	check_eq_u64(btest_opens(&a) - before, 1);
+	aggr_fini(&a);
+}
+
+/*
+ * The page list's bar below the code view's: FRAME_CODE_SITES processes
+ * with 100, 101, ... samples on one page each, and one with 15 pages of
+ * 40 samples.  The 30-page list ends with 10 of those 40-sample pages,
+ * while the code view's least function has 101 samples: a process with
+ * 40 samples is read between frames (it can show a page), one with 39
+ * is not.
+ */
+static void
+btest_page_bar(const struct topo *topo)
+{
+	struct frame_meta m = btest_meta();
+	const int32_t wide = BTEST_PID0 + 4000, cold0 = BTEST_PID0 + 5000;
+	uint64_t before;
+	struct frame *f;
+	struct aggr a;
+
+	m.top_k = FRAME_CODE_SITES + 10;
+	if (!check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0))
+		return;
+	for (int i = 0; i < FRAME_CODE_SITES; i++)
+		btest_add(&a, BTEST_PID0 + 3000 + i, 0, 100 + i);
+	for (int k = 0; k < 15; k++)
+		btest_add(&a, wide, k, 40);
+	aggr_flush(&a);
+	f = frame_build(&a, &m);
+	check(f && f->n_pages == m.top_k &&
+	      f->pages[m.top_k - 1].samples == 40);
+	check(f && f->n_code_sites == FRAME_CODE_SITES &&
+	      f->code_sites[FRAME_CODE_SITES - 1].samples == 101);
+	frame_free(f);
+	aggr_next_interval(&a);
+	before = btest_opens(&a);
+	for (int i = 0; i < BTEST_PROCS; i++)
+		btest_add(&a, cold0 + i, 1, 1 + i % 39);
+	for (int i = 0; i < 16; i++)
+		aggr_flush(&a);
+	check_eq_u64(btest_opens(&a) - before, 0);
+	btest_add(&a, cold0 + BTEST_PROCS, 1, 40);
 	for (int i = 0; i < 16; i++)
 		aggr_flush(&a);
 	check_eq_u64(btest_opens(&a) - before, 1);
@@ -244,8 +298,11 @@ main(void)
 		return test_result();
 	btest_code_view(topo);
 	btest_failed_remembered(topo);
-	btest_background_bar(topo, BTEST_TOP_K);
-	btest_background_bar(topo, BTEST_TOP_K - 1);
+	btest_background_bar(topo, FRAME_CODE_SITES, BTEST_TOP_K);
+	btest_background_bar(topo, FRAME_CODE_SITES - 1, BTEST_TOP_K);
+	btest_background_bar(topo, BTEST_TOP_K - 1, BTEST_TOP_K);
+	btest_background_bar(topo, FRAME_CODE_SITES, FRAME_CODE_SITES + 1);
+	btest_page_bar(topo);
 	topo_free(topo);
 	return test_result();
 }
