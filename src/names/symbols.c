@@ -146,8 +146,8 @@ symbols_fd_build_id(int fd, uint8_t id[SYMBOLS_BUILD_ID_MAX])
 	}
 	if (!symbols_idbox && !symbols_idbox_own)
 		symbols_idbox_own = symbols_sandbox_new();
-	if (symbols_sandbox_parse(symbols_idbox ? symbols_idbox :
-				  symbols_idbox_own, fd, &t) == -EIO)
+	if (symbols_sandbox_build_id(symbols_idbox ? symbols_idbox :
+				     symbols_idbox_own, fd, &t) == -EIO)
 		return -ENOENT;		/* not cached: tried again later */
 	len = t.build_id_size && t.build_id_size <= SYMBOLS_BUILD_ID_MAX ?
 	      (int)t.build_id_size : -ENOENT;

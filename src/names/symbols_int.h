@@ -14,6 +14,7 @@
 #ifndef MEMTOP_SYMBOLS_INT_H
 #define MEMTOP_SYMBOLS_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -69,9 +70,10 @@ int symbols_region_fd(int32_t pid, const struct maps_region *r,
 /*
  * Parses the ELF file open on fd (consumed) into t, which must be
  * zeroed: 0, -ENOEXEC (not an ELF file with PT_LOAD segments) or -ENOMEM.
- * Runs in the helper process (and the fuzz target).
+ * id_only: its segments and build id, no symbols (a build id check needs
+ * no more).  Runs in the helper process (and the fuzz target).
  */
-int symbols_parse(int fd, struct symbols_table *t);
+int symbols_parse(int fd, struct symbols_table *t, bool id_only);
 /*
  * 0 when t is safe to index: bounds above, names inside a NUL-terminated
  * pool, symbols sorted; else -EPROTO.
@@ -103,6 +105,10 @@ void symbols_sandbox_prestart(struct symbols_sandbox *sb);
  */
 int symbols_sandbox_parse(struct symbols_sandbox *sb, int fd,
 			  struct symbols_table *t);
+/* The same for the file's segments and build id alone (symbols_parse's
+ * id_only). */
+int symbols_sandbox_build_id(struct symbols_sandbox *sb, int fd,
+			     struct symbols_table *t);
 
 struct sandbox_stats;
 

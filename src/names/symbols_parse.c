@@ -185,10 +185,11 @@ symbols_read_build_id(struct symbols_table *t, Dwfl_Module *mod)
 /*
  * Reports fd to a Dwfl of its own at its link-time
  * addresses (base 0), copies what memtop needs (segments, symbols and
- * their names), then ends the Dwfl.
+ * their names; with id_only the segments and build id alone, which no
+ * symbol table or debug file is read for), then ends the Dwfl.
  */
 int
-symbols_parse(int fd, struct symbols_table *t)
+symbols_parse(int fd, struct symbols_table *t, bool id_only)
 {
 	static char *debuginfo_path;	/* NULL: libdwfl's default */
 	static const Dwfl_Callbacks callbacks = {
@@ -222,7 +223,7 @@ symbols_parse(int fd, struct symbols_table *t)
 	ret = elf ? symbols_read_loads(t, elf) : -ENOEXEC;
 	if (ret == 0)
 		symbols_read_build_id(t, mod);
-	if (ret == 0)
+	if (ret == 0 && !id_only)
 		ret = symbols_index(t, mod);
 	dwfl_end(dwfl);
 	return ret;

@@ -53,13 +53,14 @@ symbols_sandbox_free(struct symbols_sandbox *s)
 	free(s);
 }
 
-int
-symbols_sandbox_parse(struct symbols_sandbox *s, int fd,
-		      struct symbols_table *t)
+/* One request: "F" for the whole table, "I" for the build id. */
+static int
+symbols_sandbox_ask(struct symbols_sandbox *s, int fd, const char *what,
+		    struct symbols_table *t)
 {
 	int ret, status = 0;
 
-	if (sandbox_hand(&s->sb, fd, "F", 1) < 0)
+	if (sandbox_hand(&s->sb, fd, what, 1) < 0)
 		return -EIO;
 	ret = symbols_wire_recv(s->sb.sock, sandbox_deadline(&s->sb),
 				&status, t);
@@ -68,6 +69,20 @@ symbols_sandbox_parse(struct symbols_sandbox *s, int fd,
 		return -EIO;
 	}
 	return status;
+}
+
+int
+symbols_sandbox_parse(struct symbols_sandbox *s, int fd,
+		      struct symbols_table *t)
+{
+	return symbols_sandbox_ask(s, fd, "F", t);
+}
+
+int
+symbols_sandbox_build_id(struct symbols_sandbox *s, int fd,
+			 struct symbols_table *t)
+{
+	return symbols_sandbox_ask(s, fd, "I", t);
 }
 
 /* Starts the helper now: memtop builds its names before the collector
@@ -93,7 +108,7 @@ symbols_sandbox_stats(const struct symbols_sandbox *s,
 	*st = s->sb.stats;
 }
 
-/* The helper: one descriptor a request, one answer each. */
+/* The helper: one descriptor a request ("F" or "I"), one answer each. */
 static void
 symbols_helper_serve(void)
 {
@@ -105,7 +120,7 @@ symbols_helper_serve(void)
 		if (sandbox_recv(SANDBOX_SOCK, &byte, 1, &fd) < 0 || fd < 0)
 			_exit(0);
 		memset(&t, 0, sizeof(t));
-		ret = symbols_parse(fd, &t);
+		ret = symbols_parse(fd, &t, byte == 'I');
 		if (symbols_wire_send(SANDBOX_SOCK, ret, &t) < 0)
 			_exit(0);
 		symbols_table_free(&t);

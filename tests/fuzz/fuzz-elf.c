@@ -92,7 +92,7 @@ fuzz_parse(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return;
 	memset(&t, 0, sizeof(t));
-	ret = symbols_parse(fd, &t);
+	ret = symbols_parse(fd, &t, false);
 	if (ret > 0 || (ret == 0 && symbols_table_check(&t) != 0))
 		__builtin_trap();
 	if (ret == 0)
@@ -167,7 +167,7 @@ fuzz_elf_generate(uint64_t *x, uint8_t *buf, size_t cap)
 		ssize_t n;
 
 		memset(&t, 0, sizeof(t));
-		if (fd >= 0 && symbols_parse(fd, &t) == 0 &&
+		if (fd >= 0 && symbols_parse(fd, &t, false) == 0 &&
 		    socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0) {
 			symbols_wire_send(sv[0], 0, &t);
 			close(sv[0]);
