@@ -14,8 +14,7 @@
  * frame_check, and the samples are those the test wrote (its own count).
  * And records that find every block full during a draining merge wait on
  * the overflow list and reach other() all, in order (test_overflow).
- * Records the threads have no memory to copy (tests/lib/failalloc.h) are
- * counted by kind (test_drops).
+ * (What the threads have no memory to copy: test-dpool-drops.c.)
  */
 
 #include <errno.h>
@@ -25,7 +24,6 @@
 
 #include "aggr.h"
 #include "dpool.h"
-#include "failalloc.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "ingest-build.h"
@@ -513,117 +511,6 @@ out:
 	trings_free(&tr);
 }
 
-/* What test_drops' other() saw: the records, and the LOST records'
- * samples. */
-struct seen_drops {
-	uint64_t n, lost;
-};
-
-static void
-drops_other(const struct perf_event_header *hdr, void *tag, void *ctx)
-{
-	struct seen_drops *s = ctx;
-	uint64_t n;
-
-	(void)tag;
-	s->n++;
-	if (hdr->type == PERF_RECORD_LOST && record_parse_lost(hdr, &n) == 0)
-		s->lost += n;
-}
-
-/* A record of type with body[0..2) at its start, size bytes in all. */
-static void
-drops_write(struct tring *t, uint32_t type, uint16_t size, uint64_t b0,
-	    uint64_t b1)
-{
-	static unsigned char rec[8192];
-	struct perf_event_header h = { .type = type, .size = size };
-
-	memset(rec, 0, size);
-	memcpy(rec, &h, sizeof(h));
-	memcpy(rec + sizeof(h), &b0, 8);
-	memcpy(rec + sizeof(h) + 8, &b1, 8);
-	tring_append(t, rec, size);
-}
-
-#define DROP_BIG	4400	/* past a block's record (dpool.c) */
-
-/*
- * Records other than samples that the drain thread has no memory to copy
- * (each larger than a block holds, every malloc refused): none reaches
- * other(), each is counted as the collector would have counted it.  A
- * LOST record's 7 samples come back in its item's lost (the collector
- * reconciles them with the event's own count), LOST_SAMPLES' 5 go to
- * lost, a THROTTLE to throttled, an MMAP2 and a COMM (records the kernel's
- * lost count holds too) one lost each, an UNTHROTTLE nothing; all six
- * count in dpool_dropped.  A small LOST record behind them needs no
- * memory and reaches other() with its samples, counted there only.
- */
-static void
-test_drops(const struct topo *topo)
-{
-	struct tring t;
-	struct ring r;
-	struct channel_events ch;
-	struct source src;
-	struct dpool_item item;
-	struct aggr par;
-	struct dpool *pool = NULL;
-	struct seen_drops seen = { 0 };
-	unsigned long refused = failalloc_refused;
-
-	rec_setup(&src, &ch, 0);
-	if (!check(tring_new(&t, 16, true) == 0))
-		return;
-	tring_start(&t, 0);
-	if (!check(ring_init(&r, t.base, t.mmap_len, t.page) == 0) ||
-	    !check(aggr_init(&par, topo, NULL, 12, 0) == 0)) {
-		tring_free(&t);
-		return;
-	}
-	if (!check(dpool_new(&pool, 2, &par) == 0))
-		goto out;
-	drops_write(&t, PERF_RECORD_LOST, DROP_BIG, 3, 7);
-	drops_write(&t, PERF_RECORD_LOST_SAMPLES, DROP_BIG, 5, 0);
-	drops_write(&t, PERF_RECORD_THROTTLE, DROP_BIG, 1, 3);
-	drops_write(&t, PERF_RECORD_UNTHROTTLE, DROP_BIG, 2, 3);
-	drops_write(&t, PERF_RECORD_MMAP2, DROP_BIG, PID, PID);
-	drops_write(&t, PERF_RECORD_COMM, DROP_BIG, PID, PID);
-	drops_write(&t, PERF_RECORD_LOST, 24, 3, 2);
-	tring_publish(&t);
-	item = (struct dpool_item){ .ring = &r, .ev = &ch, .group = 1 };
-	failalloc_on = true;
-	dpool_drain(pool, &item, 1, 5, drops_other, &seen);
-	failalloc_on = false;
-	check(failalloc_refused >= refused + 6);
-	check_eq_u64(ring_pending(&r), 0);
-	check_eq_u64(seen.n, 1);
-	check_eq_u64(seen.lost, 2);
-	check_eq_u64(item.lost, 7);
-	check_eq_u64(item.bad, 0);
-	check_eq_u64(dpool_dropped(pool), 6);
-	check_eq_i64(dpool_merge(pool, &par), 0);
-	aggr_flush(&par);
-	check_eq_u64(par.interval.lost, 5 + 2);
-	check_eq_u64(par.interval.throttled, 1);
-	check_eq_u64(par.interval.samples, 0);
-	/* With memory, the same records all reach other(). */
-	seen = (struct seen_drops){ 0 };
-	drops_write(&t, PERF_RECORD_LOST, DROP_BIG, 3, 7);
-	drops_write(&t, PERF_RECORD_MMAP2, DROP_BIG, PID, PID);
-	tring_publish(&t);
-	dpool_drain(pool, &item, 1, 5, drops_other, &seen);
-	check_eq_u64(seen.n, 2);
-	check_eq_u64(seen.lost, 7);
-	check_eq_u64(item.lost, 0);
-	check_eq_u64(dpool_dropped(pool), 6);
-out:
-	dpool_free(pool);
-	aggr_fini(&par);
-	ring_fini(&r);
-	tring_free(&t);
-}
-
 int
 main(void)
 {
@@ -642,7 +529,6 @@ main(void)
 	test_threads(topo, 0, 2, true);
 	test_threads(topo, 2, 3, true);
 	test_overflow(topo);
-	test_drops(topo);
 	topo_free(topo);
 	return test_result();
 }
