@@ -14,6 +14,7 @@
 
 #include "aggr.h"
 #include "dpool.h"
+#include "dpool-test.h"
 #include "failalloc.h"
 #include "ingest-build.h"
 #include "ingest.h"
@@ -157,7 +158,6 @@ test_overflow_drops(const struct topo *topo)
 	struct dpool_item items[2];
 	struct aggr par;
 	struct dpool *pool = NULL;
-	struct rec rc;
 	uint64_t page = 0, written = 0, lost = 0;
 	struct seen_drops seen = { 0 };
 	int k = 0;
@@ -181,19 +181,8 @@ test_overflow_drops(const struct topo *topo)
 		goto out;
 	for (int attempt = 0; attempt < 5 && !dpool_dropped(pool);
 	     attempt++) {
-		for (uint64_t n = 0; n < OVF_FILL;) {
-			const struct perf_event_header *h;
-
-			while ((h = rec_tp(&rc, PID, 0x10000000ull +
-					   (page % (1u << 20)) * 4096, 6,
-					   36)) && tring_room(&t[0], h->size) &&
-			       n < OVF_FILL) {
-				tring_append(&t[0], h, h->size);
-				page++, n++;
-			}
-			tring_publish(&t[0]);
-			dpool_drain(pool, items, 2, 5, drops_other, &seen);
-		}
+		dpool_test_fill(pool, items, 2, &t[0], &page, OVF_FILL,
+				drops_other, &seen);
 		for (int i = 0; i < OVF_LOST; i++)
 			drops_write(&t[1], PERF_RECORD_LOST, 24, 1, 3);
 		tring_publish(&t[1]);
