@@ -191,6 +191,13 @@ collector_sync_lost(struct collector *c, struct channel *ch)
 		collector_count_lost(c, ch);
 }
 
+void
+collector_lost_records(struct collector *c, struct channel *ch, uint64_t n)
+{
+	channel_add_lost_records(ch, n);
+	collector_count_lost(c, ch);
+}
+
 int
 collector_on_record(const struct perf_event_header *hdr, void *ctx)
 {
@@ -219,8 +226,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 			/* FORK records among them: find their threads now. */
 			collector_rescan_soon(c);
 		} else {
-			channel_add_lost_records(d->ch, n);
-			collector_count_lost(c, d->ch);
+			collector_lost_records(c, d->ch, n);
 		}
 		break;
 	case PERF_RECORD_LOST_SAMPLES:

@@ -231,6 +231,10 @@ int collector_on_record(const struct perf_event_header *hdr, void *ctx);
 /* Counts and logs the malformed headers a drain of ch skipped. */
 void collector_drain_bad(struct collector *c, struct channel *ch,
 			 const struct ring_stats *st);
+/* n samples reported lost by LOST records of ch's sample ring, counted
+ * once with the event's own lost count (channel_take_lost). */
+void collector_lost_records(struct collector *c, struct channel *ch,
+			    uint64_t n);
 
 /* drainpar.c: drains of many rings, by the collector alone or with the
  * drain threads (dpool.h). */

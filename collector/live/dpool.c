@@ -28,6 +28,7 @@
 #include "ingest.h"
 #include "nodemap.h"
 #include "pagetab.h"
+#include "record.h"
 
 /* Blocks in each thread's queue: the drain runs this far ahead of the
  * collector's handling of its other records. */
@@ -64,6 +65,7 @@ struct drainer {
 	struct aggr shard;
 	bool shard_ok;
 	struct nodemap *nm;
+	struct dpool_item *items;	/* the drain's */
 	size_t cur;		/* the item being drained */
 	struct dblock *blocks;	/* DPOOL_BLOCKS */
 	/* Under pool->mu.  Records past a full block queue during a
@@ -82,6 +84,7 @@ struct dpool {
 	pthread_cond_t ready;	/* a block or a thread done */
 	uint64_t gen;
 	uint64_t overflowed;	/* records queued on an overflow list */
+	uint64_t dropped;	/* records not queued: no memory (dpool_drop) */
 	bool quit;
 	struct dpool_item *items;
 	size_t n_items;
@@ -93,18 +96,19 @@ struct dpool {
 	struct drainer d[];
 };
 
-/* A free block (waiting for the collector to take one), or NULL at quit. */
+/* A free block, once the collector has taken one.  The pool stops only
+ * between drains (dpool_free), when no thread drains: a drain always
+ * finds one, and no record is left behind at quit. */
 static struct dblock *
 dpool_slot(struct drainer *d)
 {
 	struct dpool *p = d->pool;
-	struct dblock *b = NULL;
+	struct dblock *b;
 
 	pthread_mutex_lock(&p->mu);
-	while (d->head - d->tail == DPOOL_BLOCKS && !p->quit)
+	while (d->head - d->tail == DPOOL_BLOCKS)
 		pthread_cond_wait(&d->room, &p->mu);
-	if (!p->quit)
-		b = &d->blocks[d->head % DPOOL_BLOCKS];
+	b = &d->blocks[d->head % DPOOL_BLOCKS];
 	pthread_mutex_unlock(&p->mu);
 	return b;
 }
@@ -121,11 +125,56 @@ dpool_push(struct drainer *d)
 }
 
 /*
+ * A record that cannot reach the collector (no memory for its copy),
+ * counted as collector_on_record would have counted it: a LOST record's
+ * samples go to its ring's lost records through the item (the collector
+ * reconciles them with the event's own lost count: dpool_item.lost), a
+ * LOST_SAMPLES record's and a THROTTLE into the shard's lost and
+ * throttled; a record that names pages or threads (MMAP, MMAP2, COMM,
+ * FORK, EXIT) counts one lost, as the kernel's lost count holds those it
+ * drops (man page, JSON FIELDS: lost).  UNTHROTTLE and the kinds the
+ * collector ignores count nothing there.  Every one counts in the pool's
+ * dropped, which the collector logs.
+ */
+static void
+dpool_drop(struct drainer *d, const struct perf_event_header *hdr)
+{
+	struct dpool *p = d->pool;
+	uint64_t n;
+
+	pthread_mutex_lock(&p->mu);
+	p->dropped++;
+	pthread_mutex_unlock(&p->mu);
+	switch (hdr->type) {
+	case PERF_RECORD_LOST:
+		if (record_parse_lost(hdr, &n) == 0)
+			d->items[d->cur].lost += n;
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (record_parse_lost(hdr, &n) == 0)
+			aggr_count_lost(&d->shard, n);
+		break;
+	case PERF_RECORD_THROTTLE:
+		aggr_count_throttled(&d->shard, 1);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		aggr_count_lost(&d->shard, 1);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
  * Whether the record goes on d's overflow list instead of a block: while
  * the collector merges (p->loop) it takes no block, and a drain waiting
  * for room would leave its rings undrained for the whole merge; once the
- * list holds records, every later one follows them.  Counted lost when
- * there is no memory for it.
+ * list holds records, every later one follows them.  Dropped (counted,
+ * dpool_drop) when there is no memory for it.
  */
 static bool
 dpool_overflow(struct drainer *d, const struct perf_event_header *hdr)
@@ -141,7 +190,7 @@ dpool_overflow(struct drainer *d, const struct perf_event_header *hdr)
 		return false;
 	o = malloc(sizeof(*o) + hdr->size);
 	if (!o) {
-		aggr_count_lost(&d->shard, 1);
+		dpool_drop(d, hdr);
 		return true;
 	}
 	o->next = NULL;
@@ -166,17 +215,13 @@ dpool_other(const struct perf_event_header *hdr, void *ctx)
 	if (dpool_overflow(d, hdr))
 		return 0;
 	b = dpool_slot(d);
-
-	if (!b)
-		return 1;
 	b->n = hdr->size;
 	b->item = d->cur;
 	b->big = NULL;
 	if (hdr->size > sizeof(b->rec)) {
 		b->big = malloc(hdr->size);
 		if (!b->big) {
-			/* Counted lost, as a record that cannot be read. */
-			aggr_count_lost(&d->shard, 1);
+			dpool_drop(d, hdr);
 			return 0;
 		}
 	}
@@ -196,6 +241,7 @@ dpool_run(struct drainer *d, struct dpool_item *items, size_t n,
 	/* Its shard is the collector's until the merge is done. */
 	if ((int)d->idx == merging)
 		return;
+	d->items = items;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t bad = d->in.stats.bad;
 		unsigned own = items[i].group % p->n;
@@ -334,8 +380,6 @@ dpool_free(struct dpool *p)
 	pthread_mutex_lock(&p->mu);
 	p->quit = true;
 	pthread_cond_broadcast(&p->job);
-	for (unsigned i = 0; i < p->n; i++)
-		pthread_cond_broadcast(&p->d[i].room);
 	pthread_mutex_unlock(&p->mu);
 	for (unsigned i = 0; i < p->n; i++) {
 		if (p->d[i].started)
@@ -383,6 +427,7 @@ dpool_start(struct dpool *p, struct dpool_item *items, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		memset(&items[i].st, 0, sizeof(items[i].st));
 		items[i].bad = 0;
+		items[i].lost = 0;
 	}
 	pthread_mutex_lock(&p->mu);
 	p->items = items;
@@ -509,15 +554,28 @@ dpool_cpu_ns(struct dpool *p)
 	return ns;
 }
 
-uint64_t
-dpool_overflowed(struct dpool *p)
+/* A pool counter, read under the mutex its threads add under. */
+static uint64_t
+dpool_count(struct dpool *p, const uint64_t *v)
 {
 	uint64_t n;
 
 	pthread_mutex_lock(&p->mu);
-	n = p->overflowed;
+	n = *v;
 	pthread_mutex_unlock(&p->mu);
 	return n;
+}
+
+uint64_t
+dpool_overflowed(struct dpool *p)
+{
+	return dpool_count(p, &p->overflowed);
+}
+
+uint64_t
+dpool_dropped(struct dpool *p)
+{
+	return dpool_count(p, &p->dropped);
 }
 
 uint64_t

@@ -40,9 +40,13 @@ struct dpool_item {
 	void *tag;		/* handed to other() with its records */
 	unsigned group;		/* drained by thread group % threads */
 	/* Out, once dpool_drain returns: the ring's walk (ring_end) and
-	 * its malformed samples (already counted lost in the aggr). */
+	 * its malformed samples (already counted lost in the aggr), and the
+	 * samples of its LOST records that never reached other() (no memory
+	 * for their copy; not counted yet: the caller adds them to the
+	 * ring's lost records, as other() would have). */
 	struct ring_stats st;
 	uint64_t bad;
+	uint64_t lost;
 };
 
 /* A record other than a sample, of the item whose tag it is. */
@@ -54,7 +58,9 @@ typedef void (*dpool_other_fn)(const struct perf_event_header *hdr,
  * they inherit the caller's signal mask.  0 or -errno. */
 int dpool_new(struct dpool **out, unsigned n_threads,
 	      const struct aggr *like);
-void dpool_free(struct dpool *p);	/* NULL-safe; joins the threads */
+/* NULL-safe; joins the threads.  Between drains only (no thread then
+ * waits to hand a record over). */
+void dpool_free(struct dpool *p);
 unsigned dpool_threads(const struct dpool *p);
 
 /*
@@ -62,7 +68,8 @@ unsigned dpool_threads(const struct dpool *p);
  * their shards (samples, unattributed and malformed ones counted), with
  * the other records through other(hdr, item's tag, ctx) on the calling
  * thread, in each ring's order.  Returns once every ring is drained and
- * every record handed over.
+ * every record handed over (or, without memory for its copy, counted:
+ * dpool_dropped, and a LOST record's samples in its item's lost).
  */
 void dpool_drain(struct dpool *p, struct dpool_item *items, size_t n,
 		 uint64_t period, dpool_other_fn other, void *ctx);
@@ -91,6 +98,10 @@ uint64_t dpool_cpu_ns(struct dpool *p);
 /* Records other than samples that found every block full during a
  * draining merge and waited on a thread's overflow list, since start. */
 uint64_t dpool_overflowed(struct dpool *p);
+/* Records other than samples that never reached other(), for want of
+ * memory to copy them (counted by kind: dpool.c, dpool_drop), since
+ * start. */
+uint64_t dpool_dropped(struct dpool *p);
 /* The shards' page tables forgotten at merges, most pages idle or the
  * table full (aggr_merge).  Between drains only. */
 uint64_t dpool_shard_resets(const struct dpool *p);

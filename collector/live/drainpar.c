@@ -151,6 +151,10 @@ collector_par_done(struct collector *c, struct channel **chans, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		c->bad_records += c->par_items[i].bad;
 		collector_drain_bad(c, chans[i], &c->par_items[i].st);
+		/* LOST records the threads had no memory to hand over. */
+		if (c->par_items[i].lost)
+			collector_lost_records(c, chans[i],
+					       c->par_items[i].lost);
 	}
 }
 
@@ -288,9 +292,12 @@ collector_par_stop(struct collector *c)
 		return;
 	log_msg("drain threads: %llu frames merged with the rings drained "
 		"meanwhile; %llu records waited past the full blocks; %llu "
-		"shard page tables forgotten (most pages idle, or full)",
+		"records other than samples dropped for want of memory "
+		"(counted lost or throttled by kind); %llu shard page tables "
+		"forgotten (most pages idle, or full)",
 		(unsigned long long)c->par_merges,
 		(unsigned long long)dpool_overflowed(c->pool),
+		(unsigned long long)dpool_dropped(c->pool),
 		(unsigned long long)dpool_shard_resets(c->pool));
 	c->par_cpu_gone += dpool_cpu_ns(c->pool);
 	dpool_free(c->pool);

@@ -264,46 +264,68 @@ allocs_site(struct allocs *a, struct alloc_rec *r)
 }
 
 /*
- * The objects of pid in [base, base + size) born after `time`, at most
- * ALLOCS_KEEP, into keep[].  A launched command's records come through
- * per-CPU rings drained one after the other, so an munmap (or mmap) may
- * be read after a newer mmap of the same range: the newer objects are
- * put back over whatever the older record changed.
+ * The objects of pid in [base, base + size) born after `time`, however
+ * many.  A launched command's records come through per-CPU rings drained
+ * one after the other, so an munmap (or mmap) may be read after a newer
+ * mmap of the same range: the newer objects are put back over whatever
+ * the older record changed.  Up to ALLOCS_KEEP overlapping objects are
+ * looked at in buf, more in a heap array.
  */
 #define ALLOCS_KEEP 8
 
-static size_t
+struct allocs_keep {
+	struct obj buf[ALLOCS_KEEP];
+	struct obj *o;		/* buf or a heap array */
+	size_t n;
+};
+
+/* 0, or -ENOMEM: more than ALLOCS_KEEP objects overlap and there is no
+ * memory to look at them (the caller leaves the range as it is). */
+static int
 allocs_newer(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
-	     uint64_t time, struct obj *keep)
+	     uint64_t time, struct allocs_keep *k)
 {
-	struct obj all[ALLOCS_KEEP];
+	struct obj *all = k->buf;
 	size_t n = objtab_overlap(a->objs, pid, base, size, all, ALLOCS_KEEP);
-	size_t k = 0;
 
-	for (size_t i = 0; i < n && i < ALLOCS_KEEP; i++)
-		if (all[i].birth > time)
-			keep[k++] = all[i];
-	return k;
-}
-
-static void
-allocs_restore(struct allocs *a, int32_t pid, const struct obj *keep,
-	       size_t n)
-{
+	if (n > ALLOCS_KEEP) {
+		all = malloc(n * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		n = objtab_overlap(a->objs, pid, base, size, all, n);
+	}
+	k->o = all;
+	k->n = 0;
 	for (size_t i = 0; i < n; i++)
-		(void)objtab_map(a->objs, pid, &keep[i]);
+		if (all[i].birth > time)
+			all[k->n++] = all[i];
+	return 0;
 }
 
-/* objtab_unmap for a record of `time`, sparing newer objects. */
+/* The newer objects put back (each not kept counts untracked:
+ * objtab_map). */
+static void
+allocs_restore(struct allocs *a, int32_t pid, struct allocs_keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		(void)objtab_map(a->objs, pid, &k->o[i]);
+	if (k->o != k->buf)
+		free(k->o);
+}
+
+/* objtab_unmap for a record of `time`, sparing newer objects.  Without
+ * memory to look at them the range keeps its objects, as objtab_unmap
+ * keeps an object it has no memory to split: stale names, none lost. */
 static void
 allocs_unmap(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
 	     uint64_t time)
 {
-	struct obj keep[ALLOCS_KEEP];
-	size_t n = allocs_newer(a, pid, base, size, time, keep);
+	struct allocs_keep k;
 
+	if (allocs_newer(a, pid, base, size, time, &k) < 0)
+		return;
 	objtab_unmap(a->objs, pid, base, size);
-	allocs_restore(a, pid, keep, n);
+	allocs_restore(a, pid, &k);
 }
 
 /* pid's break (0: not known), its slot taken from the process idle
@@ -338,8 +360,7 @@ allocs_new(struct allocs *a, struct alloc_rec *r, uint64_t base,
 			 .site = site < 0 ? 0 : (uint32_t)site,
 			 .tid = (int32_t)r->tid, .birth = r->time,
 			 .alloc_size = asked };
-	struct obj keep[ALLOCS_KEEP];
-	size_t n;
+	struct allocs_keep k;
 
 	/* A length that wraps (a crafted recording: the kernel fails such a
 	 * call) did not decode. */
@@ -347,18 +368,20 @@ allocs_new(struct allocs *a, struct alloc_rec *r, uint64_t base,
 		a->st.bad++;
 		return;
 	}
-	if (site < 0) {		/* no memory for its site */
+	/* No memory for its site, or for the newer objects it overlaps:
+	 * not kept. */
+	if (site < 0 || allocs_newer(a, (int32_t)r->pid, o.base, o.size,
+				     o.birth, &k) < 0) {
 		objtab_untrack(a->objs);
 		return;
 	}
-	n = allocs_newer(a, (int32_t)r->pid, o.base, o.size, o.birth, keep);
 	if (objtab_map(a->objs, (int32_t)r->pid, &o) == 0 &&
 	    a->st.objects++ < 64)
 		log_msg("object %#llx+%llu of pid %d: %s",
 			(unsigned long long)o.base,
 			(unsigned long long)o.size, (int)r->pid,
 			objtab_site(a->objs, o.site)->site);
-	allocs_restore(a, (int32_t)r->pid, keep, n);
+	allocs_restore(a, (int32_t)r->pid, &k);
 }
 
 /* brk: growth is an object from the old break, shrinking ends objects.

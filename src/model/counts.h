@@ -8,6 +8,8 @@
  * nothing disappears silently:
  *   lost         records the kernel dropped (PERF_RECORD_LOST, LOST_SAMPLES)
  *                plus records the ring reader had to skip (bad header.size)
+ *                and records the drain threads had no memory to hand to the
+ *                collector (collector/live/dpool.c, dpool_drop)
  *   throttled    PERF_RECORD_THROTTLE events (the kernel stopped sampling
  *                until the next tick)
  *   unattributed samples without a data address or with pid/tid -1

@@ -73,6 +73,20 @@ objsite_free(struct objsite *o)
 		free(o->callers[k]);
 }
 
+/* A copy of str, or NULL without memory.  malloc rather than strdup:
+ * tests refuse malloc to check the -ENOMEM path (tests/lib/failalloc.h),
+ * and the C library's strdup does not go through it. */
+static char *
+objsite_dup(const char *str)
+{
+	size_t len = strlen(str) + 1;
+	char *d = malloc(len);
+
+	if (d)
+		memcpy(d, str, len);
+	return d;
+}
+
 /* A copy of the site's strings at v[n]; 0 or -ENOMEM. */
 static int
 objsites_append(struct objsites *s, const char *site,
@@ -96,9 +110,9 @@ objsites_append(struct objsites *s, const char *site,
 	}
 	o = &s->v[s->n];
 	memset(o, 0, sizeof(*o));
-	o->site = strdup(site);
+	o->site = objsite_dup(site);
 	for (size_t k = 0; k < n && k < OBJTAB_CALLERS; k++)
-		if (callers[k] && !(o->callers[k] = strdup(callers[k])))
+		if (callers[k] && !(o->callers[k] = objsite_dup(callers[k])))
 			goto oom;
 	if (!o->site)
 		goto oom;

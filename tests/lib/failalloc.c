@@ -6,8 +6,8 @@
 
 #include "failalloc.h"
 
-bool failalloc_on;
-unsigned long failalloc_refused;
+_Atomic bool failalloc_on;
+_Atomic unsigned long failalloc_refused;
 
 void *__real_malloc(size_t n);
 void *__real_realloc(void *p, size_t n);

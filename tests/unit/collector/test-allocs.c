@@ -7,8 +7,9 @@
  * more processes than slots too, a move from a break no longer known
  * counted untracked), a file
  * mapping replaces what was there, a failed call changes nothing, a
- * truncated record or a length that wraps is counted bad, and an object
- * whose site finds no memory (tests/lib/failalloc.h) counts untracked.
+ * truncated record or a length that wraps is counted bad, an object
+ * whose site finds no memory (tests/lib/failalloc.h) counts untracked,
+ * and records read late spare any number of newer objects.
  */
 #include "config.h"
 
@@ -256,6 +257,78 @@ test_order(struct allocs *ap, const struct allocs_event *mm, int32_t pid,
 	check_eq_str(site_at(ap, pid, 0x7f4000003000), "allocs_test_site+0x4");
 }
 
+/*
+ * More newer objects than allocs.c looks at on its stack (ALLOCS_KEEP, 8)
+ * under an older record's range: an munmap read late spares all twelve
+ * and ends the older object among them, an older mmap read late is cut
+ * around them.  Without memory to look at them (tests/lib/failalloc.h)
+ * an older munmap changes nothing and an older mmap's object is not
+ * kept, counted untracked; no newer object is lost either way.
+ */
+#define MANY_NEWER	12
+
+static void
+test_order_many(const struct allocs_event *mm, int32_t pid)
+{
+	const uint64_t base = 0x7f7000000000, len = (MANY_NEWER + 1) * 0x1000;
+	struct obj seen[MANY_NEWER + 1];
+	struct allocs b;
+	struct rec r;
+	uint64_t untracked;
+
+	check_eq_i64(allocs_init(&b, 0), 0);
+	rec_time = 1500;	/* an older object past the newer ones */
+	allocs_record(&b, mm, build(&r, mm, NR_MMAP, pid,
+				    (int64_t)(base + MANY_NEWER * 0x1000), 0,
+				    0x1000, 3, 0x22, NULL, 0));
+	for (int i = 0; i < MANY_NEWER; i++) {
+		rec_time = 3000 + (uint64_t)i;
+		allocs_record(&b, mm, build(&r, mm, NR_MMAP, pid,
+					    (int64_t)(base + (uint64_t)i *
+						      0x1000),
+					    0, 0x1000, 3, 0x22, NULL, 0));
+	}
+	check_eq_u64(objtab_count(b.objs), MANY_NEWER + 1);
+	untracked = objtab_untracked(b.objs);
+	/* No memory: the older munmap and mmap change nothing kept. */
+	rec_time = 2000;
+	failalloc_on = true;
+	allocs_record(&b, mm, build(&r, mm, NR_MUNMAP, pid, 0, base, len, 0,
+				    0, NULL, 0));
+	failalloc_on = false;
+	check_eq_u64(objtab_count(b.objs), MANY_NEWER + 1);
+	check_eq_u64(objtab_untracked(b.objs), untracked);
+	build(&r, mm, NR_MMAP, pid, (int64_t)base, 0, len, 3, 0x22, NULL, 0);
+	failalloc_on = true;
+	allocs_record(&b, mm, (const void *)r.buf);
+	failalloc_on = false;
+	check_eq_u64(objtab_untracked(b.objs), untracked + 1);
+	check_eq_u64(objtab_count(b.objs), MANY_NEWER + 1);
+	/* With memory: the older object ends, every newer one stays. */
+	allocs_record(&b, mm, build(&r, mm, NR_MUNMAP, pid, 0, base, len, 0,
+				    0, NULL, 0));
+	check_eq_u64(objtab_count(b.objs), MANY_NEWER);
+	check_eq_u64(objtab_overlap(b.objs, pid, base, len, seen,
+				    MANY_NEWER + 1), MANY_NEWER);
+	for (int i = 0; i < MANY_NEWER; i++)
+		check(seen[i].birth == 3000 + (uint64_t)i &&
+		      seen[i].base == base + (uint64_t)i * 0x1000 &&
+		      seen[i].size == 0x1000);
+	check_eq_str(site_at(&b, pid, base + MANY_NEWER * 0x1000), "(none)");
+	/* The older mmap keeps only what no newer object holds. */
+	allocs_record(&b, mm, build(&r, mm, NR_MMAP, pid, (int64_t)base, 0,
+				    len, 3, 0x22, NULL, 0));
+	check_eq_u64(objtab_count(b.objs), MANY_NEWER + 1);
+	check_eq_u64(objtab_overlap(b.objs, pid, base, len, seen,
+				    MANY_NEWER + 1), MANY_NEWER + 1);
+	for (int i = 0; i < MANY_NEWER; i++)
+		check(seen[i].birth == 3000 + (uint64_t)i);
+	check(seen[MANY_NEWER].birth == 2000 &&
+	      seen[MANY_NEWER].base == base + MANY_NEWER * 0x1000);
+	check_eq_u64(objtab_untracked(b.objs), untracked + 1);
+	allocs_fini(&b);
+}
+
 int
 main(void)
 {
@@ -330,6 +403,7 @@ main(void)
 	test_order(&a, mm, pid, chain);
 	test_site_nomem(mm, pid);
 	test_brk_many(mm);
+	test_order_many(mm, pid);
 	check_eq_i64(allocs_test_site(1), 4);
 	allocs_fini(&a);
 	allocs_fini(&a);

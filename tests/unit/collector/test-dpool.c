@@ -14,6 +14,7 @@
  * frame_check, and the samples are those the test wrote (its own count).
  * And records that find every block full during a draining merge wait on
  * the overflow list and reach other() all, in order (test_overflow).
+ * (What the threads have no memory to copy: test-dpool-drops.c.)
  */
 
 #include <errno.h>
@@ -23,6 +24,7 @@
 
 #include "aggr.h"
 #include "dpool.h"
+#include "dpool-test.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "ingest-build.h"
@@ -467,19 +469,8 @@ test_overflow(const struct topo *topo)
 		goto out;
 	for (int attempt = 0; attempt < 5 && !dpool_overflowed(pool);
 	     attempt++) {
-		for (uint64_t n = 0; n < OVF_FILL;) {
-			const struct perf_event_header *h;
-
-			while ((h = rec_tp(&rc, PID, 0x10000000ull +
-					   (page % (1u << 20)) * 4096, 6,
-					   36)) && tring_room(&t[0], h->size) &&
-			       n < OVF_FILL) {
-				tring_append(&t[0], h, h->size);
-				page++, n++;
-			}
-			tring_publish(&t[0]);
-			dpool_drain(pool, items, 2, 5, seq_other, &seen);
-		}
+		dpool_test_fill(pool, items, 2, &t[0], &page, OVF_FILL,
+				seq_other, &seen);
 		for (int i = 0; i < OVF_LOST; i++) {
 			rec_start(&rc);
 			rec_u64(&rc, 1);

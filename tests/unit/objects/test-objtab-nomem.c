@@ -7,7 +7,7 @@
  * tests/lib/failalloc.h, which counts the refusals.  The oracle is that
  * count: a map during which an allocation was refused could not keep its
  * object (objtab_map has no fallback), one during which none was refused
- * kept it.
+ * kept it.  A site whose strings find no memory is not interned.
  */
 
 #include <errno.h>
@@ -145,10 +145,60 @@ test_split(void)
 	objtab_free(t);
 }
 
+/* objtab_site_intern with every allocation refused when `fail`; *hit
+ * as map_maybe's. */
+static int64_t
+intern_maybe(struct objtab *t, const char *site, const char *const *callers,
+	     size_t n, bool fail, bool *hit)
+{
+	unsigned long before = failalloc_refused;
+	int64_t ret;
+
+	failalloc_on = fail;
+	ret = objtab_site_intern(t, site, callers, n);
+	failalloc_on = false;
+	*hit = failalloc_refused > before;
+	return ret;
+}
+
+/*
+ * A new site once the sites' arrays have room: its strings' copies are
+ * the only memory it asks for.  Refused (the site's own, or a caller's),
+ * interning fails with -ENOMEM, which its callers count untracked
+ * (test-allocs, test-heapobjs), and the table keeps no half-made site;
+ * with memory, the same site is interned.
+ */
+static void
+test_site_strings(void)
+{
+	const char *callers[2] = { "main+0x10", "start+0x4" };
+	struct objtab *t = objtab_new(0);
+	bool hit;
+
+	check_eq_i64(intern_maybe(t, "first+0x1", NULL, 0, false, &hit), 0);
+	check_eq_i64(intern_maybe(t, "make+0x1c", NULL, 0, true, &hit),
+		     -ENOMEM);
+	check(hit);
+	check_eq_i64(intern_maybe(t, "make+0x1c", callers, 2, true, &hit),
+		     -ENOMEM);
+	check(hit);
+	check_eq_u64(objtab_n_sites(t), 1);
+	check_eq_i64(intern_maybe(t, "make+0x1c", callers, 2, false, &hit),
+		     1);
+	check_eq_str(objtab_site(t, 1)->site, "make+0x1c");
+	check_eq_str(objtab_site(t, 1)->callers[1], "start+0x4");
+	/* Already interned: no memory needed. */
+	check_eq_i64(intern_maybe(t, "make+0x1c", callers, 2, true, &hit),
+		     1);
+	check(!hit);
+	objtab_free(t);
+}
+
 int
 main(void)
 {
 	test_grow();
 	test_split();
+	test_site_strings();
 	return test_result();
 }
