@@ -125,6 +125,8 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	if (ret == 0)
 		ret = replay_sync_events(r);
 	if (ret == 0)
+		ret = replay_callers_setup(r);
+	if (ret == 0)
 		ret = perfdata_order_new(&r->order, PERFDATA_ORDER_MAX_BYTES);
 	if (ret < 0) {
 		snprintf(err, errlen, "out of memory");
@@ -146,6 +148,7 @@ replay_destroy(struct producer *p)
 {
 	struct replay *r = replay_of(p);
 
+	replay_callers_fini(r);
 	aggr_fini(&r->aggr);
 	heapobjs_fini(&r->heap);	/* its sites are allocs' */
 	allocs_fini(&r->allocs);

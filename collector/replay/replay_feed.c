@@ -22,6 +22,7 @@
 #include "record_mmap.h"
 #include "replay_int.h"
 #include "sides.h"
+#include "unwind.h"
 
 /* Task ids as index keys: never 0, so pid 0 (the idle task of a
  * system-wide capture) has one too. */
@@ -395,6 +396,9 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 		if (rs.caller && aggr_sides(&r->aggr))
 			callers_note(&aggr_sides(&r->aggr)->callers, s->pid,
 				     s->ip, rs.caller);
+		else if (r->unw_callers &&
+			 (rs.present & PERF_SAMPLE_STACK_USER))
+			replay_callers_walk(r, ev, &rs, s);
 		if (r->phys_slow)
 			replay_set_node(r, s, rs.phys_addr);
 		aggr_commit(&r->aggr);
@@ -451,6 +455,8 @@ replay_names_record(struct replay *r, const struct perf_event_header *hdr)
 		};
 
 		names_mmap(names, (int32_t)m.pid, &nm);
+		if (r->unw_callers)
+			unwind_stale(r->unw_callers, (int)m.pid);
 	}
 }
 
@@ -507,6 +513,8 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 			names_exit(names, (int32_t)task.pid);
 		if (r->allocs.objs)
 			allocs_exit(&r->allocs, (int32_t)task.pid);
+		if (r->unw_callers)
+			unwind_forget(r->unw_callers, (int)task.pid);
 	}
 }
 

@@ -155,6 +155,10 @@ struct replay {
 	uint64_t bad_samples;
 	uint64_t reader_bad_seen;
 	uint64_t since_cmds;
+	/* Callers walked from user stacks (replay_callers.c); NULL when
+	 * no event has them. */
+	struct unwinder *unw_callers;
+	uint64_t callers_walked, callers_found;
 	/* The reader's records in time order (perfdata_order.h). */
 	struct perfdata_order *order;
 	char note[512];
@@ -171,6 +175,18 @@ extern const struct producer_ops replay_ops;
 
 /* Emits every frame that ends at or before recorded time t.  0/-errno. */
 int replay_advance(struct replay *r, uint64_t t);
+
+/* replay_callers.c */
+/* The unwinder when an event has user registers and stacks (before the
+ * thread starts: it forks the helper).  0/-ENOMEM. */
+int replay_callers_setup(struct replay *r);
+/* The caller of smp's code site from rs's user stack, the site's first
+ * time (see replay_callers.c). */
+void replay_callers_walk(struct replay *r, const struct replay_event *ev,
+			 const struct record_sample *rs,
+			 const struct sample *smp);
+/* Logs the walks and ends the unwinder (before the names it uses). */
+void replay_callers_fini(struct replay *r);
 
 /* replay_feed.c */
 /* Extends the per-event tables when pipe mode adds events.  0/-ENOMEM. */

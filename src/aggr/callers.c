@@ -24,29 +24,54 @@ callers_key(int32_t pid, uint64_t ip)
 	return ip ^ (uint64_t)(uint32_t)pid << 48;
 }
 
-void
-callers_note(struct callers *c, int32_t pid, uint64_t ip, uint64_t caller)
+/* The entry of (pid, ip), made when missing or taken over from the site
+ * that shared its key (caller 0); NULL when full or out of memory. */
+static struct caller *
+callers_entry(struct callers *c, int32_t pid, uint64_t ip)
 {
 	uint64_t key = callers_key(pid, ip);
-	struct caller *e;
+	struct caller *e = u64map_get(&c->map, key);
 
-	if (caller == 0)
-		return;
-	e = u64map_get(&c->map, key);
 	if (!e) {
 		if (u64map_count(&c->map) >= CALLERS_MAX)
-			return;
+			return NULL;
 		e = malloc(sizeof(*e));
 		if (!e)
-			return;
+			return NULL;
 		if (u64map_put(&c->map, key, e) == e) {
 			free(e);
-			return;
+			return NULL;
 		}
+	} else if (e->pid == pid && e->ip == ip) {
+		return e;
 	}
 	e->pid = pid;
 	e->ip = ip;
-	e->caller = caller;
+	e->caller = 0;
+	return e;
+}
+
+void
+callers_note(struct callers *c, int32_t pid, uint64_t ip, uint64_t caller)
+{
+	struct caller *e = caller ? callers_entry(c, pid, ip) : NULL;
+
+	if (e)
+		e->caller = caller;
+}
+
+void
+callers_none(struct callers *c, int32_t pid, uint64_t ip)
+{
+	(void)callers_entry(c, pid, ip);
+}
+
+bool
+callers_known(const struct callers *c, int32_t pid, uint64_t ip)
+{
+	const struct caller *e = u64map_get(&c->map, callers_key(pid, ip));
+
+	return e && e->pid == pid && e->ip == ip;
 }
 
 uint64_t

@@ -11,6 +11,7 @@
 #ifndef MEMTOP_CALLERS_H
 #define MEMTOP_CALLERS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "u64map.h"
@@ -24,6 +25,11 @@ struct callers {
 /* Notes caller as the caller of (pid, ip); caller 0 is ignored. */
 void callers_note(struct callers *c, int32_t pid, uint64_t ip,
 		  uint64_t caller);
+/* Marks (pid, ip) as looked for in vain (a replay walks a site's user
+ * stack once: replay_callers.c); a caller noted later replaces it. */
+void callers_none(struct callers *c, int32_t pid, uint64_t ip);
+/* Whether (pid, ip) has a caller or callers_none's mark. */
+bool callers_known(const struct callers *c, int32_t pid, uint64_t ip);
 /* The caller of (pid, ip), 0 when none is known. */
 uint64_t callers_get(const struct callers *c, int32_t pid, uint64_t ip);
 /* Forgets every caller (reset). */

@@ -397,3 +397,31 @@ unwind_names(struct unwinder *u, int pid, const uint64_t *pcs, size_t n,
 		unwind_fallback(u, pid, pcs[i], &out[i]);
 	return (int)n;
 }
+
+bool
+unwind_regs_from_perf(uint64_t mask, const void *vals, uint64_t n,
+		      uint64_t regs[UNWIND_REGS])
+{
+	/* perf's bits 0-8 (AX .. IP) to DWARF; R8-R15 (16-23) are 8-15. */
+	static const uint8_t dwarf_of[9] = { 0, 3, 2, 1, 4, 5, 6, 7, 16 };
+	const unsigned char *p = vals;
+	const uint64_t need = 1u << 7 | 1u << 8;	/* SP, IP */
+
+	memset(regs, 0, UNWIND_REGS * sizeof(regs[0]));
+	if ((mask & need) != need ||
+	    (uint64_t)__builtin_popcountll(mask) != n)
+		return false;
+	for (unsigned b = 0; b < 64; b++) {
+		uint64_t v;
+
+		if (!(mask & UINT64_C(1) << b))
+			continue;
+		memcpy(&v, p, sizeof(v));
+		p += sizeof(v);
+		if (b < 9)
+			regs[dwarf_of[b]] = v;
+		else if (b >= 16 && b < 24)
+			regs[b - 8] = v;
+	}
+	return true;
+}

@@ -93,6 +93,16 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *st);
 /* Overrides MEMTOP_UNWIND_TIMEOUT_MS (1000): the wait per request. */
 void unwinder_timeout(struct unwinder *u, unsigned ms);
 
+/*
+ * A sample's user registers (REGS_USER: one u64 for each bit of perf's
+ * x86-64 mask, AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8-R15
+ * in that order) into regs in the DWARF order above (0 for those the
+ * mask lacks).  false when the mask lacks SP or IP, or n, the values'
+ * count, is not the mask's.
+ */
+bool unwind_regs_from_perf(uint64_t mask, const void *vals, uint64_t n,
+			   uint64_t regs[UNWIND_REGS]);
+
 /* Is a module file name (its base name) an allocator's? */
 bool unwind_is_allocator(const char *module);
 

@@ -10,7 +10,8 @@
 # pages carry the workload's own fault counts.  The byte-swapped copy
 # (perfdata-tool swap, read back by perf itself first) replays the same.
 # With -g, a hot page's code site is "called from" the frame perf script
-# shows after the faulting ip.  A capture in which the kernel itself
+# shows after the faulting ip; with --call-graph dwarf, from the frame
+# perf's own unwinding of the user stack shows there.  A capture in which the kernel itself
 # lost samples (perf report --stats shows LOST) skips its exact checks.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
@@ -121,6 +122,56 @@ print(f"ok: fp: the {len(hot)} hot pages' code sites are called from the frame p
 PY
 fi
 capture dwarf -m 16M --call-graph dwarf,4096
+# "called from" with --call-graph dwarf: the samples carry the user
+# stack, not the chain, and memtop walks each code site's first one with
+# the capture's files.  The oracle is perf script's own unwinding: the
+# frame after the faulting ip (inlined frames left out), which perf
+# prints relative to its file and as the call (return address - 1).
+if [ -s "$TMP/dwarf.jsonl" ]; then
+	perf script -i "$TMP/dwarf.data" -F ip,addr,dso --show-mmap-events \
+		>"$TMP/dwarf.script" 2>/dev/null
+	python3 - "$TMP/dwarf.jsonl" "$TMP/dwarf.script" "$TMP/dwarf.report" <<'PY' || fail "dwarf: code sites' callers differ from perf's unwinding"
+import json, re, sys
+f = [json.loads(l) for l in open(sys.argv[1])][-1]
+hot = {int(h["addr"], 16) for h in json.load(open(sys.argv[3]))["hot"]}
+maps, want, cur = [], {}, None
+for line in open(sys.argv[2]):
+    m = re.search(r"PERF_RECORD_MMAP2 \d+/\d+: \[(0x[0-9a-f]+)\((0x[0-9a-f]+)\) @ (0x[0-9a-f]+|0) .*\]: \S+ (\S+)$", line)
+    if m:
+        maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16), m.group(4)))
+        continue
+    m = re.match(r"^\s+([0-9a-f]+) \(", line)
+    if m and not line.startswith("\t"):
+        cur = [int(m.group(1), 16), []]
+        continue
+    m = re.match(r"^\t\s*([0-9a-f]+) \((\S+)\)$", line.rstrip())
+    if m and cur and m.group(2) != "inlined":
+        cur[1].append((int(m.group(1), 16), m.group(2)))
+        if len(cur[1]) == 2 and cur[0] & ~0xfff in hot:
+            want.setdefault(cur[0] & ~0xfff, set()).add(cur[1][1])
+def rel(a):
+    # the last mapping that covers a (later ones map over earlier)
+    for start, size, pgoff, path in reversed(maps):
+        if start <= a < start + size:
+            return a - start + pgoff, path
+    return None
+assert len(want) == len(hot), f"perf unwinds callers for {len(want)} of {len(hot)} hot pages"
+bad = []
+for p in f["pages"]:
+    a = int(p["addr"], 16)
+    if a not in hot:
+        continue
+    got = set()
+    for s in p["sites"]:
+        if s["caller"]:
+            r = rel(int(s["caller"], 16))
+            got.add((r[0] - 1, r[1]) if r else None)
+    if not got or not got <= want[a]:
+        bad.append((hex(a), got, want[a]))
+assert not bad, bad
+print(f"ok: dwarf: the {len(hot)} hot pages' code sites are called from the frame perf's own unwinding shows")
+PY
+fi
 capture intr --intr-regs=ip,sp,ax
 capture user-regs --user-regs=ip,sp
 # Needs an LBR (or another branch-stack PMU): skipped where there is none.

@@ -3,7 +3,8 @@
 /*
  * The code sites' callers (src/aggr/callers.h): the latest caller of each
  * (pid, ip) comes back exactly; sites whose keys collide never show each
- * other's; past CALLERS_MAX sites a new one gets none; a reset forgets.
+ * other's; a site marked as looked for in vain is known without a
+ * caller; past CALLERS_MAX sites a new one gets none; a reset forgets.
  */
 
 #include <stdint.h>
@@ -31,6 +32,20 @@ main(void)
 	callers_note(&c, 65537, 0x401000, 0x405000);
 	check_eq_u64(callers_get(&c, 65537, 0x401000), 0x405000);
 	check_eq_u64(callers_get(&c, 1, 0x401000), 0);
+	/* Looked for in vain: known, no caller; a caller noted later
+	 * replaces the mark, and a mark never erases a caller. */
+	check(!callers_known(&c, 4, 0x401000));
+	callers_none(&c, 4, 0x401000);
+	check(callers_known(&c, 4, 0x401000));
+	check_eq_u64(callers_get(&c, 4, 0x401000), 0);
+	callers_note(&c, 4, 0x401000, 0x406000);
+	callers_none(&c, 4, 0x401000);
+	check_eq_u64(callers_get(&c, 4, 0x401000), 0x406000);
+	/* A mark for the site sharing a key takes the entry over. */
+	callers_none(&c, 65540, 0x401000);
+	check(callers_known(&c, 65540, 0x401000));
+	check(!callers_known(&c, 4, 0x401000));
+	check_eq_u64(callers_get(&c, 4, 0x401000), 0);
 	/* Bounded. */
 	for (uint64_t i = 0; i < 2 * CALLERS_MAX; i++)
 		callers_note(&c, 3, 0x10000000 + 8 * i, 0x20000000);
