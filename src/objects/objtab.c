@@ -210,12 +210,17 @@ objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 {
 	const struct objproc *p = objtab_proc(t, pid);
 	const struct obj *o;
+	uint64_t end = base + size;
 	size_t n = 0;
 
 	if (!p)
 		return 0;
+	/* A range that wraps (a crafted record's) ends at the top, as in
+	 * objtab_unmap. */
+	if (end < base)
+		end = UINT64_MAX;
 	for (struct objpos pos = objproc_locate(p, base);
-	     (o = objproc_at(p, pos)) && o->base < base + size;
+	     (o = objproc_at(p, pos)) && o->base < end;
 	     pos = objproc_next(p, pos), n++)
 		if (n < max)
 			out[n] = *o;

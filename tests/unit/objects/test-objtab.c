@@ -124,6 +124,10 @@ test_random(size_t n_units, int steps, size_t short_len, size_t long_len,
 		check_eq_u64(n, oracle_runs(oracle[0]));
 		for (size_t i = 1; i < 4 && i < n; i++)
 			check(out[i - 1].base + out[i - 1].size <= out[i].base);
+		/* A length that wraps reaches the top of the address space:
+		 * the same objects from BASE on. */
+		check_eq_u64(objtab_overlap(t, 100, BASE, UINT64_MAX, out, 4),
+			     n);
 	}
 	/* Every object once, each pid's ascending and disjoint. */
 	{
