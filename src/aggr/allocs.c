@@ -279,26 +279,25 @@ struct allocs_keep {
 	size_t n;
 };
 
-/* 0, or -ENOMEM: more than ALLOCS_KEEP objects overlap and there is no
- * memory to look at them (the caller leaves the range as it is). */
+/* 0, or -ENOMEM: more than ALLOCS_KEEP newer objects overlap (a record
+ * read late) and there is no memory to keep them (the caller leaves the
+ * range as it is).  A record in order finds none: no copy, no memory. */
 static int
 allocs_newer(struct allocs *a, int32_t pid, uint64_t base, uint64_t size,
 	     uint64_t time, struct allocs_keep *k)
 {
-	struct obj *all = k->buf;
-	size_t n = objtab_overlap(a->objs, pid, base, size, all, ALLOCS_KEEP);
+	struct obj *newer = k->buf;
+	size_t n = objtab_newer(a->objs, pid, base, size, time, newer,
+				ALLOCS_KEEP);
 
 	if (n > ALLOCS_KEEP) {
-		all = malloc(n * sizeof(*all));
-		if (!all)
+		newer = malloc(n * sizeof(*newer));
+		if (!newer)
 			return -ENOMEM;
-		n = objtab_overlap(a->objs, pid, base, size, all, n);
+		n = objtab_newer(a->objs, pid, base, size, time, newer, n);
 	}
-	k->o = all;
-	k->n = 0;
-	for (size_t i = 0; i < n; i++)
-		if (all[i].birth > time)
-			all[k->n++] = all[i];
+	k->o = newer;
+	k->n = n;
 	return 0;
 }
 

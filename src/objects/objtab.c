@@ -204,9 +204,12 @@ objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid)
 		o->touch_tid = tid;
 }
 
-size_t
-objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
-	       uint64_t size, struct obj *out, size_t max)
+/* objtab_overlap and objtab_newer: the objects born after `after`
+ * (all with all). */
+static size_t
+objtab_overlap_after(const struct objtab *t, int32_t pid, uint64_t base,
+		     uint64_t size, bool all, uint64_t after, struct obj *out,
+		     size_t max)
 {
 	const struct objproc *p = objtab_proc(t, pid);
 	const struct obj *o;
@@ -221,10 +224,29 @@ objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 		end = UINT64_MAX;
 	for (struct objpos pos = objproc_locate(p, base);
 	     (o = objproc_at(p, pos)) && o->base < end;
-	     pos = objproc_next(p, pos), n++)
+	     pos = objproc_next(p, pos)) {
+		if (!all && o->birth <= after)
+			continue;
 		if (n < max)
 			out[n] = *o;
+		n++;
+	}
 	return n;
+}
+
+size_t
+objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
+	       uint64_t size, struct obj *out, size_t max)
+{
+	return objtab_overlap_after(t, pid, base, size, true, 0, out, max);
+}
+
+size_t
+objtab_newer(const struct objtab *t, int32_t pid, uint64_t base,
+	     uint64_t size, uint64_t after, struct obj *out, size_t max)
+{
+	return objtab_overlap_after(t, pid, base, size, false, after, out,
+				    max);
 }
 
 void

@@ -79,6 +79,10 @@ const struct obj *objtab_find(const struct objtab *t, int32_t pid,
  */
 size_t objtab_overlap(const struct objtab *t, int32_t pid, uint64_t base,
 		      uint64_t size, struct obj *out, size_t max);
+/* The same for the objects born after `after` alone. */
+size_t objtab_newer(const struct objtab *t, int32_t pid, uint64_t base,
+		    uint64_t size, uint64_t after, struct obj *out,
+		    size_t max);
 /* A sample of tid at addr of pid: the object holding addr, when it has
  * no first toucher yet, gets tid. */
 void objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid);

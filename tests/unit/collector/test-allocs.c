@@ -326,6 +326,13 @@ test_order_many(const struct allocs_event *mm, int32_t pid)
 	check(seen[MANY_NEWER].birth == 2000 &&
 	      seen[MANY_NEWER].base == base + MANY_NEWER * 0x1000);
 	check_eq_u64(objtab_untracked(b.objs), untracked + 1);
+	/* A munmap in order over them all needs no memory: none is newer. */
+	rec_time = 9000;
+	failalloc_on = true;
+	allocs_record(&b, mm, build(&r, mm, NR_MUNMAP, pid, 0, base, len, 0,
+				    0, NULL, 0));
+	failalloc_on = false;
+	check_eq_u64(objtab_count(b.objs), 0);
 	allocs_fini(&b);
 }
 
