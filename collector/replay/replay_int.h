@@ -42,30 +42,29 @@
  * variable size but RAW (what perf mem, perf record -d and memtop
  * --record write; record_fixed_layout): worked out once per event, so
  * that a record is read field by field instead of walked.  A field past
- * RAW moves by RAW's size.  An absent field reads the header and is
- * masked to 0, which costs less than a branch or a loop over the present
- * ones.
+ * RAW moves by RAW's size.  Each field read is one 8-byte copy from the
+ * record straight into its place in the event's own record_sample, whose
+ * other fields stay 0 from the start: nothing is cleared a sample, and
+ * no value passes through a second array.
  */
-/* At most this many fields are read from a fixed layout (replay_read,
- * replay_feed.c). */
-#define REPLAY_FIXED_MAX	12
+/* At most this many copies from a fixed layout (replay_read,
+ * replay_feed.c, and ID a second time as the identifier). */
+#define REPLAY_FIXED_MAX	13
 
 struct replay_fixed {
 	uint32_t size;		/* record bytes without RAW's data; 0 = the
 				 * event has no fixed layout */
 	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
-	uint64_t present;	/* sample_type */
-	/* The fields the replay reads that the event has, n of them:
-	 * which, where from the record's start, UINT32_MAX for one after
-	 * RAW's data (else 0). */
-	uint32_t n;
-	uint8_t field[REPLAY_FIXED_MAX];
+	/* The copies, n of them, the first n_before of fields before RAW:
+	 * from off (the record's start; past RAW, plus RAW's size) to dst
+	 * (the byte offset in rs). */
+	uint32_t n, n_before;
 	uint16_t off[REPLAY_FIXED_MAX];
-	uint32_t past_raw[REPLAY_FIXED_MAX];
-	/* The last sample's fields by record_field: the event's present
-	 * ones are rewritten each parse, the others stay 0, so nothing is
-	 * cleared a sample. */
-	uint64_t v[RECORD_F__N];
+	uint16_t dst[REPLAY_FIXED_MAX];
+	bool weight_struct;	/* WEIGHT_STRUCT: weight split after */
+	/* The last sample decoded: present, caller (0: a fixed layout has
+	 * no call chain) and the fields the event lacks stay as built. */
+	struct record_sample rs;
 };
 
 /* How one event of the file turns into samples. */
@@ -219,12 +218,12 @@ int replay_physnode_build(const struct perfdata_info *info,
 void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
 /*
  * Decodes a SAMPLE of exactly fx's size (RAW included) as
- * record_parse_sample() would: 0 with *out filled, or -1 with *out
- * untouched for any other record, which is then record_parse_sample()'s
- * to judge (tests/unit/perfdata/test-perfdata.c compares the two).
+ * record_parse_sample() would: fx's record_sample, filled (valid until the
+ * next call), or NULL for any other record, which is then
+ * record_parse_sample()'s to judge (tests/unit/replay/
+ * test-perfdata-replay.c compares the two).
  */
-int replay_fixed_parse(struct replay_fixed *fx,
-		       const struct perf_event_header *hdr,
-		       struct record_sample *out);
+struct record_sample *replay_fixed_parse(struct replay_fixed *fx,
+					 const struct perf_event_header *hdr);
 
 #endif
