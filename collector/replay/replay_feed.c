@@ -269,21 +269,14 @@ replay_swap_raw(const struct event_spec *ev, struct record_sample *rs,
 }
 
 int
-replay_time(struct replay *r, uint64_t t)
+replay_time_start(struct replay *r, uint64_t t)
 {
-	if (!r->have_t0) {
-		r->have_t0 = true;
-		r->t0 = r->frame_start = r->rec_now = t;
-		r->frame_end = t + r->interval_ns;
-		r->play_rec = t;
-		r->play_wall = base_now_s();
-	}
-	if (t > r->rec_now)
-		r->rec_now = t;
-	/* Most samples fall inside the current frame. */
-	if (r->rec_now >= r->frame_end)
-		return replay_advance(r, r->rec_now);
-	return 0;
+	r->have_t0 = true;
+	r->t0 = r->frame_start = r->rec_now = t;
+	r->frame_end = t + r->interval_ns;
+	r->play_rec = t;
+	r->play_wall = base_now_s();
+	return replay_time(r, t);
 }
 
 static int
@@ -447,8 +440,9 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 	}
 }
 
-/* A record other than a sample. */
-static int
+/* A record other than a sample (apart: replay_record's samples save no
+ * registers for it). */
+static __attribute__((noinline)) int
 replay_other(struct replay *r, const struct perfdata_record *rec)
 {
 	const struct perf_event_header *hdr = rec->hdr;

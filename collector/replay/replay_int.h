@@ -174,9 +174,23 @@ int replay_advance(struct replay *r, uint64_t t);
 /* replay_feed.c */
 /* Extends the per-event tables when pipe mode adds events.  0/-ENOMEM. */
 int replay_sync_events(struct replay *r);
+/* The first time: recorded time starts at t, then as replay_time. */
+int replay_time_start(struct replay *r, uint64_t t);
+
 /* Recorded time has reached t: frames that end before it go out.
- * 0/-errno. */
-int replay_time(struct replay *r, uint64_t t);
+ * 0/-errno.  Inline: replay calls it per sample. */
+static inline int
+replay_time(struct replay *r, uint64_t t)
+{
+	if (!r->have_t0)
+		return replay_time_start(r, t);
+	if (t > r->rec_now)
+		r->rec_now = t;
+	/* Most samples fall inside the current frame. */
+	if (r->rec_now >= r->frame_end)
+		return replay_advance(r, r->rec_now);
+	return 0;
+}
 
 /* replay_objects.c */
 /* Is pe the allocation event or a heap probe?  Then re's alloc and ae,
