@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aggr.h"
 #include "allocs.h"
@@ -235,9 +236,43 @@ void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
  * record_parse_sample() would: fx's record_sample, filled (valid until the
  * next call), or NULL for any other record, which is then
  * record_parse_sample()'s to judge (tests/unit/replay/
- * test-perfdata-replay.c compares the two).
+ * test-perfdata-replay.c compares the two).  Inline: replay calls it per
+ * sample.
  */
-struct record_sample *replay_fixed_parse(struct replay_fixed *fx,
-					 const struct perf_event_header *hdr);
+static inline struct record_sample *
+replay_fixed_parse(struct replay_fixed *fx, const struct perf_event_header *hdr)
+{
+	const unsigned char *rec = (const void *)hdr;
+	unsigned char *dst = (unsigned char *)&fx->rs;
+	uint32_t raw_len = 0, i;
+
+	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
+	    hdr->size < fx->size)
+		return NULL;
+	if (fx->raw >= 0) {
+		/* Inside the record: raw + 4 <= fx->size <= hdr->size. */
+		memcpy(&raw_len, rec + fx->raw, sizeof(raw_len));
+		if ((sizeof(raw_len) + (uint64_t)raw_len) % 8 != 0)
+			return NULL;
+		fx->rs.raw = rec + fx->raw + sizeof(raw_len);
+		fx->rs.raw_size = raw_len;
+	}
+	if ((uint64_t)hdr->size != fx->size + (uint64_t)raw_len)
+		return NULL;
+	/* Every read lies inside: off + 8 <= fx->size, and a field past
+	 * RAW ends at most raw_len further, at hdr->size. */
+	for (i = 0; i < fx->n_before; i++)
+		memcpy(dst + fx->dst[i], rec + fx->off[i], 8);
+	for (rec += raw_len; i < fx->n; i++)
+		memcpy(dst + fx->dst[i], rec + fx->off[i], 8);
+	/* union perf_sample_weight, as record_sample_fill splits it. */
+	if (fx->weight_struct) {
+		uint64_t w = fx->rs.weight;
+
+		fx->rs.weight = w & UINT32_MAX;
+		fx->rs.weight_var2 = (w >> 32) & UINT16_MAX;
+	}
+	return &fx->rs;
+}
 
 #endif
