@@ -85,6 +85,9 @@ replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
 					 offsetof(struct record_sample,
 						  identifier));
 	}
+	/* Without RAW every field reads from the record's start: one loop. */
+	if (fx->raw < 0)
+		fx->n_before = fx->n;
 	fx->weight_struct = off[RECORD_F_WEIGHT] >= 0 &&
 			    (l->sample_type & PERF_SAMPLE_WEIGHT_STRUCT);
 	fx->rs.present = l->sample_type;

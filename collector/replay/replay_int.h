@@ -56,7 +56,8 @@ struct replay_fixed {
 	uint32_t size;		/* record bytes without RAW's data; 0 = the
 				 * event has no fixed layout */
 	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
-	/* The copies, n of them, the first n_before of fields before RAW:
+	/* The copies, n of them, the first n_before of fields before RAW
+	 * (all of them without RAW):
 	 * from off (the record's start; past RAW, plus RAW's size) to dst
 	 * (the byte offset in rs). */
 	uint32_t n, n_before;
