@@ -45,7 +45,8 @@ perfdata_order_new(struct perfdata_order **out, uint64_t max_bytes)
 	if (!o)
 		return -ENOMEM;
 	o->max_bytes = max_bytes;
-	o->time_event = PERFDATA_NO_EVENT;
+	o->time_event = PERFDATA_NO_EVENT;	/* samples of none: untimed */
+	o->time_need = UINT32_MAX;
 	*out = o;
 	return 0;
 }
@@ -358,7 +359,7 @@ order_time(struct perfdata_order *o, struct perfdata_reader *r,
 
 	*at = 0;
 	if (hdr->type == PERF_RECORD_SAMPLE && rec->event_idx == o->time_event) {
-		if (o->time_at == 0 || hdr->size < o->time_at + sizeof(*time))
+		if (hdr->size < o->time_need)
 			return -ENOENT;
 		memcpy(time, (const unsigned char *)hdr + o->time_at,
 		       sizeof(*time));
@@ -378,6 +379,8 @@ order_time(struct perfdata_order *o, struct perfdata_reader *r,
 			     8 * (!!(st & PERF_SAMPLE_IDENTIFIER) +
 				  !!(st & PERF_SAMPLE_IP) +
 				  !!(st & PERF_SAMPLE_TID)));
+		o->time_need = o->time_at ? o->time_at + sizeof(*time) :
+			       UINT32_MAX;
 	}
 	return record_time(&ev->layout, hdr, time);
 }

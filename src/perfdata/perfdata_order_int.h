@@ -78,9 +78,12 @@ struct perfdata_order {
 	struct perf_event_header *out;	/* handed out last */
 	/* The event whose SAMPLE records' TIME was looked up last, and
 	 * where it sits (0: the event has no TIME): most captures have one
-	 * or two events, so this spares a layout walk a record. */
+	 * or two events, so this spares a layout walk a record.  A record
+	 * shorter than time_need has no TIME there (UINT32_MAX without
+	 * TIME: every record). */
 	uint32_t time_event;
 	uint32_t time_at;
+	uint32_t time_need;
 	struct perfdata_order_stats stats;
 };
 
