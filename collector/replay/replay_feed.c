@@ -108,72 +108,6 @@ replay_event_init(const struct perfdata_event *pe, struct replay_event *re)
 	replay_fixed_build(&re->fixed, &re->layout);
 }
 
-/* The fields record_sample_fill reads; the others are never looked at
- * (REPLAY_FIXED_MAX of them). */
-static const enum record_field replay_read[REPLAY_FIXED_MAX] = {
-	RECORD_F_IDENTIFIER, RECORD_F_IP, RECORD_F_TID, RECORD_F_TIME,
-	RECORD_F_ADDR, RECORD_F_ID, RECORD_F_CPU, RECORD_F_PERIOD,
-	RECORD_F_WEIGHT, RECORD_F_DATA_SRC, RECORD_F_PHYS_ADDR,
-	RECORD_F_DATA_PAGE_SIZE,
-};
-
-void
-replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l)
-{
-	int32_t off[RECORD_F__N];
-
-	memset(fx, 0, sizeof(*fx));
-	fx->raw = -1;
-	/* RAW's offset and the size without its data: RAW of 0 bytes. */
-	fx->size = record_fixed_layout(l, 0, off);
-	if (fx->size == 0)
-		return;
-	fx->raw = off[RECORD_F_RAW];
-	for (size_t i = 0; i < ARRAY_SIZE(replay_read); i++) {
-		enum record_field f = replay_read[i];
-
-		if (off[f] < 0)
-			continue;
-		fx->field[fx->n] = (uint8_t)f;
-		fx->off[fx->n] = (uint16_t)off[f];
-		fx->past_raw[fx->n++] = fx->raw >= 0 && f > RECORD_F_RAW ?
-					UINT32_MAX : 0;
-	}
-	fx->present = l->sample_type;
-}
-
-int
-replay_fixed_parse(struct replay_fixed *fx,
-		   const struct perf_event_header *hdr,
-		   struct record_sample *out)
-{
-	const unsigned char *rec = (const void *)hdr;
-	uint32_t raw_len = 0;
-
-	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
-	    hdr->size < fx->size)
-		return -1;
-	if (fx->raw >= 0) {
-		/* Inside the record: raw + 4 <= fx->size <= hdr->size. */
-		memcpy(&raw_len, rec + fx->raw, sizeof(raw_len));
-		if ((sizeof(raw_len) + (uint64_t)raw_len) % 8 != 0)
-			return -1;
-	}
-	if ((uint64_t)hdr->size != fx->size + (uint64_t)raw_len)
-		return -1;
-	/* Every read lies inside: off + 8 <= fx->size, and a field past
-	 * RAW ends at most raw_len further, at hdr->size. */
-	for (uint32_t i = 0; i < fx->n; i++)
-		memcpy(&fx->v[fx->field[i]],
-		       rec + fx->off[i] + (raw_len & fx->past_raw[i]),
-		       sizeof(fx->v[0]));
-	record_sample_fill(fx->v, fx->present, out);
-	out->caller = 0;	/* a fixed layout has no call chain */
-	out->raw = fx->raw >= 0 ? rec + fx->raw + sizeof(raw_len) : NULL;
-	out->raw_size = raw_len;
-	return 0;
-}
-
 static bool
 replay_is_fault_event(const struct perfdata_event *pe)
 {
@@ -336,28 +270,21 @@ replay_swap_raw(const struct event_spec *ev, struct record_sample *rs,
 }
 
 int
-replay_time(struct replay *r, uint64_t t)
+replay_time_start(struct replay *r, uint64_t t)
 {
-	if (!r->have_t0) {
-		r->have_t0 = true;
-		r->t0 = r->frame_start = r->rec_now = t;
-		r->frame_end = t + r->interval_ns;
-		r->play_rec = t;
-		r->play_wall = base_now_s();
-	}
-	if (t > r->rec_now)
-		r->rec_now = t;
-	/* Most samples fall inside the current frame. */
-	if (r->rec_now >= r->frame_end)
-		return replay_advance(r, r->rec_now);
-	return 0;
+	r->have_t0 = true;
+	r->t0 = r->frame_start = r->rec_now = t;
+	r->frame_end = t + r->interval_ns;
+	r->play_rec = t;
+	r->play_wall = base_now_s();
+	return replay_time(r, t);
 }
 
 static int
 replay_sample(struct replay *r, const struct perfdata_record *rec)
 {
 	struct replay_event *ev;
-	struct record_sample rs;
+	struct record_sample walked, *rs;
 	unsigned char raw[REPLAY_RAW_COPY];
 	struct sample *s;
 	int ret;
@@ -374,33 +301,36 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	ev = &r->events[rec->event_idx];
 	if (ev->alloc || ev->heap)
 		return replay_alloc(r, ev, rec->hdr);
-	if (replay_fixed_parse(&ev->fixed, rec->hdr, &rs) < 0 &&
-	    record_parse_sample(&ev->layout, rec->hdr, &rs) < 0) {
-		aggr_count_lost(&r->aggr, 1);
-		r->bad_samples++;
-		return 0;
+	rs = replay_fixed_parse(&ev->fixed, rec->hdr);
+	if (!rs) {
+		if (record_parse_sample(&ev->layout, rec->hdr, &walked) < 0) {
+			aggr_count_lost(&r->aggr, 1);
+			r->bad_samples++;
+			return 0;
+		}
+		rs = &walked;
 	}
-	if (rs.present & PERF_SAMPLE_TIME) {
-		ret = replay_time(r, rs.time);
+	if (rs->present & PERF_SAMPLE_TIME) {
+		ret = replay_time(r, rs->time);
 		if (ret < 0)
 			return ret;
 	}
 	if (ev->spec.role == ROLE_FAULT_TP &&
 	    perfdata_reader_is_swapped(r->cfg.reader))
-		replay_swap_raw(&ev->spec, &rs, raw);
+		replay_swap_raw(&ev->spec, rs, raw);
 	/* Decoded in place in the aggregation's batch: no copy. */
 	s = aggr_slot(&r->aggr);
-	ret = source_decode(&r->src, &ev->spec, &rs, ev->period, s);
+	ret = source_decode(&r->src, &ev->spec, rs, ev->period, s);
 	if (ret > 0) {
 		replay_note_thread(r, s);
-		if (rs.caller && aggr_sides(&r->aggr))
+		if (rs->caller && aggr_sides(&r->aggr))
 			callers_note(&aggr_sides(&r->aggr)->callers, s->pid,
-				     s->ip, rs.caller);
+				     s->ip, rs->caller);
 		else if (r->unw_callers &&
-			 (rs.present & PERF_SAMPLE_STACK_USER))
-			replay_callers_walk(r, ev, &rs, s);
+			 (rs->present & PERF_SAMPLE_STACK_USER))
+			replay_callers_walk(r, ev, rs, s);
 		if (r->phys_slow)
-			replay_set_node(r, s, rs.phys_addr);
+			replay_set_node(r, s, rs->phys_addr);
 		aggr_commit(&r->aggr);
 	} else if (ret == 0) {
 		aggr_count_unattributed(&r->aggr, 1);
@@ -518,8 +448,9 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 	}
 }
 
-/* A record other than a sample. */
-static int
+/* A record other than a sample (apart: replay_record's samples save no
+ * registers for it). */
+static __attribute__((noinline)) int
 replay_other(struct replay *r, const struct perfdata_record *rec)
 {
 	const struct perf_event_header *hdr = rec->hdr;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "aggr.h"
 #include "allocs.h"
@@ -42,30 +43,30 @@
  * variable size but RAW (what perf mem, perf record -d and memtop
  * --record write; record_fixed_layout): worked out once per event, so
  * that a record is read field by field instead of walked.  A field past
- * RAW moves by RAW's size.  An absent field reads the header and is
- * masked to 0, which costs less than a branch or a loop over the present
- * ones.
+ * RAW moves by RAW's size.  Each field read is one 8-byte copy from the
+ * record straight into its place in the event's own record_sample, whose
+ * other fields stay 0 from the start: nothing is cleared a sample, and
+ * no value passes through a second array.
  */
-/* At most this many fields are read from a fixed layout (replay_read,
- * replay_feed.c). */
-#define REPLAY_FIXED_MAX	12
+/* At most this many copies from a fixed layout (replay_read,
+ * replay_feed.c, and ID a second time as the identifier). */
+#define REPLAY_FIXED_MAX	13
 
 struct replay_fixed {
 	uint32_t size;		/* record bytes without RAW's data; 0 = the
 				 * event has no fixed layout */
 	int32_t raw;		/* offset of RAW's u32 size; -1 = no RAW */
-	uint64_t present;	/* sample_type */
-	/* The fields the replay reads that the event has, n of them:
-	 * which, where from the record's start, UINT32_MAX for one after
-	 * RAW's data (else 0). */
-	uint32_t n;
-	uint8_t field[REPLAY_FIXED_MAX];
+	/* The copies, n of them, the first n_before of fields before RAW
+	 * (all of them without RAW):
+	 * from off (the record's start; past RAW, plus RAW's size) to dst
+	 * (the byte offset in rs). */
+	uint32_t n, n_before;
 	uint16_t off[REPLAY_FIXED_MAX];
-	uint32_t past_raw[REPLAY_FIXED_MAX];
-	/* The last sample's fields by record_field: the event's present
-	 * ones are rewritten each parse, the others stay 0, so nothing is
-	 * cleared a sample. */
-	uint64_t v[RECORD_F__N];
+	uint16_t dst[REPLAY_FIXED_MAX];
+	bool weight_struct;	/* WEIGHT_STRUCT: weight split after */
+	/* The last sample decoded: present, caller (0: a fixed layout has
+	 * no call chain) and the fields the event lacks stay as built. */
+	struct record_sample rs;
 };
 
 /* How one event of the file turns into samples. */
@@ -191,9 +192,23 @@ void replay_callers_fini(struct replay *r);
 /* replay_feed.c */
 /* Extends the per-event tables when pipe mode adds events.  0/-ENOMEM. */
 int replay_sync_events(struct replay *r);
+/* The first time: recorded time starts at t, then as replay_time. */
+int replay_time_start(struct replay *r, uint64_t t);
+
 /* Recorded time has reached t: frames that end before it go out.
- * 0/-errno. */
-int replay_time(struct replay *r, uint64_t t);
+ * 0/-errno.  Inline: replay calls it per sample. */
+static inline int
+replay_time(struct replay *r, uint64_t t)
+{
+	if (!r->have_t0)
+		return replay_time_start(r, t);
+	if (t > r->rec_now)
+		r->rec_now = t;
+	/* Most samples fall inside the current frame. */
+	if (r->rec_now >= r->frame_end)
+		return replay_advance(r, r->rec_now);
+	return 0;
+}
 
 /* replay_objects.c */
 /* Is pe the allocation event or a heap probe?  Then re's alloc and ae,
@@ -235,12 +250,46 @@ int replay_physnode_build(const struct perfdata_info *info,
 void replay_fixed_build(struct replay_fixed *fx, const struct record_layout *l);
 /*
  * Decodes a SAMPLE of exactly fx's size (RAW included) as
- * record_parse_sample() would: 0 with *out filled, or -1 with *out
- * untouched for any other record, which is then record_parse_sample()'s
- * to judge (tests/unit/perfdata/test-perfdata.c compares the two).
+ * record_parse_sample() would: fx's record_sample, filled (valid until the
+ * next call), or NULL for any other record, which is then
+ * record_parse_sample()'s to judge (tests/unit/replay/
+ * test-perfdata-replay.c compares the two).  Inline: replay calls it per
+ * sample.
  */
-int replay_fixed_parse(struct replay_fixed *fx,
-		       const struct perf_event_header *hdr,
-		       struct record_sample *out);
+static inline struct record_sample *
+replay_fixed_parse(struct replay_fixed *fx, const struct perf_event_header *hdr)
+{
+	const unsigned char *rec = (const void *)hdr;
+	unsigned char *dst = (unsigned char *)&fx->rs;
+	uint32_t raw_len = 0, i;
+
+	if (fx->size == 0 || hdr->type != PERF_RECORD_SAMPLE ||
+	    hdr->size < fx->size)
+		return NULL;
+	if (fx->raw >= 0) {
+		/* Inside the record: raw + 4 <= fx->size <= hdr->size. */
+		memcpy(&raw_len, rec + fx->raw, sizeof(raw_len));
+		if ((sizeof(raw_len) + (uint64_t)raw_len) % 8 != 0)
+			return NULL;
+		fx->rs.raw = rec + fx->raw + sizeof(raw_len);
+		fx->rs.raw_size = raw_len;
+	}
+	if ((uint64_t)hdr->size != fx->size + (uint64_t)raw_len)
+		return NULL;
+	/* Every read lies inside: off + 8 <= fx->size, and a field past
+	 * RAW ends at most raw_len further, at hdr->size. */
+	for (i = 0; i < fx->n_before; i++)
+		memcpy(dst + fx->dst[i], rec + fx->off[i], 8);
+	for (rec += raw_len; i < fx->n; i++)
+		memcpy(dst + fx->dst[i], rec + fx->off[i], 8);
+	/* union perf_sample_weight, as record_sample_fill splits it. */
+	if (fx->weight_struct) {
+		uint64_t w = fx->rs.weight;
+
+		fx->rs.weight = w & UINT32_MAX;
+		fx->rs.weight_var2 = (w >> 32) & UINT16_MAX;
+	}
+	return &fx->rs;
+}
 
 #endif

@@ -18,6 +18,13 @@
  * (order_try_out); while that head may not go yet, the records read
  * behind it in the FIFO cannot change that, so they are read without
  * asking again until a round, the end, or one that goes to the heap.
+ *
+ * A FIFO entry is a run: SAMPLEs of one event that lie one after another
+ * in the file image, each read right after the one before (so their seqs
+ * follow too), whose TIME sits at the same place.  A record that extends
+ * the newest run costs its end pointer; the head run hands out its first
+ * record and then reads the next one's time from the record itself.  A
+ * record for the heap ends the newest run (the seqs would not follow).
  */
 
 #include <errno.h>
@@ -27,64 +34,8 @@
 #include <string.h>
 
 #include "perfdata_format.h"
-#include "perfdata_order.h"
+#include "perfdata_order_int.h"
 #include "record.h"
-
-struct order_ent {
-	uint64_t time;
-	uint64_t seq;
-	uint64_t offset;
-	uint32_t event_idx;
-	bool owned;			/* hdr is a malloc'd copy (heap) */
-	struct perf_event_header *hdr;
-};
-
-/*
- * The FIFO: entries in a ring of ent_cap (a power of two, so a position
- * wraps with a mask, not a division); the bytes of the records that
- * are not stable (perfdata_record.stable: in the file image, which
- * outlives the order) in a ring of byte_cap, in entry order.  A stable
- * record is not copied: its entry keeps the pointer.
- */
-struct order_fifo {
-	struct order_ent *ent;
-	uint64_t *at;		/* byte offset of each entry's record, or
-				 * ORDER_STABLE: ent.hdr is the record */
-	size_t ent_cap, first, n;
-	unsigned char *bytes;
-	size_t byte_cap;
-	size_t byte_n;		/* entries with bytes in the ring */
-	size_t byte_head;	/* the oldest such entry's bytes, or before */
-	size_t tail;		/* where the next record's bytes go */
-	uint64_t last_time;	/* of the newest entry */
-};
-
-#define ORDER_STABLE	UINT64_MAX
-/* Entries ahead of the one handed out whose record is prefetched. */
-#define ORDER_AHEAD	8
-
-struct perfdata_order {
-	struct order_ent *heap;
-	size_t n, cap;
-	struct order_fifo fifo;
-	uint64_t bytes, max_bytes;
-	uint64_t seq;
-	uint64_t seen_max;	/* newest time read */
-	uint64_t flush_next;	/* seen_max at the last FINISHED_ROUND */
-	uint64_t flush_to;	/* records up to this time may go out */
-	bool flushing;		/* flush_to is valid */
-	uint64_t out_time;	/* newest time handed out */
-	bool ended;		/* the reader is done */
-	int end_ret;		/* and returned this */
-	char end_err[256];
-	struct perf_event_header *out;	/* handed out last */
-	/* The event whose SAMPLE records' TIME was looked up last, and
-	 * where it sits (0: the event has no TIME): most captures have one
-	 * or two events, so this spares a layout walk a record. */
-	uint32_t time_event;
-	uint32_t time_at;
-	struct perfdata_order_stats stats;
-};
 
 int
 perfdata_order_new(struct perfdata_order **out, uint64_t max_bytes)
@@ -94,7 +45,8 @@ perfdata_order_new(struct perfdata_order **out, uint64_t max_bytes)
 	if (!o)
 		return -ENOMEM;
 	o->max_bytes = max_bytes;
-	o->time_event = PERFDATA_NO_EVENT;
+	o->time_event = PERFDATA_NO_EVENT;	/* samples of none: untimed */
+	o->time_need = UINT32_MAX;
 	*out = o;
 	return 0;
 }
@@ -110,6 +62,7 @@ perfdata_order_free(struct perfdata_order *o)
 	free(o->heap);
 	free(o->fifo.ent);
 	free(o->fifo.at);
+	free(o->fifo.run);
 	free(o->fifo.bytes);
 	free(o->out);
 	free(o);
@@ -121,172 +74,34 @@ perfdata_order_stats(const struct perfdata_order *o)
 	return &o->stats;
 }
 
-static bool
-order_less(const struct order_ent *a, const struct order_ent *b)
-{
-	return a->time < b->time || (a->time == b->time && a->seq < b->seq);
-}
-
-static void
-order_swap(struct order_ent *a, struct order_ent *b)
-{
-	struct order_ent t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-/* rec into the heap: its pointer when it is stable (in the file image,
- * which outlives the order), else a copy. */
-static int
-heap_push(struct perfdata_order *o, const struct order_ent *in,
-	  const struct perfdata_record *rec)
-{
-	const struct perf_event_header *hdr = rec->hdr;
-	struct order_ent *e;
-	size_t i;
-
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? 2 * o->cap : 1024;
-		struct order_ent *h = realloc(o->heap, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		o->heap = h;
-		o->cap = cap;
-	}
-	e = &o->heap[o->n];
-	*e = *in;
-	if (rec->stable) {
-		e->hdr = (struct perf_event_header *)(uintptr_t)hdr;
-	} else {
-		e->hdr = malloc(hdr->size);
-		if (!e->hdr)
-			return -ENOMEM;
-		memcpy(e->hdr, hdr, hdr->size);
-		e->owned = true;
-	}
-	for (i = o->n++; i > 0 && order_less(&o->heap[i],
-					     &o->heap[(i - 1) / 2]);
-	     i = (i - 1) / 2)
-		order_swap(&o->heap[i], &o->heap[(i - 1) / 2]);
-	return 0;
-}
-
-static struct order_ent
-heap_pop(struct perfdata_order *o)
-{
-	struct order_ent top = o->heap[0];
-	size_t i = 0;
-
-	o->heap[0] = o->heap[--o->n];
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-
-		if (l < o->n && order_less(&o->heap[l], &o->heap[m]))
-			m = l;
-		if (l + 1 < o->n && order_less(&o->heap[l + 1], &o->heap[m]))
-			m = l + 1;
-		if (m == i)
-			break;
-		order_swap(&o->heap[i], &o->heap[m]);
-		i = m;
-	}
-	return top;
-}
-
-#define ORDER_ALIGN(n)	(((size_t)(n) + 7) & ~(size_t)7)
-
-/* Where n bytes fit in the byte ring, SIZE_MAX when they do not.  The
- * bytes in use run from the first entry's to tail, maybe wrapping; tail
- * never reaches the first entry's bytes again (strictly below them). */
-static size_t
-fifo_place(const struct order_fifo *f, size_t n)
-{
-	size_t head = f->byte_head;
-
-	if (f->byte_n == 0)
-		return n <= f->byte_cap ? 0 : SIZE_MAX;
-	if (f->tail > head) {
-		if (f->tail + n <= f->byte_cap)
-			return f->tail;
-		return n < head ? 0 : SIZE_MAX;
-	}
-	return f->tail + n < head ? f->tail : SIZE_MAX;
-}
-
-/* Twice the entries, copied in order to the start.  0 or -ENOMEM. */
-static int
-fifo_grow_entries(struct order_fifo *f)
-{
-	size_t cap = f->ent_cap ? 2 * f->ent_cap : 1024;
-	struct order_ent *ent = malloc(cap * sizeof(*ent));
-	uint64_t *at = malloc(cap * sizeof(*at));
-
-	if (!ent || !at) {
-		free(ent);
-		free(at);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < f->n; i++) {
-		size_t k = (f->first + i) & (f->ent_cap - 1);
-
-		ent[i] = f->ent[k];
-		at[i] = f->at[k];
-	}
-	free(f->ent);
-	free(f->at);
-	f->ent = ent;
-	f->at = at;
-	f->ent_cap = cap;
-	f->first = 0;
-	return 0;
-}
-
-/* A byte ring with room for n more bytes, the records held copied in
- * order to its start.  0 or -ENOMEM. */
-static int
-fifo_grow_bytes(struct order_fifo *f, size_t n)
-{
-	size_t cap = 2 * f->byte_cap + 2 * n + ((size_t)1 << 20), pos = 0;
-	unsigned char *bytes = malloc(cap);
-
-	if (!bytes)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->n; i++) {
-		size_t k = (f->first + i) & (f->ent_cap - 1), len;
-
-		if (f->at[k] == ORDER_STABLE)
-			continue;
-		len = ORDER_ALIGN(((const struct perf_event_header *)(void *)
-				   (f->bytes + f->at[k]))->size);
-		memcpy(bytes + pos, f->bytes + f->at[k], len);
-		f->at[k] = pos;
-		pos += len;
-	}
-	free(f->bytes);
-	f->bytes = bytes;
-	f->byte_cap = cap;
-	f->byte_head = 0;
-	f->tail = pos;
-	return 0;
-}
-
+/* rec into the FIFO: onto the newest run when it extends it, else a new
+ * entry.  time_at: where rec's TIME sits (a SAMPLE of the event whose
+ * TIME place order_time knew), 0 when not known. */
 static int
 fifo_push(struct order_fifo *f, const struct perfdata_record *rec,
-	  uint64_t time, uint64_t seq)
+	  uint64_t time, uint64_t seq, uint32_t time_at)
 {
+	const unsigned char *hdr = (const unsigned char *)rec->hdr;
 	size_t n, k, at = ORDER_STABLE;
 
-	if (f->n == f->ent_cap && fifo_grow_entries(f) < 0)
+	if (hdr == f->tail_end && rec->stable && time_at &&
+	    rec->event_idx == f->tail_event) {
+		f->tail_end += rec->hdr->size;
+		f->tail_run->end = f->tail_end;
+		f->held++;
+		f->last_time = time;
+		return 0;
+	}
+	if (f->n == f->ent_cap && order_fifo_grow_entries(f) < 0)
 		return -ENOMEM;
+	f->tail_end = NULL;
 	if (!rec->stable) {
 		n = ORDER_ALIGN(rec->hdr->size);
-		at = fifo_place(f, n);
+		at = order_fifo_place(f, n);
 		if (at == SIZE_MAX) {
-			if (fifo_grow_bytes(f, n) < 0)
+			if (order_fifo_grow_bytes(f, n) < 0)
 				return -ENOMEM;
-			at = fifo_place(f, n);
+			at = order_fifo_place(f, n);
 		}
 		memcpy(f->bytes + at, rec->hdr, rec->hdr->size);
 		f->tail = at + n;
@@ -294,6 +109,16 @@ fifo_push(struct order_fifo *f, const struct perfdata_record *rec,
 			f->byte_head = at;
 	}
 	k = (f->first + f->n++) & (f->ent_cap - 1);
+	f->run[k].end = NULL;
+	if (at == ORDER_STABLE && time_at) {
+		/* A run that may grow. */
+		f->tail_end = hdr + rec->hdr->size;
+		f->tail_event = rec->event_idx;
+		f->tail_run = &f->run[k];
+		f->run[k].end = f->tail_end;
+		f->run[k].time_at = time_at;
+	}
+	f->held++;
 	/* Field by field: no copy of a whole entry through the stack. */
 	f->ent[k].time = time;
 	f->ent[k].seq = seq;
@@ -307,14 +132,50 @@ fifo_push(struct order_fifo *f, const struct perfdata_record *rec,
 	return 0;
 }
 
+/* Bytes past the next record of a run to prefetch. */
+#define ORDER_RUN_AHEAD	512
+
+/* The head run's record after the one at its head, NULL when there is
+ * none (the run ends there, or the entry is not a run). */
+static inline const unsigned char *
+fifo_run_next(const struct order_fifo *f)
+{
+	const struct perf_event_header *hdr = f->ent[f->first].hdr;
+	const unsigned char *next = (const unsigned char *)hdr + hdr->size;
+
+	/* A copied record's or a single record's end is NULL. */
+	return next < f->run[f->first].end ? next : NULL;
+}
+
+/* The head run's next record, next, is its head now. */
+static inline void
+fifo_run_advance(struct order_fifo *f, const unsigned char *next)
+{
+	struct order_ent *h = &f->ent[f->first];
+
+	f->held--;
+	h->offset += h->hdr->size;
+	h->hdr = (struct perf_event_header *)(uintptr_t)next;
+	h->seq++;
+	memcpy(&h->time, next + f->run[f->first].time_at, sizeof(h->time));
+	__builtin_prefetch(next + ORDER_RUN_AHEAD);
+}
+
 static inline struct order_ent
 fifo_pop(struct order_fifo *f)
 {
 	struct order_ent e = f->ent[f->first];
 	uint64_t at = f->at[f->first];
+	const unsigned char *next = fifo_run_next(f);
 
+	if (next) {
+		fifo_run_advance(f, next);
+		return e;
+	}
+	f->held--;
 	f->first = (f->first + 1) & (f->ent_cap - 1);
-	f->n--;
+	if (--f->n == 0)
+		f->tail_end = NULL;
 	/* A record read a window ago is cold: fetch one a few ahead. */
 	if (f->n > ORDER_AHEAD) {
 		size_t k = (f->first + ORDER_AHEAD) & (f->ent_cap - 1);
@@ -336,7 +197,7 @@ fifo_pop(struct order_fifo *f)
 static size_t
 order_held(const struct perfdata_order *o)
 {
-	return o->n + o->fifo.n;
+	return o->n + o->fifo.held;
 }
 
 /* Whether the oldest record held is the heap's top (else the FIFO's
@@ -344,7 +205,7 @@ order_held(const struct perfdata_order *o)
 static bool
 order_heap_first(const struct perfdata_order *o)
 {
-	return o->n > 0 && (o->fifo.n == 0 ||
+	return o->n > 0 && (o->fifo.held == 0 ||
 			    order_less(&o->heap[0],
 				       &o->fifo.ent[o->fifo.first]));
 }
@@ -355,27 +216,28 @@ order_oldest(const struct perfdata_order *o)
 {
 	if (order_heap_first(o))
 		return &o->heap[0];
-	return o->fifo.n ? &o->fifo.ent[o->fifo.first] : NULL;
+	return o->fifo.held ? &o->fifo.ent[o->fifo.first] : NULL;
 }
 
 /* Holds a copy of rec: in the FIFO when it is no older than the FIFO's
  * newest, else in the heap. */
 static int
 order_push(struct perfdata_order *o, const struct perfdata_record *rec,
-	   uint64_t time)
+	   uint64_t time, uint32_t time_at)
 {
 	uint64_t seq = o->seq++;
 	int ret;
 
 	if (o->fifo.n == 0 || time >= o->fifo.last_time) {
-		ret = fifo_push(&o->fifo, rec, time, seq);
+		ret = fifo_push(&o->fifo, rec, time, seq, time_at);
 	} else {
 		struct order_ent e = {
 			.time = time, .seq = seq, .offset = rec->offset,
 			.event_idx = rec->event_idx,
 		};
 
-		ret = heap_push(o, &e, rec);
+		o->fifo.tail_end = NULL;
+		ret = order_heap_push(o, &e, rec);
 	}
 	if (ret < 0)
 		return ret;
@@ -411,7 +273,7 @@ order_pop(struct perfdata_order *o, struct perfdata_record *rec)
 		o->out = NULL;
 	}
 	if (order_heap_first(o)) {
-		top = heap_pop(o);
+		top = order_heap_pop(o);
 		if (top.owned)
 			o->out = top.hdr;
 	} else {
@@ -427,42 +289,81 @@ order_may_go(const struct perfdata_order *o, uint64_t time)
 	return o->ended || (o->flushing && time <= o->flush_to);
 }
 
-/* The oldest record out into rec when it may go: 1, else 0.  With the
- * heap empty (a capture in time order) the FIFO's head is the oldest. */
-static inline int
-order_try_out(struct perfdata_order *o, struct perfdata_record *rec)
+/* order_try_out's FIFO head out when it ends its entry. */
+static __attribute__((noinline)) void
+order_fifo_out(struct perfdata_order *o, struct perfdata_record *rec)
 {
-	struct order_fifo *f = &o->fifo;
-	struct order_ent top;
+	struct order_ent top = fifo_pop(&o->fifo);
 
-	if (o->n == 0 && !o->out) {
-		if (f->n == 0 || !order_may_go(o, f->ent[f->first].time))
-			return 0;
-		top = fifo_pop(f);
-		order_hand_out(o, &top, rec);
-		return 1;
-	}
+	order_hand_out(o, &top, rec);
+}
+
+/* order_try_out with the heap in play (or a heap copy to free). */
+static __attribute__((noinline)) int
+order_try_any(struct perfdata_order *o, struct perfdata_record *rec)
+{
 	if (order_held(o) == 0 || !order_may_go(o, order_oldest(o)->time))
 		return 0;
 	order_pop(o, rec);
 	return 1;
 }
 
+/* Whether the heap is empty (a capture in time order): then the FIFO's
+ * head is the oldest record held. */
+static inline bool
+order_heap_idle(const struct perfdata_order *o)
+{
+	return o->n == 0 && !o->out;
+}
+
+/* With the heap idle: the FIFO's head out into rec when it may go: 1,
+ * else 0. */
+static inline int
+order_fifo_try(struct perfdata_order *o, struct perfdata_record *rec)
+{
+	struct order_fifo *f = &o->fifo;
+	const unsigned char *next;
+
+	if (f->n == 0 || !order_may_go(o, f->ent[f->first].time))
+		return 0;
+	/* Inside a run: no entry to take apart. */
+	next = fifo_run_next(f);
+	if (next) {
+		order_hand_out(o, &f->ent[f->first], rec);
+		fifo_run_advance(f, next);
+	} else {
+		order_fifo_out(o, rec);
+	}
+	return 1;
+}
+
+/* The oldest record out into rec when it may go: 1, else 0. */
+static inline int
+order_try_out(struct perfdata_order *o, struct perfdata_record *rec)
+{
+	if (order_heap_idle(o))
+		return order_fifo_try(o, rec);
+	return order_try_any(o, rec);
+}
+
 /* The record's time: 0, or -ENOENT when it has none.  A SAMPLE of the
- * event looked up last reads its TIME where record_time() found it. */
+ * event looked up last reads its TIME where record_time() found it, and
+ * *at says where (else 0). */
 static int
 order_time(struct perfdata_order *o, struct perfdata_reader *r,
-	   const struct perfdata_record *rec, uint64_t *time)
+	   const struct perfdata_record *rec, uint64_t *time, uint32_t *at)
 {
 	const struct perf_event_header *hdr = rec->hdr;
 	const struct perfdata_event *ev;
 	uint64_t st;
 
+	*at = 0;
 	if (hdr->type == PERF_RECORD_SAMPLE && rec->event_idx == o->time_event) {
-		if (o->time_at == 0 || hdr->size < o->time_at + sizeof(*time))
+		if (hdr->size < o->time_need)
 			return -ENOENT;
 		memcpy(time, (const unsigned char *)hdr + o->time_at,
 		       sizeof(*time));
+		*at = o->time_at;
 		return 0;
 	}
 	if (rec->event_idx == PERFDATA_NO_EVENT ||
@@ -478,6 +379,8 @@ order_time(struct perfdata_order *o, struct perfdata_reader *r,
 			     8 * (!!(st & PERF_SAMPLE_IDENTIFIER) +
 				  !!(st & PERF_SAMPLE_IP) +
 				  !!(st & PERF_SAMPLE_TID)));
+		o->time_need = o->time_at ? o->time_at + sizeof(*time) :
+			       UINT32_MAX;
 	}
 	return record_time(&ev->layout, hdr, time);
 }
@@ -486,9 +389,9 @@ order_time(struct perfdata_order *o, struct perfdata_reader *r,
  * 1 when rec now holds a record to hand out, 0 or -ENOMEM. */
 static int
 order_take(struct perfdata_order *o, struct perfdata_record *rec,
-	   uint64_t time)
+	   uint64_t time, uint32_t time_at)
 {
-	int ret = order_push(o, rec, time);
+	int ret = order_push(o, rec, time, time_at);
 
 	if (ret < 0)
 		return ret;
@@ -511,11 +414,14 @@ order_round(struct perfdata_order *o)
 	o->flush_next = o->seen_max;
 }
 
-int
-perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
-		    struct perfdata_record *rec, char *err, size_t errlen)
+/* perfdata_order_next when its first look hands out nothing: apart, so
+ * that a record handed out at once saves no registers for the reading. */
+static __attribute__((noinline)) int
+order_read(struct perfdata_order *o, struct perfdata_reader *r,
+	   struct perfdata_record *rec, char *err, size_t errlen)
 {
 	uint64_t time;
+	uint32_t time_at;
 	bool blocked;
 	int got;
 
@@ -544,11 +450,11 @@ perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
 				order_round(o);
 				break;
 			}
-			if (order_time(o, r, rec, &time) < 0) {
+			if (order_time(o, r, rec, &time, &time_at) < 0) {
 				o->stats.untimed++;
 				return 1;
 			}
-			got = order_take(o, rec, time);
+			got = order_take(o, rec, time, time_at);
 			if (got != 0) {
 				if (got < 0)
 					snprintf(err, errlen, "out of memory "
@@ -557,4 +463,14 @@ perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
 			}
 		} while (blocked && o->n == 0);
 	}
+}
+
+int
+perfdata_order_next(struct perfdata_order *o, struct perfdata_reader *r,
+		    struct perfdata_record *rec, char *err, size_t errlen)
+{
+	/* The common case inline, the rest (the heap too) in order_read. */
+	if (order_heap_idle(o) && order_fifo_try(o, rec))
+		return 1;
+	return order_read(o, r, rec, err, errlen);
 }

@@ -261,8 +261,10 @@ perfdata_fetch(struct perfdata_reader *r, struct perf_event_header **hdr,
 	return 0;
 }
 
-int
-perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
+/* perfdata_reader_next past its in-place case: apart, so that the common
+ * case saves no registers for it. */
+static __attribute__((noinline)) int
+perfdata_reader_walk(struct perfdata_reader *r, struct perfdata_record *rec,
 		     char *err, size_t errlen)
 {
 	struct perf_event_header *hdr;
@@ -270,25 +272,6 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 	bool in_zstd;
 	int ret;
 
-	/* The common case without the calls below: a kernel record in
-	 * place (aligned) in an uncompressed image of host order, once the
-	 * events are known; the same checks and counts as that path. */
-	if (!r->done && !r->zstd && !r->swap && r->n_events &&
-	    r->end - r->pos >= sizeof(*hdr) &&
-	    ((uintptr_t)(r->img + r->pos) & 7) == 0) {
-		hdr = (struct perf_event_header *)(uintptr_t)(r->img + r->pos);
-		if (hdr->type < PERFDATA_REC_HEADER_ATTR &&
-		    hdr->size >= sizeof(*hdr) && hdr->size <= r->end - r->pos) {
-			rec->offset = r->pos;
-			r->pos += hdr->size;
-			/* Host order: only its event, as below. */
-			rec->event_idx = perfdata_record_event(r, hdr);
-			rec->hdr = hdr;
-			rec->stable = true;	/* in r->img */
-			r->stats.records++;
-			return 1;
-		}
-	}
 	while (!r->done) {
 		ret = perfdata_fetch(r, &hdr, &offset, &in_zstd, err, errlen);
 		if (ret == 0 && !hdr) {
@@ -324,6 +307,34 @@ perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
 	if (r->stop_ret < 0)
 		snprintf(err, errlen, "the reader stopped at an error");
 	return r->stop_ret;
+}
+
+int
+perfdata_reader_next(struct perfdata_reader *r, struct perfdata_record *rec,
+		     char *err, size_t errlen)
+{
+	const struct perf_event_header *hdr;
+
+	/* The common case without the calls of the walk: a kernel record
+	 * in place (aligned) in an uncompressed image of host order, once
+	 * the events are known; the same checks and counts as the walk. */
+	if (!r->done && !r->zstd && !r->swap && r->n_events &&
+	    r->end - r->pos >= sizeof(*hdr) &&
+	    ((uintptr_t)(r->img + r->pos) & 7) == 0) {
+		hdr = (const struct perf_event_header *)(r->img + r->pos);
+		if (hdr->type < PERFDATA_REC_HEADER_ATTR &&
+		    hdr->size >= sizeof(*hdr) && hdr->size <= r->end - r->pos) {
+			rec->offset = r->pos;
+			r->pos += hdr->size;
+			/* Host order: only its event, as the walk. */
+			rec->event_idx = perfdata_record_event(r, hdr);
+			rec->hdr = hdr;
+			rec->stable = true;	/* in r->img */
+			r->stats.records++;
+			return 1;
+		}
+	}
+	return perfdata_reader_walk(r, rec, err, errlen);
 }
 
 /*

@@ -27,12 +27,18 @@
 #define NOEV_TIME	7777	/* what drain() says for it */
 #define ST_UNTIMED	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |	\
 			 PERF_SAMPLE_ADDR)
+/* A time with this bit: a sample of the third event (ST_SAMPLE2, id 404),
+ * whose TIME sits 8 bytes before ST_SAMPLE's; drain() says the time with
+ * the bit again. */
+#define EV2		(UINT64_C(1) << 62)
+#define EV2_SIZE	56
 
 static struct buf *
 image(const uint64_t *times, size_t n)
 {
 	struct perf_event_attr a = mk_attr(ST_SAMPLE, 0x1cd),
-			       u = mk_attr(ST_UNTIMED, 0x2cd);
+			       u = mk_attr(ST_UNTIMED, 0x2cd),
+			       e2 = mk_attr(ST_SAMPLE2, 0x3cd);
 	struct buf *b = calloc(1, sizeof(*b));
 	struct rb s;
 
@@ -44,6 +50,9 @@ image(const uint64_t *times, size_t n)
 	buf_hdr(b, PERFDATA_REC_HEADER_ATTR, 8 + sizeof(u) + 8);
 	buf_put(b, &u, sizeof(u));
 	buf_u64(b, 202);
+	buf_hdr(b, PERFDATA_REC_HEADER_ATTR, 8 + sizeof(e2) + 8);
+	buf_put(b, &e2, sizeof(e2));
+	buf_u64(b, 404);
 	for (size_t i = 0; i < n; i++) {
 		const struct perf_event_header *h;
 
@@ -54,6 +63,15 @@ image(const uint64_t *times, size_t n)
 			buf_u64(b, 202);
 			buf_u64(b, 7);
 			buf_u64(b, 0x2000);
+		} else if (times[i] & EV2) {
+			/* IDENTIFIER, TID, TIME, ADDR, CPU, RAW of 4 bytes */
+			buf_hdr(b, PERF_RECORD_SAMPLE, EV2_SIZE);
+			buf_u64(b, 404);
+			buf_u64(b, 7);
+			buf_u64(b, times[i] & ~EV2);
+			buf_u64(b, 0x3000);
+			buf_u64(b, 0);
+			buf_u64(b, 4);
 		} else {
 			h = mk_sample(&s, 101, 7, times[i], 0x1000, 0);
 			buf_put(b, h, h->size);
@@ -84,6 +102,13 @@ drain(const void *img, size_t len, uint64_t max_bytes, uint64_t *got,
 		memcpy(&t, (const unsigned char *)rec.hdr + 32, 8);
 		if (rec.hdr->size == 32)
 			t = NOEV_TIME;
+		/* Each record with its own event. */
+		check_eq_u64(rec.event_idx, rec.hdr->size == EV2_SIZE ? 2 :
+					    rec.hdr->size == 32 ? 1 : 0);
+		if (rec.hdr->size == EV2_SIZE) {
+			memcpy(&t, (const unsigned char *)rec.hdr + 24, 8);
+			t |= EV2;
+		}
 		got[(*n_got)++] = t;
 	}
 	*st = *perfdata_order_stats(o);
@@ -165,6 +190,28 @@ test_ready_at_once(void)
 	check_eq_u64(st.unordered, 3);
 }
 
+/* The FIFO's runs: records in order that lie one after another in the
+ * file share an entry, but not across a round (30 after 20), a record
+ * handed out at once (40 after 30) or another event (50 between 40 and
+ * 60): each goes out once, with its own event and time. */
+static void
+test_runs(void)
+{
+	static const uint64_t in[] = {
+		10, 20, ROUND, 30, NO_EVENT, 40, 50 | EV2, 60, ROUND, 70,
+		ROUND, ROUND,
+	};
+	static const uint64_t want[] = {
+		NOEV_TIME, 10, 20, 30, 40, 50 | EV2, 60, 70,
+	};
+	struct perfdata_order_stats st;
+
+	drain_expect(in, ARRAY_SIZE(in), want, ARRAY_SIZE(want), &st);
+	check_eq_u64(st.rounds, 4);
+	check_eq_u64(st.unordered + st.forced, 0);
+	check_eq_u64(st.held_max, 6);
+}
+
 /* The reader's in-place path (aligned, host order, uncompressed): each
  * record's offset in the image, its event, and a sample whose id names no
  * event handed out as such and counted. */
@@ -182,7 +229,7 @@ test_reader_in_place(void)
 	char err[256];
 
 	/* image()'s two samples are the size of this one, of id 303,
-	 * which no event has. */
+	 * which no event has (the third has 404). */
 	at[2] = b->len;
 	at[1] = at[2] - h->size;
 	at[0] = at[1] - h->size;
@@ -328,5 +375,6 @@ main(void)
 	test_reader_in_place();
 	test_window();
 	test_error_after_records();
+	test_runs();
 	return test_result();
 }

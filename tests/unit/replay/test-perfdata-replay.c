@@ -99,7 +99,7 @@ test_fixed_layout(void)
 	for (int round = 0; round < 4000; round++) {
 		struct record_layout l = { 0 };
 		struct replay_fixed fx;
-		struct record_sample a, b;
+		struct record_sample a, b, *pa;
 		struct perf_event_header *hdr = (void *)rec;
 		uint64_t st = 0, walk_size;
 		uint32_t raw_len = 0;
@@ -134,8 +134,10 @@ test_fixed_layout(void)
 		if ((st & PERF_SAMPLE_RAW) && fx.size)
 			memcpy((char *)rec + fx.raw, &raw_len,
 			       sizeof(raw_len));
-		memset(&a, 0xa5, sizeof(a));
-		fa = replay_fixed_parse(&fx, hdr, &a);
+		pa = replay_fixed_parse(&fx, hdr);
+		fa = pa ? 0 : -1;
+		if (pa)
+			a = *pa;
 		fb = record_parse_sample(&l, hdr, &b);
 		if (fa == 0) {
 			fast++;
