@@ -159,7 +159,7 @@ struct replay {
 	/* Callers walked from user stacks (replay_callers.c); NULL when
 	 * no event has them. */
 	struct unwinder *unw_callers;
-	uint64_t callers_walked, callers_found;
+	uint64_t callers_walked, callers_found, callers_no_room;
 	/* The reader's records in time order (perfdata_order.h). */
 	struct perfdata_order *order;
 	char note[512];

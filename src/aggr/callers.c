@@ -14,6 +14,7 @@
 
 struct caller {
 	int32_t pid;
+	uint32_t tries;		/* callers_none's looks */
 	uint64_t ip;
 	uint64_t caller;
 };
@@ -48,6 +49,7 @@ callers_entry(struct callers *c, int32_t pid, uint64_t ip)
 	e->pid = pid;
 	e->ip = ip;
 	e->caller = 0;
+	e->tries = 0;
 	return e;
 }
 
@@ -60,18 +62,32 @@ callers_note(struct callers *c, int32_t pid, uint64_t ip, uint64_t caller)
 		e->caller = caller;
 }
 
-void
+uint32_t
 callers_none(struct callers *c, int32_t pid, uint64_t ip)
 {
-	(void)callers_entry(c, pid, ip);
+	struct caller *e = callers_entry(c, pid, ip);
+
+	if (!e)
+		return 0;
+	if (e->tries < UINT32_MAX - 1)
+		e->tries++;
+	return e->tries;
 }
 
-bool
-callers_known(const struct callers *c, int32_t pid, uint64_t ip)
+uint32_t
+callers_tries(const struct callers *c, int32_t pid, uint64_t ip)
 {
 	const struct caller *e = u64map_get(&c->map, callers_key(pid, ip));
 
-	return e && e->pid == pid && e->ip == ip;
+	if (!e || e->pid != pid || e->ip != ip)
+		return 0;
+	return e->caller ? UINT32_MAX : e->tries;
+}
+
+bool
+callers_room(const struct callers *c)
+{
+	return u64map_count(&c->map) < CALLERS_MAX;
 }
 
 uint64_t

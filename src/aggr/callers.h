@@ -25,11 +25,15 @@ struct callers {
 /* Notes caller as the caller of (pid, ip); caller 0 is ignored. */
 void callers_note(struct callers *c, int32_t pid, uint64_t ip,
 		  uint64_t caller);
-/* Marks (pid, ip) as looked for in vain (a replay walks a site's user
- * stack once: replay_callers.c); a caller noted later replaces it. */
-void callers_none(struct callers *c, int32_t pid, uint64_t ip);
-/* Whether (pid, ip) has a caller or callers_none's mark. */
-bool callers_known(const struct callers *c, int32_t pid, uint64_t ip);
+/* Notes one vain look for the caller of (pid, ip) (a replay's walk of a
+ * site's user stack: replay_callers.c), and returns the looks so far
+ * (0 when the table had no room to note it); a caller noted later stays
+ * the caller. */
+uint32_t callers_none(struct callers *c, int32_t pid, uint64_t ip);
+/* The vain looks noted for (pid, ip); UINT32_MAX once it has a caller. */
+uint32_t callers_tries(const struct callers *c, int32_t pid, uint64_t ip);
+/* Whether a new site still finds room (CALLERS_MAX). */
+bool callers_room(const struct callers *c);
 /* The caller of (pid, ip), 0 when none is known. */
 uint64_t callers_get(const struct callers *c, int32_t pid, uint64_t ip);
 /* Forgets every caller (reset). */

@@ -130,7 +130,7 @@ capture dwarf -m 16M --call-graph dwarf,4096
 if [ -s "$TMP/dwarf.jsonl" ]; then
 	perf script -i "$TMP/dwarf.data" -F ip,addr,dso --show-mmap-events \
 		>"$TMP/dwarf.script" 2>/dev/null
-	python3 - "$TMP/dwarf.jsonl" "$TMP/dwarf.script" "$TMP/dwarf.report" <<'PY' || fail "dwarf: code sites' callers differ from perf's unwinding"
+	python3 - "$TMP/dwarf.jsonl" "$TMP/dwarf.script" "$TMP/dwarf.report" <<'PY'
 import json, re, sys
 f = [json.loads(l) for l in open(sys.argv[1])][-1]
 hot = {int(h["addr"], 16) for h in json.load(open(sys.argv[3]))["hot"]}
@@ -155,6 +155,8 @@ def rel(a):
         if start <= a < start + size:
             return a - start + pgoff, path
     return None
+if not want:
+    sys.exit(77)
 assert len(want) == len(hot), f"perf unwinds callers for {len(want)} of {len(hot)} hot pages"
 bad = []
 for p in f["pages"]:
@@ -171,6 +173,11 @@ for p in f["pages"]:
 assert not bad, bad
 print(f"ok: dwarf: the {len(hot)} hot pages' code sites are called from the frame perf's own unwinding shows")
 PY
+	case $? in
+	0) ;;
+	77) skip_part "dwarf callers: this perf unwinds no user stack (built without libdw or libunwind)" ;;
+	*) fail "dwarf: code sites' callers differ from perf's unwinding" ;;
+	esac
 fi
 capture intr --intr-regs=ip,sp,ax
 capture user-regs --user-regs=ip,sp

@@ -3,8 +3,8 @@
 /*
  * The code sites' callers (src/aggr/callers.h): the latest caller of each
  * (pid, ip) comes back exactly; sites whose keys collide never show each
- * other's; a site marked as looked for in vain is known without a
- * caller; past CALLERS_MAX sites a new one gets none; a reset forgets.
+ * other's; the vain looks for a site's caller are counted until it has
+ * one; past CALLERS_MAX sites a new one gets none; a reset forgets.
  */
 
 #include <stdint.h>
@@ -32,20 +32,22 @@ main(void)
 	callers_note(&c, 65537, 0x401000, 0x405000);
 	check_eq_u64(callers_get(&c, 65537, 0x401000), 0x405000);
 	check_eq_u64(callers_get(&c, 1, 0x401000), 0);
-	/* Looked for in vain: known, no caller; a caller noted later
-	 * replaces the mark, and a mark never erases a caller. */
-	check(!callers_known(&c, 4, 0x401000));
-	callers_none(&c, 4, 0x401000);
-	check(callers_known(&c, 4, 0x401000));
+	/* Looked for in vain: each look counted, no caller; a caller
+	 * noted later stays, and further looks never erase it. */
+	check_eq_u64(callers_tries(&c, 4, 0x401000), 0);
+	check_eq_u64(callers_none(&c, 4, 0x401000), 1);
+	check_eq_u64(callers_none(&c, 4, 0x401000), 2);
+	check_eq_u64(callers_tries(&c, 4, 0x401000), 2);
 	check_eq_u64(callers_get(&c, 4, 0x401000), 0);
 	callers_note(&c, 4, 0x401000, 0x406000);
+	check_eq_u64(callers_tries(&c, 4, 0x401000), UINT32_MAX);
 	callers_none(&c, 4, 0x401000);
 	check_eq_u64(callers_get(&c, 4, 0x401000), 0x406000);
-	/* A mark for the site sharing a key takes the entry over. */
-	callers_none(&c, 65540, 0x401000);
-	check(callers_known(&c, 65540, 0x401000));
-	check(!callers_known(&c, 4, 0x401000));
+	/* A look for the site sharing a key takes the entry over. */
+	check_eq_u64(callers_none(&c, 65540, 0x401000), 1);
+	check_eq_u64(callers_tries(&c, 4, 0x401000), 0);
 	check_eq_u64(callers_get(&c, 4, 0x401000), 0);
+	check(callers_room(&c));
 	/* Bounded. */
 	for (uint64_t i = 0; i < 2 * CALLERS_MAX; i++)
 		callers_note(&c, 3, 0x10000000 + 8 * i, 0x20000000);
@@ -53,6 +55,10 @@ main(void)
 	check_eq_u64(callers_get(&c, 3, 0x10000000 + 8 * (2 * CALLERS_MAX - 1)),
 		     0);
 	check(u64map_count(&c.map) <= CALLERS_MAX);
+	/* Full: no room, and a look at a new site is not noted. */
+	check(!callers_room(&c));
+	check_eq_u64(callers_none(&c, 5, 0x401000), 0);
+	check_eq_u64(callers_tries(&c, 5, 0x401000), 0);
 	callers_clear(&c);
 	check_eq_u64(callers_get(&c, 2, 0x401000), 0);
 	callers_clear(&c);
