@@ -41,13 +41,6 @@ struct alloc_rec {
 	bool walking;		/* a walk queued in the unwinder */
 };
 
-/* perf's x86 registers AX BX CX DX SI DI BP SP IP (0-8) to the DWARF
- * numbering of unwind.h; R8-R15 (perf 16-23) are DWARF 8-15. */
-static const uint8_t allocs_dwarf_of[9] = {
-	[0] = 0, [1] = 3, [2] = 2, [3] = 1, [4] = 4, [5] = 5, [6] = 6,
-	[7] = 7, [8] = 16,
-};
-
 /* arch/x86/entry/syscalls/syscall_64.tbl */
 #define ALLOCS_NR_MMAP 9
 #define ALLOCS_NR_MUNMAP 11
@@ -103,23 +96,19 @@ allocs_skip(struct allocs_cur *c, uint64_t n)
 static bool
 allocs_regs(struct allocs_cur *c, uint64_t mask, struct alloc_rec *r)
 {
-	uint64_t v, abi;
+	uint64_t abi, n = (uint64_t)__builtin_popcountll(mask);
+	const unsigned char *vals;
 
 	if (!allocs_u64(c, &abi))
 		return false;
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return true;
-	for (unsigned b = 0; b < 64; b++) {
-		if (!(mask & UINT64_C(1) << b))
-			continue;
-		if (!allocs_u64(c, &v))
-			return false;
-		if (b < 9)
-			r->regs[allocs_dwarf_of[b]] = v;
-		else if (b >= 16 && b < 24)
-			r->regs[b - 8] = v;
-	}
-	r->have_regs = (mask & ALLOCS_REGS_MASK) == ALLOCS_REGS_MASK;
+	vals = c->p;
+	if (!allocs_skip(c, 8 * n))
+		return false;
+	/* Without SP and IP (the mask below asks for more) none is kept. */
+	r->have_regs = unwind_regs_from_perf(mask, vals, n, r->regs) &&
+		       (mask & ALLOCS_REGS_MASK) == ALLOCS_REGS_MASK;
 	return true;
 }
 
