@@ -47,7 +47,7 @@ guest_initramfs "$CACHE" "$TMP/initrd.gz" \
 	"$MEMTOP_ACCESS_CLUSTERS" "$MEMTOP_DAMON_LIVE" || fail "initramfs: $GUEST_WHY"
 [ "$failures" -eq 0 ] || finish
 
-if ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \
+if ! guest_boot_again "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \
 		"$MEMTOP_NUMA_TIMEOUT" pti=on ${MEMTOP_NUMA_APPEND:-}; then
 	fail "guest: $GUEST_WHY"
 	echo "--- last lines of the guest console:"

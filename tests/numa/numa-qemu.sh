@@ -52,7 +52,7 @@ guest_initramfs "$CACHE" "$TMP/initrd.gz" \
 [ "$failures" -eq 0 ] || finish
 
 t0=$(date +%s.%N)
-if ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \
+if ! guest_boot_again "$CACHE" "$TMP/initrd.gz" "$TMP/guest.log" \
 		"$MEMTOP_NUMA_TIMEOUT" ${MEMTOP_NUMA_APPEND:-}; then
 	fail "guest: $GUEST_WHY"
 	echo "--- last lines of the guest console:"
