@@ -15,6 +15,7 @@
 #include "bench-ingest.h"
 #include "benchlib.h"
 #include "pagetab.h"
+#include "sides.h"
 
 void
 bench_page_key(size_t p, int32_t *pid, uint64_t *page)
@@ -54,6 +55,8 @@ struct bench_fill {
 	size_t n_batches;
 	double avg_bytes;		/* page table bytes / page, averaged */
 	double worst_bytes;
+	double sides_bytes;		/* side tables bytes / page, the same */
+	double sides_kib;		/* side tables at the end */
 	double rss_per_page;
 	size_t count;
 	double secs;
@@ -72,7 +75,7 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 {
 	struct aggr a;
 	uint64_t rss0, sum_n = 0;
-	double sum = 0, t_all;
+	double sum = 0, sides_sum = 0, t_all;
 	size_t from = st->pages > 131072 ? 65536 : st->pages / 2;
 
 	bf->n_batches = (st->pages + AGGR_BATCH - 1) / AGGR_BATCH;
@@ -105,6 +108,8 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 			continue;
 		bytes = (double)pagetab_bytes(a.pages) /
 			(double)pagetab_count(a.pages);
+		sides_sum += (double)sides_bytes(a.sides) /
+			     (double)pagetab_count(a.pages);
 		sum += bytes;
 		sum_n++;
 		if (bytes > bf->worst_bytes)
@@ -112,7 +117,9 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 	}
 	bf->secs = benchlib_now() - t_all;
 	bf->avg_bytes = sum_n ? sum / (double)sum_n : 0;
+	bf->sides_bytes = sum_n ? sides_sum / (double)sum_n : 0;
 	bf->count = pagetab_count(a.pages);
+	bf->sides_kib = (double)sides_bytes(a.sides) / 1024;
 	bf->rss_per_page = (double)(benchlib_rss_bytes() - rss0) /
 			   (double)(bf->count ? bf->count : 1);
 	aggr_fini(&a);
@@ -146,9 +153,11 @@ bench_memory(const struct topo *topo, const struct bench_stream *st,
 			raw = f1.batch_us[b];
 	}
 	printf("  memory    %8zu pages, %s: page table %5.1f B/page average,"
-	       " %5.1f worst while growing (target <= 32, <= 48); process RSS"
-	       " +%.1f B/page\n", st->pages, label, f1.avg_bytes,
-	       f1.worst_bytes, f1.rss_per_page);
+	       " %5.1f worst while growing, side tables %.1f B/page average "
+	       "(%.0f KiB at the end; target <= 32 in all, <= 48); process RSS "
+	       "+%.1f B/page\n", st->pages, label, f1.avg_bytes,
+	       f1.worst_bytes, f1.sides_bytes, f1.sides_kib,
+	       f1.rss_per_page);
 	printf("  growth    %8zu pages, %s: slowest %d-sample batch %.2f ms "
 	       "(at page %zu; raw %.2f ms), target <= 10 ms; fill %.1f M "
 	       "pages/s\n", st->pages, label, AGGR_BATCH, worst / 1e3,

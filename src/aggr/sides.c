@@ -54,6 +54,15 @@ sides_free(struct sides *s)
 	free(s);
 }
 
+size_t
+sides_bytes(const struct sides *s)
+{
+	if (!s)
+		return 0;
+	return sizeof(*s) + sitetab_bytes(s->sites) + sizeof(*s->lines) +
+	       codetab_bytes(s->code) + levtab_bytes(s->levels);
+}
+
 void
 sides_names_off(struct sides *s)
 {

@@ -27,8 +27,8 @@
 struct names;
 
 /* Pages whose sites the table holds when max_pages is 0 (unlimited). */
-#define SIDES_DEFAULT_SITE_PAGES (1u << 18)
-#define SIDES_MAX_SITE_PAGES (1u << 20)
+#define SIDES_DEFAULT_SITE_PAGES (1u << 14)
+#define SIDES_MAX_SITE_PAGES (1u << 14)
 
 struct sides {
 	struct names *names;		/* NULL: naming off */
@@ -43,6 +43,10 @@ struct sides {
 /* NULL on ENOMEM. */
 struct sides *sides_new(unsigned page_shift, size_t max_pages);
 void sides_free(struct sides *s);	/* NULL-safe */
+/* Bytes the per-page side tables hold (code sites, line heat, code
+ * addresses, levels): their share of memory a tracked page (issue 15).
+ * Not the names' caches, which are per process.  0 for NULL. */
+size_t sides_bytes(const struct sides *s);
 
 /*
  * Turns naming off (regions, symbols, the code view's functions) and

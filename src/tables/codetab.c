@@ -221,6 +221,12 @@ codetab_count(const struct codetab *t)
 	return t->n;
 }
 
+size_t
+codetab_bytes(const struct codetab *t)
+{
+	return sizeof(*t) + (t->mask + 1) * sizeof(*t->e);
+}
+
 void
 codetab_counts(const struct codetab *t, struct codetab_counts *interval,
 	       struct codetab_counts *cumulative)

@@ -113,6 +113,8 @@ void codetab_foreach(const struct codetab *t,
 				uint64_t samples, void *ctx),
 		     void *ctx);
 size_t codetab_count(const struct codetab *t);
+/* Bytes the table holds (struct and slots). */
+size_t codetab_bytes(const struct codetab *t);
 /* This interval's and the cumulative unknown/untracked counts. */
 void codetab_counts(const struct codetab *t, struct codetab_counts *interval,
 		    struct codetab_counts *cumulative);

@@ -194,6 +194,14 @@ levtab_count(const struct levtab *t)
 	return t ? t->count : 0;
 }
 
+size_t
+levtab_bytes(const struct levtab *t)
+{
+	if (!t)
+		return 0;
+	return sizeof(*t) + (t->slots ? (t->mask + 1) * sizeof(*t->slots) : 0);
+}
+
 void
 levtab_next_interval(struct levtab *t)
 {

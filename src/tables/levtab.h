@@ -132,6 +132,8 @@ void levtab_interval(const struct levtab *t, uint64_t *out);
 uint64_t levtab_untracked(const struct levtab *t);
 /* Pages with a level mix now. */
 size_t levtab_count(const struct levtab *t);
+/* Bytes the table holds (struct and slots); 0 for NULL. */
+size_t levtab_bytes(const struct levtab *t);
 /* Adds src's pages and counts to dst's (NULL-safe). */
 void levtab_merge(struct levtab *dst, const struct levtab *src);
 void levtab_next_interval(struct levtab *t);

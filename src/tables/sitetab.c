@@ -19,6 +19,8 @@ _Static_assert(SITETAB_WAYS == 4, "sitetab_home picks a way from 2 bits");
  * every sample's record would be a TLB miss of its own (issue 15). */
 #define SITETAB_HUGE_BYTES	(4u << 20)
 #define SITETAB_HUGE_ALIGN	(2u << 20)
+/* The most weight a page inherits: ranks are 32-bit and still count. */
+#define SITETAB_INHERIT_MAX	(1u << 30)
 
 /* calloc, aligned to a pair of cache lines by hand (a way and the one
  * beside it share the pair the hardware fetches together): calloc of a
@@ -307,6 +309,14 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 		t->n_used++;
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
 	t->rec[victim].key = key;
+	/* Space-Saving by page: the newcomer inherits the weight of the
+	 * page it displaced, as its first site's rank (a free slot's rank
+	 * is added to when the slot is taken).  Without it a page that
+	 * comes late into a set of heavier pages is the set's lightest at
+	 * once, and the next newcomer displaces it: a page hot now never
+	 * got sites behind pages that were hot earlier. */
+	t->rec[victim].rank[0] = vw < SITETAB_INHERIT_MAX ?
+					 (uint32_t)vw : SITETAB_INHERIT_MAX;
 	return &t->rec[victim];
 }
 
@@ -333,7 +343,7 @@ sitetab_slot_add(struct sitetab_rec *r, uint64_t ip, uint32_t n,
 		if (!sitetab_slot_used(r, i)) {
 			sitetab_slot_set(r, i, ip);
 			r->count[i] = n;
-			r->rank[i] = rank;
+			r->rank[i] += rank;	/* 0, or inherited */
 			return;
 		}
 		if (r->rank[i] < r->rank[min])
@@ -380,7 +390,7 @@ sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip)
 		if (!sitetab_slot_used(r, i)) {
 			sitetab_slot_set(r, i, ip);
 			r->count[i] = 1;
-			r->rank[i] = 1;
+			r->rank[i]++;		/* from 0, or inherited */
 			return;
 		}
 		if (r->rank[i] < r->rank[min])
@@ -521,6 +531,13 @@ size_t
 sitetab_used(const struct sitetab *t)
 {
 	return t->n_used;
+}
+
+size_t
+sitetab_bytes(const struct sitetab *t)
+{
+	return sizeof(*t) + (t->n_sets + (t->old ? t->old_sets : 0)) *
+				    SITETAB_WAYS * sizeof(struct sitetab_rec);
 }
 
 uint64_t

@@ -26,9 +26,13 @@
  * they move a few sets at a time (sitetab_claim), so no sample pays for
  * the whole table.
  * Only a table at its capacity evicts: a page that finds its set full
- * takes the place of the set's page with the fewest samples, which loses
- * its sites (counted in sitetab_evicted).  A doubling that cannot
- * allocate leaves the table as it is (it evicts from then on).
+ * takes the place of the set's page of least weight (its slots' ranks
+ * added up), which loses its sites (counted in sitetab_evicted), and
+ * inherits that weight as its first slot's rank: Space-Saving again, one
+ * level up, so a page with more than 1/SITETAB_WAYS of its set's samples
+ * since the start always holds a record, however heavy the pages that
+ * came before it.  A doubling that cannot allocate leaves the table as
+ * it is (it evicts from then on).
  *
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
  * 2^PAGETAB_PAGE_BITS (pagetab.h); the page table never hands out others,
@@ -67,7 +71,9 @@ struct sitetab_site {
  * holds ip (ip_hi[i] << 32 | ip_lo[i]) sign-extended from bit 47; it is
  * free when both halves are 0 (an unknown ip is never recorded); slots
  * fill in order and empty only all at once.  rank[i] is count[i] plus
- * what slot i inherited when its ip took it.
+ * what slot i inherited when its ip took it (slot 0 of an evicted page's
+ * newcomer also the page's weight; a free slot's rank is what it will
+ * inherit).
  */
 struct sitetab_rec {
 	uint64_t key;
@@ -222,6 +228,9 @@ size_t sitetab_capacity(const struct sitetab *t);
 /* Pages the table has room for now, and holds. */
 size_t sitetab_slots(const struct sitetab *t);
 size_t sitetab_used(const struct sitetab *t);
+/* Bytes the table holds (struct, records, and the table before the
+ * last doubling while its pages move). */
+size_t sitetab_bytes(const struct sitetab *t);
 /* Pages that lost their sites to make room (since reset). */
 uint64_t sitetab_evicted(const struct sitetab *t);
 

@@ -106,6 +106,38 @@ stest_sites_evict(void)
 }
 
 /*
+ * A page that comes late, hot, into a full set of pages that were hot
+ * earlier keeps a record while cold pages pass through (each evicting
+ * one), its count exact: it inherits the weight of the page it displaced
+ * (Space-Saving by page).  Without that it is the set's lightest page at
+ * once and the next cold page displaces it.
+ */
+static void
+stest_sites_evict_late(void)
+{
+	struct sitetab *t = sitetab_new(1);	/* one set of SITETAB_WAYS pages */
+	struct sitetab_site s[SITETAB_SITES];
+
+	for (uint64_t p = 0; p < SITETAB_WAYS; p++)
+		for (int k = 0; k < 100; k++)
+			sitetab_add(t, 3, p, 0x10 + p);
+	for (uint64_t i = 0; i < 300; i++) {
+		sitetab_add(t, 3, 50, 0x500);
+		sitetab_add(t, 3, 1000 + i, 0x600);
+	}
+	check_eq_u64(sitetab_get(t, 3, 50, s), 1);
+	check_eq_u64(s[0].ip, 0x500);
+	check_eq_u64(s[0].count, 300);
+	/* Each cold page displaced one page, and so did the hot page, once:
+	 * it was never displaced itself. */
+	check_eq_u64(sitetab_evicted(t), 301);
+	/* The last cold page holds a record too, counted from its sample. */
+	check_eq_u64(sitetab_get(t, 3, 1299, s), 1);
+	check_eq_u64(s[0].count, 1);
+	sitetab_free(t);
+}
+
+/*
  * The table is sized to its pages (issue 15): it starts at
  * SITETAB_FIRST_SETS sets, doubles as pages come, keeps every page's
  * sites and counts through each doubling, evicts nothing before its
@@ -429,6 +461,7 @@ main(void)
 {
 	stest_sites();
 	stest_sites_evict();
+	stest_sites_evict_late();
 	stest_sites_grow();
 	stest_sites_moving();
 	stest_sites_keys();

@@ -1,0 +1,114 @@
+/*
+ * Code sites bounded to the hottest pages (issue 15: memory a page and
+ * a random cache line a sample): the code-site table memtop gives an
+ * aggregation holds at most 16 Ki pages (1 MiB of 64-byte records)
+ * whatever --max-pages says, and pages that turn hot after it filled
+ * with pages of an earlier phase still get their sites, exact, in the
+ * frame (the page-level Space-Saving of src/tables/sitetab.h), while the
+ * pages displaced are counted in sites_evicted.  The oracle is the
+ * test's own count of what it added.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "aggr.h"
+#include "frame.h"
+#include "framebuild.h"
+#include "sides.h"
+#include "sitetab.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define STEST_PID	100
+#define STEST_HOT	20	/* pages hot in the second phase */
+#define STEST_ROUNDS	300	/* samples of each hot page */
+#define STEST_OLD	20000	/* pages of the first phase, more than fit */
+#define STEST_OLD_N	20	/* samples of each */
+#define STEST_COLD	100	/* new cold pages a round of the second */
+#define STEST_SITE_PAGES 16384	/* the bound the README and man page give */
+
+static void
+stest_add(struct aggr *a, uint64_t page, uint64_t ip)
+{
+	struct sample s = { .addr = page << 12, .pid = STEST_PID,
+			    .tid = STEST_PID, .cpu = 0, .kind = SAMPLE_LOAD,
+			    .period = 1, .ip = ip };
+
+	aggr_add(a, &s);
+}
+
+static struct frame *
+stest_build(struct aggr *a)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_target tg[1] = { { .pid = STEST_PID, .comm = "t",
+					.alive = true } };
+	struct frame_meta m = {
+		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_SAMPLES, .top_k = STEST_HOT, .targets = tg,
+		.n_targets = 1, .exit_status = -1,
+	};
+
+	return frame_build(a, &m);
+}
+
+static void
+stest_late_hot(const struct topo *topo, size_t max_pages)
+{
+	struct aggr a;
+	struct frame *f;
+	uint64_t next = 1u << 20;	/* cold pages of the second phase */
+	size_t found = 0;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, max_pages), 0);
+	check(sitetab_capacity(a.sides->sites) <= STEST_SITE_PAGES);
+	for (int k = 0; k < STEST_OLD_N; k++)
+		for (uint64_t p = 0; p < STEST_OLD; p++)
+			stest_add(&a, p, 0x401000);
+	for (int r = 0; r < STEST_ROUNDS; r++) {
+		for (uint64_t h = 0; h < STEST_HOT; h++)
+			stest_add(&a, 0x80000 + h * 7, 0x402000 + h * 16);
+		for (int c = 0; c < STEST_COLD; c++)
+			stest_add(&a, next++, 0x403000);
+	}
+	f = stest_build(&a);
+	check(f != NULL);
+	if (!f) {
+		aggr_fini(&a);
+		return;
+	}
+	check_eq_u64(f->n_pages, STEST_HOT);
+	for (size_t i = 0; i < f->n_pages; i++) {
+		const struct frame_page *p = &f->pages[i];
+		uint64_t h = ((p->addr >> 12) - 0x80000) / 7;
+
+		check_eq_u64(p->samples, STEST_ROUNDS);
+		check_eq_u64(p->n_sites, 1);
+		if (p->n_sites != 1)
+			continue;
+		check_eq_u64(p->sites[0].ip, 0x402000 + h * 16);
+		check_eq_u64(p->sites[0].samples, STEST_ROUNDS);
+		check_eq_u64(p->sites_other, 0);
+		found++;
+	}
+	check_eq_u64(found, STEST_HOT);
+	/* The old phase's pages and the cold ones did not all fit. */
+	check(f->sites_evicted > 0);
+	check(sitetab_slots(a.sides->sites) <= STEST_SITE_PAGES);
+	frame_free(f);
+	aggr_fini(&a);
+}
+
+int
+main(void)
+{
+	static const int cpu_node[2] = { 0, 0 };
+	struct topo *topo = topo_new_fake(2, cpu_node);
+
+	stest_late_hot(topo, 0);		/* no --max-pages */
+	stest_late_hot(topo, 1u << 22);		/* a large one */
+	topo_free(topo);
+	return test_result();
+}
