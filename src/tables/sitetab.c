@@ -15,8 +15,10 @@ _Static_assert(SITETAB_WAYS == 4, "sitetab_home picks a way from 2 bits");
 
 /* From this size on a table is mapped on its own, 2 MiB-aligned, and
  * asked for transparent huge pages (where the system grants them on
- * madvise): at 256 Ki pages the table is 16 MiB, and in 4 KiB pages
- * every sample's record would be a TLB miss of its own (issue 15). */
+ * madvise): a table of 256 Ki pages is 16 MiB, and in 4 KiB pages every
+ * sample's record would be a TLB miss of its own (issue 15).  memtop's
+ * tables stop at 1 MiB (src/aggr/sides.h); a larger capacity still
+ * takes this path. */
 #define SITETAB_HUGE_BYTES	(4u << 20)
 #define SITETAB_HUGE_ALIGN	(2u << 20)
 /* The most weight a page inherits: ranks are 32-bit and still count. */
@@ -144,7 +146,7 @@ sitetab_weight(const struct sitetab_rec *r)
 {
 	uint64_t w = 0;
 
-	for (unsigned i = 0; i < SITETAB_SITES && sitetab_slot_used(r, i); i++)
+	for (unsigned i = 0; i < SITETAB_SITES; i++)
 		w += r->rank[i];
 	return w;
 }
@@ -310,13 +312,17 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
 	t->rec[victim].key = key;
 	/* Space-Saving by page: the newcomer inherits the weight of the
-	 * page it displaced, as its first site's rank (a free slot's rank
-	 * is added to when the slot is taken).  Without it a page that
-	 * comes late into a set of heavier pages is the set's lightest at
-	 * once, and the next newcomer displaces it: a page hot now never
-	 * got sites behind pages that were hot earlier. */
-	t->rec[victim].rank[0] = vw < SITETAB_INHERIT_MAX ?
-					 (uint32_t)vw : SITETAB_INHERIT_MAX;
+	 * page it displaced, spread evenly over its slots' ranks (a free
+	 * slot's rank is added to when the slot is taken), so no slot is
+	 * pinned by it and the sites within the page compete as before.
+	 * Without it a page that comes late into a set of heavier pages is
+	 * the set's lightest at once, and the next newcomer displaces it: a
+	 * page hot now never got sites behind pages that were hot earlier. */
+	if (vw > SITETAB_INHERIT_MAX)
+		vw = SITETAB_INHERIT_MAX;
+	for (unsigned i = 0; i < SITETAB_SITES; i++)
+		t->rec[victim].rank[i] = (uint32_t)(vw / SITETAB_SITES);
+	t->rec[victim].rank[0] += (uint32_t)(vw % SITETAB_SITES);
 	return &t->rec[victim];
 }
 
@@ -465,14 +471,23 @@ sitetab_fold(struct sitetab *dst, const struct sitetab *src,
 		uint64_t key = r->key;
 		int32_t pid = (int32_t)(key >> PAGETAB_PAGE_BITS) - 1;
 		uint64_t page = key & PAGETAB_PAGE_MASK;
+		uint32_t base = UINT32_MAX;
 
 		if (key == 0)
 			continue;
+		/* What every slot inherited alike (a displaced page's weight,
+		 * sitetab_claim) is the page's, not a site's: it does not
+		 * follow the sites into dst, where it would outrank its
+		 * sites. */
+		for (unsigned k = 0; k < SITETAB_SITES &&
+				     sitetab_slot_used(r, k); k++)
+			if (r->rank[k] - r->count[k] < base)
+				base = r->rank[k] - r->count[k];
 		for (unsigned k = 0; k < SITETAB_SITES &&
 				     sitetab_slot_used(r, k); k++)
 			sitetab_add_n(dst, pid, page >> shift_delta,
 				      sitetab_ip(r, k), r->count[k],
-				      r->rank[k] - r->count[k]);
+				      r->rank[k] - r->count[k] - base);
 	}
 	dst->evicted += src->evicted;
 }

@@ -28,10 +28,11 @@
  * Only a table at its capacity evicts: a page that finds its set full
  * takes the place of the set's page of least weight (its slots' ranks
  * added up), which loses its sites (counted in sitetab_evicted), and
- * inherits that weight as its first slot's rank: Space-Saving again, one
- * level up, so a page with more than 1/SITETAB_WAYS of its set's samples
- * since the start always holds a record, however heavy the pages that
- * came before it.  A doubling that cannot allocate leaves the table as
+ * inherits that weight, spread evenly over its slots' ranks: Space-Saving
+ * again, one level up, so a page with more than 1/SITETAB_WAYS of its
+ * set's samples since the start always holds a record, however heavy the
+ * pages that came before it.  Its sites then compete as before: every
+ * slot starts from the same inherited rank.  A doubling that cannot allocate leaves the table as
  * it is (it evicts from then on).
  *
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
@@ -71,9 +72,9 @@ struct sitetab_site {
  * holds ip (ip_hi[i] << 32 | ip_lo[i]) sign-extended from bit 47; it is
  * free when both halves are 0 (an unknown ip is never recorded); slots
  * fill in order and empty only all at once.  rank[i] is count[i] plus
- * what slot i inherited when its ip took it (slot 0 of an evicted page's
- * newcomer also the page's weight; a free slot's rank is what it will
- * inherit).
+ * what slot i inherited when its ip took it (in a page that displaced
+ * another, every slot also a quarter of that page's weight; a free
+ * slot's rank is what it will inherit).
  */
 struct sitetab_rec {
 	uint64_t key;

@@ -105,6 +105,15 @@ stest_sites_evict(void)
 	sitetab_free(t);
 }
 
+/* A set of SITETAB_WAYS pages of n samples each at one ip. */
+static void
+stest_heavy_set(struct sitetab *t, int n)
+{
+	for (uint64_t p = 0; p < SITETAB_WAYS; p++)
+		for (int k = 0; k < n; k++)
+			sitetab_add(t, 3, p, 0x10 + p);
+}
+
 /*
  * A page that comes late, hot, into a full set of pages that were hot
  * earlier keeps a record while cold pages pass through (each evicting
@@ -118,9 +127,7 @@ stest_sites_evict_late(void)
 	struct sitetab *t = sitetab_new(1);	/* one set of SITETAB_WAYS pages */
 	struct sitetab_site s[SITETAB_SITES];
 
-	for (uint64_t p = 0; p < SITETAB_WAYS; p++)
-		for (int k = 0; k < 100; k++)
-			sitetab_add(t, 3, p, 0x10 + p);
+	stest_heavy_set(t, 100);
 	for (uint64_t i = 0; i < 300; i++) {
 		sitetab_add(t, 3, 50, 0x500);
 		sitetab_add(t, 3, 1000 + i, 0x600);
@@ -135,6 +142,64 @@ stest_sites_evict_late(void)
 	check_eq_u64(sitetab_get(t, 3, 1299, s), 1);
 	check_eq_u64(s[0].count, 1);
 	sitetab_free(t);
+}
+
+/*
+ * A page that displaced a heavy one: its sites still compete as in any
+ * page (the inherited weight pins no slot), so one early sample at a rare
+ * ip gives way to the four ips that take most of its samples.
+ */
+static void
+stest_sites_inherit_slots(void)
+{
+	struct sitetab *t = sitetab_new(1);	/* one set of SITETAB_WAYS pages */
+	struct sitetab_site s[SITETAB_SITES];
+
+	stest_heavy_set(t, 1000);
+	sitetab_add(t, 3, 50, 0x999);
+	for (int k = 0; k < 100; k++)
+		for (uint64_t ip = 0x100; ip <= 0x400; ip += 0x100)
+			sitetab_add(t, 3, 50, ip);
+	check_eq_u64(sitetab_get(t, 3, 50, s), SITETAB_SITES);
+	for (unsigned i = 0; i < SITETAB_SITES; i++) {
+		check(s[i].ip != 0x999);
+		check(s[i].count >= 99);
+	}
+	sitetab_free(t);
+}
+
+/*
+ * Folding (a shard's merge, a coarser granularity) carries each site's
+ * own inheritance, not the displaced page's weight its page inherited:
+ * that would let a 1-sample site of the source outrank a hot site of
+ * the destination.
+ */
+static void
+stest_sites_inherit_fold(void)
+{
+	struct sitetab *src = sitetab_new(1), *dst = sitetab_new(1024);
+	struct sitetab_site s[SITETAB_SITES];
+	bool hot = false;
+
+	for (int k = 0; k < 100; k++)
+		for (uint64_t ip = 0x100; ip <= 0x400; ip += 0x100)
+			sitetab_add(dst, 3, 50, ip);
+	stest_heavy_set(src, 1000);
+	sitetab_add(src, 3, 50, 0x999);
+	for (int k = 0; k < 10; k++)
+		sitetab_add(src, 3, 50, 0x100);
+	sitetab_fold(dst, src, 0);
+	check_eq_u64(sitetab_get(dst, 3, 50, s), SITETAB_SITES);
+	for (unsigned i = 0; i < SITETAB_SITES; i++) {
+		check(s[i].ip != 0x999);
+		if (s[i].ip == 0x100) {
+			hot = true;
+			check_eq_u64(s[i].count, 110);
+		}
+	}
+	check(hot);
+	sitetab_free(src);
+	sitetab_free(dst);
 }
 
 /*
@@ -428,8 +493,9 @@ stest_sites_home(void)
 /*
  * Pages spread over the sets: a heap's consecutive pages of one process
  * (4 KiB and 2 MiB pages look alike: small consecutive numbers) and the
- * same few 1 GiB pages of many processes, a quarter of the default
- * capacity each.  A set taken from bits 32 up of the product crowds
+ * same few 1 GiB pages of many processes, a quarter of a 256 Ki-page
+ * table each (larger than memtop's own, so the spread is judged over
+ * many sets).  A set taken from bits 32 up of the product crowds
  * both into a small part of the sets, and most pages lose their sites;
  * hashed evenly, four pages a set never overflow here but for a handful.
  */
@@ -462,6 +528,8 @@ main(void)
 	stest_sites();
 	stest_sites_evict();
 	stest_sites_evict_late();
+	stest_sites_inherit_slots();
+	stest_sites_inherit_fold();
 	stest_sites_grow();
 	stest_sites_moving();
 	stest_sites_keys();
