@@ -10,6 +10,7 @@
 #include "aggr_int.h"
 #include "cpuvote.h"
 #include "frame.h"
+#include "names.h"
 #include "nodemap.h"
 #include "objtab.h"
 #include "pagetab.h"
@@ -101,6 +102,8 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
 	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
 	a->sides = sides_new(page_shift, max_pages);
+	if (sides_names(a->sides))
+		names_on_cover(sides_names(a->sides), aggr_names_cover, a);
 	if (a->n_nodes > 2)
 		a->cpuvote = cpuvote_new(max_pages);
 	if (!a->pages || !a->threads || !a->procs || !a->tslots ||

@@ -264,5 +264,8 @@ int aggr_merge(struct aggr *dst, struct aggr *src);
 void aggr_next_interval(struct aggr *a);
 /* Forgets pages, threads and cumulative counters (key r). */
 void aggr_reset(struct aggr *a);
+/* names_cover_fn (names.h) for the aggregation's names: pins the pages
+ * it counted in [lo, hi) of pid (aggr_pins.c). */
+void aggr_names_cover(void *ctx, int32_t pid, uint64_t lo, uint64_t hi);
 
 #endif

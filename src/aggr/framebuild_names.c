@@ -177,6 +177,7 @@ framebuild_names(struct frame *f, struct aggr *a)
 		f->names_maps_failed = st.maps_failures;
 		f->names_helper_failed = st.helper_files_failed;
 		f->names_maps_skipped = st.maps_skipped;
+		f->names_pins_dropped = st.pins_dropped;
 	}
 	u64map_clear(&pids.seen, NULL);
 }

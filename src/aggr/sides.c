@@ -142,6 +142,7 @@ sides_reset(struct sides *s)
 	codetab_reset(s->code);
 	levtab_reset(s->levels);
 	callers_clear(&s->callers);
+	names_unpin_all(s->names);
 }
 
 int

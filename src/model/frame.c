@@ -167,6 +167,7 @@ frame_names_counts(const struct frame *f,
 		{ "mismatched", f->names_mismatched },
 		{ "helper failed", f->names_helper_failed },
 		{ "unwind fallbacks", f->names_unwind_fallbacks },
+		{ "pins dropped", f->names_pins_dropped },
 	};
 	size_t n = 0;
 

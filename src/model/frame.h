@@ -336,6 +336,10 @@ struct frame {
 	 * helper (it crashed, hung or answered nonsense): module and
 	 * offset, or "[unknown]". */
 	uint64_t names_unwind_fallbacks;
+	/* Since start: pages counted in a mapping that a record covered
+	 * before the frame, past the pins a process keeps (65536): named
+	 * from the regions at the frame, the new mapping's. */
+	uint64_t names_pins_dropped;
 	/* Allocation sites (issue 18), most samples first, at most
 	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects
 	 * (replay, whole machine, no permission: source_note says why).
@@ -379,7 +383,7 @@ struct frame_names_count {
 	uint64_t n;
 };
 
-#define FRAME_NAMES_COUNTS 5
+#define FRAME_NAMES_COUNTS 6
 
 /* The names_* counts that are not zero, in the order the text header and
  * the TUI's losses row show them, into out; how many. */

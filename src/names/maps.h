@@ -108,6 +108,15 @@ int maps_refresh(struct maps *m);
 int maps_insert(struct maps *m, const struct maps_region *r,
 		const char *name, size_t name_len);
 /*
+ * Before maps_insert of the same record: calls fn with each part [lo, hi)
+ * of a region of m that the record's mapping would cover under another
+ * name (names compared at lo: a heap grown, or anonymous memory over
+ * anonymous memory, is not such a part).  0 or -ENOMEM.
+ */
+int maps_covering(const struct maps *m, const struct maps_region *r,
+		  const char *name, size_t name_len,
+		  void (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx);
+/*
  * Re-reads /proc/PID/maps and adds only what falls in the gaps between
  * the regions already known (records know better: a mapping /proc no
  * longer lists may still hold samples).  As maps_refresh otherwise.

@@ -125,6 +125,18 @@ maps_is_brk(const struct maps *m, const struct maps_region *r)
 	return exe && r->start > exe_end && r->start - exe_end <= reach;
 }
 
+/* The region a record of m's process describes, the brk heap told. */
+static int
+maps_record_region(const struct maps *m, struct maps_region *nr,
+		   const struct maps_region *r, const char *name, size_t len)
+{
+	int err = maps_from_record(nr, r, name, len);
+
+	if (!err && maps_is_brk(m, nr))
+		nr->kind = MAPS_HEAP;
+	return err;
+}
+
 /*
  * The common case, a mapping in a gap: nr goes in place, its .bss
  * neighbour marked, without rebuilding the array.  -EAGAIN when it
@@ -177,11 +189,9 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 
 	if (r->end <= r->start)
 		return 0;
-	err = maps_from_record(&nr, r, name, name_len);
+	err = maps_record_region(m, &nr, r, name, name_len);
 	if (err)
 		return err;
-	if (maps_is_brk(m, &nr))
-		nr.kind = MAPS_HEAP;
 	err = maps_insert_gap(m, &nr);
 	if (err != -EAGAIN)
 		return err;
@@ -226,6 +236,40 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 	m->regions = NULL;
 	m->n = 0;
 	return maps_take(m, out, k);
+}
+
+int
+maps_covering(const struct maps *m, const struct maps_region *r,
+	      const char *name, size_t name_len,
+	      void (*fn)(void *ctx, uint64_t lo, uint64_t hi), void *ctx)
+{
+	const struct maps_region *first = r->end > r->start ?
+		maps_first_in(m, r->start, r->end) : NULL;
+	struct maps_region nr;
+	char was[4200], now[4200];
+	int err;
+
+	if (!first)
+		return 0;
+	err = maps_record_region(m, &nr, r, name, name_len);
+	if (err)
+		return err;
+	/* Regions are sorted and do not overlap. */
+	for (size_t i = (size_t)(first - m->regions);
+	     i < m->n && m->regions[i].start < nr.end; i++) {
+		const struct maps_region *o = &m->regions[i];
+		uint64_t lo = o->start > nr.start ? o->start : nr.start;
+		uint64_t hi = o->end < nr.end ? o->end : nr.end;
+
+		if (lo >= hi)
+			continue;
+		maps_region_name(o, lo, was, sizeof(was));
+		maps_region_name(&nr, lo, now, sizeof(now));
+		if (strcmp(was, now) != 0)
+			fn(ctx, lo, hi);
+	}
+	free(nr.path);
+	return 0;
 }
 
 int

@@ -38,6 +38,10 @@
  * stays until another mapping covers its addresses (no record tells of
  * an munmap; perf keeps it too), so memory made and unmapped between two
  * frames, and every mapping of a process gone by the frame, is named.
+ * When another mapping does cover it under another name, the pages
+ * already counted there keep the old mapping's names (names_on_cover,
+ * names_pin_page): memory unmapped and reused before the frame is
+ * named as it was when sampled.
  * /proc/PID/maps then only fills the gaps between the regions records
  * gave: what existed before the attach, and the stack, whose growth no
  * record reports.  An exec drops the old image at once and the new
@@ -104,6 +108,10 @@ struct names_stats {
 	/* Files whose build id (or inode) differs from the mapping's:
 	 * given no symbol. */
 	uint64_t mismatched;
+	/* Pages named when a record covered their mapping (names_pin_page),
+	 * and those past NAMES_MAX_PINNED a process, not pinned. */
+	uint64_t pinned;
+	uint64_t pins_dropped;
 };
 
 /* One MMAP2 record's mapping, as names_mmap takes it. */
@@ -158,6 +166,30 @@ const struct names_code *names_code(struct names *n, int32_t pid,
 
 /* Regions from records from now on; offline: never from /proc. */
 void names_use_records(struct names *n, bool offline);
+
+/*
+ * A mapping from a record that covers addresses an earlier mapping of
+ * the pid held, under another name, means that one was unmapped (no
+ * record says so).  Pages already counted there were that mapping's:
+ * names_mmap calls fn with each such range [lo, hi) before it puts the
+ * new mapping in place, and fn pins (names_pin_page) the pages its caller
+ * counted in it.  Without that, a page of memory unmapped and reused
+ * between two frames (a thread's stack over a file mapping just unmapped)
+ * would be named after the memory that came later.
+ */
+typedef void (*names_cover_fn)(void *ctx, int32_t pid, uint64_t lo,
+			       uint64_t hi);
+void names_on_cover(struct names *n, names_cover_fn fn, void *ctx);
+/*
+ * Names page [addr, addr + size) of pid now, from the regions known now,
+ * and keeps those names for it (names_page gives them) until the pid's
+ * image goes (exec), the process leaves the cache, or names_unpin_all.
+ * A page pinned already keeps its first names.
+ */
+void names_pin_page(struct names *n, int32_t pid, uint64_t addr,
+		    uint64_t size);
+/* Every pin goes (the pages were reset). */
+void names_unpin_all(struct names *n);
 /* The records (see the top).  No system calls. */
 void names_mmap(struct names *n, int32_t pid, const struct names_map *m);
 void names_fork(struct names *n, int32_t pid, int32_t ppid);

@@ -18,6 +18,10 @@ struct symbols_file;
 /* Pages named since the pid's regions changed; past this the page cache
  * starts over rather than grow without bound. */
 #define NAMES_MAX_CACHED_PAGES 65536
+/* Pinned pages a process keeps; past this a page is not pinned (counted
+ * in names_stats.pins_dropped) and is named from the regions at the
+ * frame, as any page. */
+#define NAMES_MAX_PINNED	65536
 
 /* Keys of functions without a symbol: the region's start with this bit,
  * which no user-space address has. */
@@ -54,6 +58,9 @@ struct names_proc {
 	struct u64map ips;		/* ip -> struct names_code */
 	struct u64map funcs;		/* start -> struct names_func */
 	struct u64map pages;		/* addr | shift -> names_page */
+	/* Pages whose mapping a record covered since they were counted:
+	 * addr | shift -> names_page, named then, kept (names_pin_page). */
+	struct u64map pinned;
 	double last_read;		/* last successful maps read */
 	double last_try;
 	uint64_t used;			/* LRU tick */
@@ -109,6 +116,8 @@ struct names {
 	double elf_window;
 	double elf_spent;
 	struct names_stats stats;
+	names_cover_fn cover;		/* NULL: none (names_on_cover) */
+	void *cover_ctx;
 };
 
 /* The state of pid, created (without system calls) when absent; NULL

@@ -82,6 +82,12 @@ names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
 	*region = *symbol = NULL;
 	if (!p)
 		return;
+	c = u64map_get(&p->pinned, key);
+	if (c) {
+		*region = c->region ? strdup(c->region) : NULL;
+		*symbol = c->symbol ? strdup(c->symbol) : NULL;
+		return;
+	}
 	c = u64map_get(&p->pages, key);
 	if (!c || c->maps_gen != maps_generation(p->maps) ||
 	    c->mods_gen != p->mods_gen || c->hot != hot) {
@@ -108,6 +114,49 @@ names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
 	}
 	*region = c->region ? strdup(c->region) : NULL;
 	*symbol = c->symbol ? strdup(c->symbol) : NULL;
+}
+
+void
+names_pin_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size)
+{
+	struct names_proc *p = names_find(n, pid);
+	unsigned shift = (unsigned)__builtin_ctzll(size ? size : 4096);
+	uint64_t key = addr | shift;
+	struct names_page *c;
+
+	if (!p || u64map_get(&p->pinned, key))
+		return;
+	if (u64map_count(&p->pinned) >= NAMES_MAX_PINNED) {
+		n->stats.pins_dropped++;
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		n->stats.pins_dropped++;
+		return;
+	}
+	c->region = names_region(p, addr, size);
+	c->symbol = names_data_symbol(p, addr);
+	if (u64map_put(&p->pinned, key, c) == c) {
+		names_free_page(c);
+		n->stats.pins_dropped++;
+		return;
+	}
+	n->stats.pinned++;
+}
+
+void
+names_unpin_all(struct names *n)
+{
+	for (size_t i = 0; n && i < n->n_procs; i++)
+		u64map_clear(&n->procs[i]->pinned, names_free_page);
+}
+
+void
+names_on_cover(struct names *n, names_cover_fn fn, void *ctx)
+{
+	n->cover = fn;
+	n->cover_ctx = ctx;
 }
 
 /* The interned function at key, created with name and module. */

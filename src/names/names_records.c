@@ -22,6 +22,19 @@ names_use_records(struct names *n, bool offline)
 	n->offline = offline;
 }
 
+struct names_covered {
+	struct names *n;
+	int32_t pid;
+};
+
+static void
+names_covered(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct names_covered *c = ctx;
+
+	c->n->cover(c->n->cover_ctx, c->pid, lo, hi);
+}
+
 void
 names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 {
@@ -50,6 +63,13 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 	    m->build_id_size <= sizeof(r.build_id)) {
 		memcpy(r.build_id, m->build_id, m->build_id_size);
 		r.build_id_size = (uint8_t)m->build_id_size;
+	}
+	if (n->cover) {
+		struct names_covered c = { n, pid };
+
+		/* ENOMEM: the pages are named from the new regions. */
+		(void)maps_covering(p->maps, &r, m->name, m->name_len,
+				    names_covered, &c);
 	}
 	if (maps_insert(p->maps, &r, m->name, m->name_len) == 0)
 		p->loaded = true;

@@ -337,6 +337,7 @@ report_json_code_sites(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "maps_skipped", f->names_maps_skipped, false);
 	report_json_u64(jw, "unwind_fallbacks", f->names_unwind_fallbacks,
 			false);
+	report_json_u64(jw, "pins_dropped", f->names_pins_dropped, false);
 	report_json_putc(jw, '}');
 }
 

@@ -146,7 +146,7 @@ test_exact(void)
 		"\"code_untracked\":0,\"sites_evicted\":0,"
 		"\"names\":{\"mismatched\":0,\"maps_failed\":0,"
 		"\"helper_failed\":0,\"maps_skipped\":0,"
-		"\"unwind_fallbacks\":0},"
+		"\"unwind_fallbacks\":0,\"pins_dropped\":0},"
 		"\"processes\":[{\"pid\":4242,\"comm\":\"bench\","
 		"\"cgroup\":\"/user.slice\",\"samples\":3,\"loads\":1,"
 		"\"stores\":1,\"other\":1,\"local\":3,\"remote\":0,"

@@ -1,0 +1,117 @@
+/*
+ * A page keeps the name of the mapping it was counted in when a later
+ * record's mapping covers that one before the frame (the old mapping
+ * was unmapped and its addresses reused: a thread's stack over a file
+ * mapping just unmapped, seen in tests/names/e2e-names-short.sh where
+ * the kernel places the stack there).  Regions come from records alone
+ * (names_use_records, offline), so nothing depends on this machine's
+ * processes.  Pages counted before the record keep the file's name,
+ * whether already in the page table or still in the batch; a page first
+ * counted after it gets the new mapping's; a record that changes no name
+ * (anonymous memory over anonymous memory) pins nothing; a reset unpins.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "aggr.h"
+#include "frame.h"
+#include "framebuild.h"
+#include "names.h"
+#include "sides.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define PTEST_PID	4242
+#define PTEST_FILE	0x7f0000000000ull	/* a file mapping, 4 pages */
+#define PTEST_ANON	0x7e0000000000ull	/* anonymous memory, 4 pages */
+
+static void
+ptest_map(struct names *n, uint64_t start, uint64_t end, const char *name)
+{
+	struct names_map m = {
+		.start = start, .end = end, .inode = 77, .dev_major = 8,
+		.prot = 3, .name = name, .name_len = strlen(name),
+	};
+
+	names_mmap(n, PTEST_PID, &m);
+}
+
+static void
+ptest_add(struct aggr *a, uint64_t addr)
+{
+	struct sample s = { .addr = addr, .pid = PTEST_PID, .tid = PTEST_PID,
+			    .cpu = 0, .kind = SAMPLE_LOAD, .period = 1 };
+
+	aggr_add(a, &s);
+}
+
+/* The region the frame gives the page at addr ("" when not shown). */
+static void
+ptest_check(struct aggr *a, uint64_t addr, const char *want)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_target tg[1] = { { .pid = PTEST_PID, .comm = "t",
+					.alive = true } };
+	struct frame_meta m = {
+		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_TOTAL, .top_k = 20, .targets = tg,
+		.n_targets = 1, .exit_status = -1,
+	};
+	struct frame *f = frame_build(a, &m);
+	const char *got = "";
+
+	if (!check(f != NULL))
+		return;
+	for (size_t i = 0; i < f->n_pages; i++)
+		if (f->pages[i].addr == addr)
+			got = f->pages[i].region ? f->pages[i].region : "(null)";
+	if (!check(strcmp(got, want) == 0))
+		fprintf(stderr, "page 0x%llx: region '%s', want '%s'\n",
+			(unsigned long long)addr, got, want);
+	frame_free(f);
+}
+
+int
+main(void)
+{
+	static const int cpu_node[2] = { 0, 0 };
+	struct topo *topo = topo_new_fake(2, cpu_node);
+	struct names_stats st;
+	struct aggr a;
+	struct names *n;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	n = sides_names(a.sides);
+	if (!check(n != NULL))
+		return test_result();
+	names_use_records(n, true);
+	names_no_files(n);
+	ptest_map(n, PTEST_FILE, PTEST_FILE + 0x4000, "/tmp/ptest.bin");
+	ptest_map(n, PTEST_ANON, PTEST_ANON + 0x4000, "//anon");
+	ptest_add(&a, PTEST_FILE + 0x1000);
+	ptest_add(&a, PTEST_ANON + 0x1000);
+	aggr_flush(&a);
+	ptest_add(&a, PTEST_FILE + 0x2000);	/* still in the batch */
+	/* A stack over both: the file mapping and the anonymous memory
+	 * were unmapped, their addresses reused. */
+	ptest_map(n, PTEST_FILE - 0x800000, PTEST_FILE + 0x4000, "//anon");
+	ptest_map(n, PTEST_ANON - 0x800000, PTEST_ANON + 0x4000, "//anon");
+	ptest_add(&a, PTEST_FILE + 0x3000);	/* counted after the record */
+	ptest_check(&a, PTEST_FILE + 0x1000, "/tmp/ptest.bin+0x1000");
+	ptest_check(&a, PTEST_FILE + 0x2000, "/tmp/ptest.bin+0x2000");
+	ptest_check(&a, PTEST_FILE + 0x3000, "[anon]");
+	ptest_check(&a, PTEST_ANON + 0x1000, "[anon]");
+	names_stats(n, &st);
+	check_eq_u64(st.pinned, 2);		/* the anonymous page needs none */
+	check_eq_u64(st.pins_dropped, 0);
+	/* After a reset the addresses are the new mapping's. */
+	aggr_reset(&a);
+	ptest_add(&a, PTEST_FILE + 0x1000);
+	ptest_check(&a, PTEST_FILE + 0x1000, "[anon]");
+	aggr_fini(&a);
+	topo_free(topo);
+	return test_result();
+}
