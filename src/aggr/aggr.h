@@ -60,6 +60,9 @@ struct aggr {
 	/* A row is shown dead once its death is known from before this
 	 * (aggr_procs_cutoff); UINT64_MAX: at once. */
 	uint64_t procs_cutoff_ns;
+	/* A live process's row went to make room (it may have pages, but
+	 * no row: aggr_names_cover then looks for them anyway). */
+	bool procs_pruned_live;
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
 	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:

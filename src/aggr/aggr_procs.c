@@ -331,11 +331,15 @@ aggr_procs_prune(struct aggr *a, struct proc_entry **rows, size_t n)
 	bool crowded = proctab_count(a->procs) > max - max / 8;
 
 	/* Rows are heap objects: removing one leaves the others put. */
-	for (size_t i = 0; i < n; i++)
-		if ((rows[i]->flags & PROC_EXITED) ||
-		    (crowded && rows[i]->idle >= AGGR_PROC_EVICT_IDLE &&
-		     proctab_count(a->procs) > max - max / 4))
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i]->flags & PROC_EXITED) {
 			proctab_remove(a->procs, rows[i]->pid);
+		} else if (crowded && rows[i]->idle >= AGGR_PROC_EVICT_IDLE &&
+			   proctab_count(a->procs) > max - max / 4) {
+			a->procs_pruned_live = true;
+			proctab_remove(a->procs, rows[i]->pid);
+		}
+	}
 }
 
 struct aggr_proc_rows {

@@ -153,6 +153,8 @@ sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 
 	if (!s || new_shift == s->page_shift)
 		return 0;
+	/* Pins are per page of the old size. */
+	names_unpin_all(s->names);
 	/* Level mixes are not kept per line: start over at the new size. */
 	levtab_reset(s->levels);
 	if (new_shift > s->page_shift) {

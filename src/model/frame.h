@@ -337,8 +337,9 @@ struct frame {
 	 * offset, or "[unknown]". */
 	uint64_t names_unwind_fallbacks;
 	/* Since start: pages counted in a mapping that a record covered
-	 * before the frame, past the pins a process keeps (65536): named
-	 * from the regions at the frame, the new mapping's. */
+	 * before the frame, past the pins a process keeps (65536), and
+	 * covered ranges too wide to look through: named from the regions
+	 * at the frame, the new mapping's. */
 	uint64_t names_pins_dropped;
 	/* Allocation sites (issue 18), most samples first, at most
 	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects

@@ -39,9 +39,10 @@
  * an munmap; perf keeps it too), so memory made and unmapped between two
  * frames, and every mapping of a process gone by the frame, is named.
  * When another mapping does cover it under another name, the pages
- * already counted there keep the old mapping's names (names_on_cover,
- * names_pin_page): memory unmapped and reused before the frame is
- * named as it was when sampled.
+ * already counted there keep the old mapping's region name (names_on_cover,
+ * names_pin_page): memory unmapped and reused before the frame is named
+ * as it was when sampled, as far as the records' order tells (per-CPU
+ * rings are drained one after another, not in time order).
  * /proc/PID/maps then only fills the gaps between the regions records
  * gave: what existed before the attach, and the stack, whose growth no
  * record reports.  An exec drops the old image at once and the new
@@ -109,7 +110,8 @@ struct names_stats {
 	 * given no symbol. */
 	uint64_t mismatched;
 	/* Pages named when a record covered their mapping (names_pin_page),
-	 * and those past NAMES_MAX_PINNED a process, not pinned. */
+	 * and those past NAMES_MAX_PINNED a process not pinned (with the
+	 * covered ranges too wide to look through, names_pins_skipped). */
 	uint64_t pinned;
 	uint64_t pins_dropped;
 };
@@ -183,13 +185,19 @@ void names_on_cover(struct names *n, names_cover_fn fn, void *ctx);
 /*
  * Names page [addr, addr + size) of pid now, from the regions known now,
  * and keeps those names for it (names_page gives them) until the pid's
- * image goes (exec), the process leaves the cache, or names_unpin_all.
- * A page pinned already keeps its first names.
+ * image goes (exec), a FORK record reuses the pid, the process leaves
+ * the cache, or names_unpin_all.  A page pinned already keeps its first
+ * names.  The data symbol is the one at addr, from the modules as of the
+ * last names_prepare (a file mapped and unmapped between two frames has
+ * none, nor a page whose symbol only its hottest line would find).
  */
 void names_pin_page(struct names *n, int32_t pid, uint64_t addr,
 		    uint64_t size);
-/* Every pin goes (the pages were reset). */
+/* Every pin goes (the pages were reset, or changed size). */
 void names_unpin_all(struct names *n);
+/* A covered range too wide for the caller to look through: counted in
+ * pins_dropped, its pages named from the regions at the frame. */
+void names_pins_skipped(struct names *n);
 /* The records (see the top).  No system calls. */
 void names_mmap(struct names *n, int32_t pid, const struct names_map *m);
 void names_fork(struct names *n, int32_t pid, int32_t ppid);

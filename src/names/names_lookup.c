@@ -153,6 +153,13 @@ names_unpin_all(struct names *n)
 }
 
 void
+names_pins_skipped(struct names *n)
+{
+	if (n)
+		n->stats.pins_dropped++;
+}
+
+void
 names_on_cover(struct names *n, names_cover_fn fn, void *ctx)
 {
 	n->cover = fn;

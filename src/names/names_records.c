@@ -92,6 +92,8 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 	child = names_proc(n, pid);
 	if (!child || child->fixed)
 		return;
+	/* A pid reused: the old process's pins are not this one's. */
+	u64map_clear(&child->pinned, names_free_page);
 	/* The child starts as a copy of its parent's address space. */
 	if (maps_copy(child->maps, parent->maps) == 0) {
 		child->loaded = true;

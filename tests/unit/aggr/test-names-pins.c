@@ -8,7 +8,10 @@
  * processes.  Pages counted before the record keep the file's name,
  * whether already in the page table or still in the batch; a page first
  * counted after it gets the new mapping's; a record that changes no name
- * (anonymous memory over anonymous memory) pins nothing; a reset unpins.
+ * (anonymous memory over anonymous memory) pins nothing; a reset, a
+ * change of page size and a FORK record that reuses the pid unpin.  A
+ * short range over a larger table is looked up page by page, a wide one
+ * by a walk of the table: both pin.
  */
 #include "config.h"
 
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr_granularity.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "names.h"
@@ -26,6 +30,8 @@
 #define PTEST_PID	4242
 #define PTEST_FILE	0x7f0000000000ull	/* a file mapping, 4 pages */
 #define PTEST_ANON	0x7e0000000000ull	/* anonymous memory, 4 pages */
+#define PTEST_FILE2	0x7d0000000000ull	/* another file, 4 pages */
+#define PTEST_PARENT	4241
 
 static void
 ptest_map(struct names *n, uint64_t start, uint64_t end, const char *name)
@@ -111,6 +117,31 @@ main(void)
 	aggr_reset(&a);
 	ptest_add(&a, PTEST_FILE + 0x1000);
 	ptest_check(&a, PTEST_FILE + 0x1000, "[anon]");
+	/* A short range in a table of more pages: looked up page by page. */
+	ptest_map(n, PTEST_FILE2, PTEST_FILE2 + 0x4000, "/tmp/ptest2.bin");
+	for (uint64_t i = 0; i < 64; i++)
+		ptest_add(&a, PTEST_ANON - 0x100000 + (i << 12));
+	ptest_add(&a, PTEST_FILE2 + 0x1000);
+	aggr_flush(&a);
+	ptest_map(n, PTEST_FILE2, PTEST_FILE2 + 0x4000, "//anon");
+	ptest_check(&a, PTEST_FILE2 + 0x1000, "/tmp/ptest2.bin+0x1000");
+	/* Pins are per page size: a round trip to 2 MiB pages drops them. */
+	check_eq_i64(aggr_granularity_apply(&a, 21, 0), 0);
+	check_eq_i64(aggr_granularity_apply(&a, 12, 0), 0);
+	ptest_add(&a, PTEST_FILE2 + 0x1000);
+	ptest_check(&a, PTEST_FILE2 + 0x1000, "[anon]");
+	/* A FORK record reusing the pid: the old process's pins go, the
+	 * child's regions are its parent's. */
+	ptest_add(&a, PTEST_FILE2 + 0x2000);
+	aggr_flush(&a);
+	ptest_map(n, PTEST_FILE2, PTEST_FILE2 + 0x4000, "/tmp/ptest3.bin");
+	ptest_check(&a, PTEST_FILE2 + 0x2000, "[anon]");
+	names_mmap(n, PTEST_PARENT, &(struct names_map){
+		.start = PTEST_FILE2, .end = PTEST_FILE2 + 0x4000,
+		.inode = 78, .prot = 3, .name = "/tmp/parent.bin",
+		.name_len = strlen("/tmp/parent.bin") });
+	names_fork(n, PTEST_PID, PTEST_PARENT);
+	ptest_check(&a, PTEST_FILE2 + 0x2000, "/tmp/parent.bin+0x2000");
 	aggr_fini(&a);
 	topo_free(topo);
 	return test_result();
