@@ -59,13 +59,57 @@ echo "guest: $(cat "$CACHE/kernel.id"), boot to /init" \
 # damon_regions (the bare driver) runs before -e damon in the same boot
 # and leaves this file when its DAMON saw no read: check_access.py.
 export MEMTOP_ACCESS_READS_HIDDEN="$TMP/reads-hidden"
-for name in $NAMES; do
-	guest_section "$TMP/guest.log" "$name" >"$TMP/$name.out"
-	rc=$(guest_rc "$TMP/guest.log" "$name")
-	echo "guest: scenario $name: $(guest_secs "$TMP/guest.log" "$name")s, exit $rc"
-	python3 "$MEMTOP_SRCDIR/tests/numa/check_access.py" "$name" \
-		"$TMP/$name.out" "$rc" || fail "$name"
-done
+# check_scenarios LOG NAME...: each scenario's section of LOG checked;
+# a scenario whose only failure is the read cluster under -e damon
+# (check_access.py exits 3) goes in $reads_unseen instead of failing.
+check_scenarios() {
+	local log=$1 name rc st
+	shift
+	for name in "$@"; do
+		guest_section "$log" "$name" >"$TMP/$name.out"
+		rc=$(guest_rc "$log" "$name")
+		echo "guest: scenario $name: $(guest_secs "$log" "$name")s, exit $rc"
+		python3 "$MEMTOP_SRCDIR/tests/numa/check_access.py" "$name" \
+			"$TMP/$name.out" "$rc"
+		st=$?
+		if [ "$st" -eq 3 ]; then
+			reads_unseen+=("$name")
+		elif [ "$st" -ne 0 ]; then
+			fail "$name"
+		fi
+	done
+}
+reads_unseen=()
+# shellcheck disable=SC2086
+check_scenarios "$TMP/guest.log" $NAMES
+# DAMON samples one page a region: under TCG a run may see the read
+# cluster's region hot in no frame while this boot's bare driver saw it
+# (a CI run: bare 16 of 16 in every snapshot, -e damon 0 in 18 frames,
+# the written cluster hot throughout). Such a run boots the guest once
+# more for the two (said here); a second miss fails.
+if [ "${#reads_unseen[@]}" -gt 0 ]; then
+	left=$((MEMTOP_NUMA_TIMEOUT - SECONDS))
+	echo "guest: -e damon missed the read cluster (${reads_unseen[*]});" \
+		"booting once more for damon_regions and damon (${left}s left)"
+	failed_once=("${reads_unseen[@]}")
+	reads_unseen=()
+	rm -f "$MEMTOP_ACCESS_READS_HIDDEN"
+	why="the read cluster, twice"
+	if [ "$left" -le 120 ]; then
+		why="the read cluster (no time left to boot again)"
+	elif ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest2.log" "$left" \
+		pti=on ${MEMTOP_NUMA_APPEND:-} memtop.only=damon_regions,damon; then
+		why="the read cluster (the second boot failed: $GUEST_WHY)"
+	fi
+	if [ "$why" = "the read cluster, twice" ]; then
+		check_scenarios "$TMP/guest2.log" damon_regions "${failed_once[@]}"
+	else
+		reads_unseen=("${failed_once[@]}")
+	fi
+	for name in "${reads_unseen[@]}"; do
+		fail "$name: $why"
+	done
+fi
 if [ "$failures" -ne 0 ] &&
    cp "$TMP/guest.log" "$MEMTOP_BUILDDIR/access-guest.log" 2>/dev/null; then
 	echo "guest console kept in $MEMTOP_BUILDDIR/access-guest.log"
