@@ -315,6 +315,46 @@ out:
 	names_free(n);
 }
 
+/*
+ * With records, a /proc read only fills the gaps between the regions
+ * records gave: a mapping this process no longer has (unmapped, and its
+ * addresses not reused: here a range memtop was told of by a record and
+ * that was never mapped) keeps the record's name after a read of
+ * /proc/self/maps, which the stack's page (no record) makes due.
+ */
+static void
+stest_names_records_kept(void)
+{
+	struct names *n = names_new();
+	int32_t pid = (int32_t)getpid();
+	void *hole = mmap(NULL, 0x4000, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	struct names_map m = { .inode = 91, .dev_major = 8, .prot = 3,
+			       .name = "/tmp/stest-gone.bin" };
+	struct names_stats st;
+	char *region, *symbol;
+	int local = 0;
+
+	if (!check(n != NULL && hole != MAP_FAILED))
+		return;
+	munmap(hole, 0x4000);
+	m.start = (uintptr_t)hole;
+	m.end = m.start + 0x4000;
+	m.name_len = strlen(m.name);
+	names_use_records(n, false);
+	names_mmap(n, pid, &m);
+	names_note_page(n, pid, (uintptr_t)&local & ~(uintptr_t)4095);
+	names_prepare(n, pid);
+	names_stats(n, &st);
+	check_eq_u64(st.maps_reads, 1);
+	names_page(n, pid, m.start + 0x1000, 4096, m.start + 0x1000, &region,
+		   &symbol);
+	check_eq_str(region, "/tmp/stest-gone.bin+0x1000");
+	free(region);
+	free(symbol);
+	names_free(n);
+}
+
 int
 main(void)
 {
@@ -323,5 +363,6 @@ main(void)
 	stest_not_elf();
 	stest_names();
 	stest_names_exec();
+	stest_names_records_kept();
 	return test_result();
 }
