@@ -30,7 +30,7 @@
 static void
 fuzz_check_ok(const struct options *o)
 {
-	if (o->mode > MODE_VERSION || o->source > SOURCE_FAULTS)
+	if (o->mode > MODE_VERSION || o->source > SOURCE_DAMON)
 		__builtin_trap();
 	if (o->period > (UINT64_C(1) << 62))
 		__builtin_trap();
