@@ -1,6 +1,6 @@
 /*
  * Code-site table growth and eviction (issue 15): 128 Ki new pages into a
- * table of the capacity memtop gives it (SIDES_DEFAULT_SITE_PAGES, 16 Ki
+ * table of the capacity memtop gives it (SIDES_SITE_PAGES, 16 Ki
  * pages), one sample each, from 1024 pages up through every doubling,
  * then at capacity, where each new page displaces one; prints the
  * slowest single update (thread CPU time, so time off the CPU on a shared
@@ -25,10 +25,10 @@ main(int argc, char **argv)
 	if (div == 0)
 		return 2;
 	printf("memtop code-site table growth: %zu new pages, capacity "
-	       "%u\n", n, SIDES_DEFAULT_SITE_PAGES);
+	       "%u\n", n, SIDES_SITE_PAGES);
 	benchlib_print_machine();
 	for (int run = 0; run < 3; run++) {
-		struct sitetab *t = sitetab_new(SIDES_DEFAULT_SITE_PAGES);
+		struct sitetab *t = sitetab_new(SIDES_SITE_PAGES);
 		uint64_t worst = 0, all = 0;
 		size_t at = 0;
 

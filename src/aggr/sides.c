@@ -14,10 +14,8 @@
 static size_t
 sides_site_pages(size_t max_pages)
 {
-	if (max_pages == 0)
-		return SIDES_DEFAULT_SITE_PAGES;
-	return max_pages < SIDES_MAX_SITE_PAGES ? max_pages :
-						  SIDES_MAX_SITE_PAGES;
+	return max_pages && max_pages < SIDES_SITE_PAGES ? max_pages :
+							   SIDES_SITE_PAGES;
 }
 
 struct sides *

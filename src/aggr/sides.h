@@ -26,9 +26,9 @@
 
 struct names;
 
-/* Pages whose sites the table holds when max_pages is 0 (unlimited). */
-#define SIDES_DEFAULT_SITE_PAGES (1u << 14)
-#define SIDES_MAX_SITE_PAGES (1u << 14)
+/* Pages whose sites the table holds at most (fewer when --max-pages is
+ * smaller): 1 MiB of records, the hottest pages (sitetab.h). */
+#define SIDES_SITE_PAGES (1u << 14)
 
 struct sides {
 	struct names *names;		/* NULL: naming off */

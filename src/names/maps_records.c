@@ -254,15 +254,14 @@ maps_covering(const struct maps *m, const struct maps_region *r,
 	err = maps_record_region(m, &nr, r, name, name_len);
 	if (err)
 		return err;
-	/* Regions are sorted and do not overlap. */
+	/* Regions are sorted and do not overlap: from first on, each one
+	 * that starts before nr's end overlaps nr. */
 	for (size_t i = (size_t)(first - m->regions);
 	     i < m->n && m->regions[i].start < nr.end; i++) {
 		const struct maps_region *o = &m->regions[i];
 		uint64_t lo = o->start > nr.start ? o->start : nr.start;
 		uint64_t hi = o->end < nr.end ? o->end : nr.end;
 
-		if (lo >= hi)
-			continue;
 		maps_region_name(o, lo, was, sizeof(was));
 		maps_region_name(&nr, lo, now, sizeof(now));
 		if (strcmp(was, now) != 0)

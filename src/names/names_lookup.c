@@ -70,48 +70,64 @@ names_region(const struct names_proc *p, uint64_t addr, uint64_t size)
 	return strdup(buf);
 }
 
+/* The page cache's (and the pins') key of [addr, addr + size). */
+static uint64_t
+names_page_key(uint64_t addr, uint64_t size)
+{
+	return addr | (unsigned)__builtin_ctzll(size ? size : 4096);
+}
+
+/* The cached names of page key, named again when the regions, modules
+ * or hot address changed since; NULL on ENOMEM. */
+static struct names_page *
+names_page_cached(struct names_proc *p, uint64_t key, uint64_t addr,
+		  uint64_t size, uint64_t hot)
+{
+	struct names_page *c = u64map_get(&p->pages, key);
+
+	if (c && c->maps_gen == maps_generation(p->maps) &&
+	    c->mods_gen == p->mods_gen && c->hot == hot)
+		return c;
+	if (!c) {
+		if (u64map_count(&p->pages) >= NAMES_MAX_CACHED_PAGES)
+			u64map_clear(&p->pages, names_free_page);
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		if (u64map_put(&p->pages, key, c) == c) {
+			free(c);
+			return NULL;
+		}
+	}
+	free(c->region);
+	free(c->symbol);
+	c->maps_gen = maps_generation(p->maps);
+	c->mods_gen = p->mods_gen;
+	c->hot = hot;
+	c->region = names_region(p, addr, size);
+	c->symbol = names_data_symbol(p, addr);
+	if (!c->symbol && hot != addr && hot - addr < size)
+		c->symbol = names_data_symbol(p, hot);
+	return c;
+}
+
 void
 names_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size,
 	   uint64_t hot, char **region, char **symbol)
 {
 	struct names_proc *p = names_proc(n, pid);
-	unsigned shift = (unsigned)__builtin_ctzll(size ? size : 4096);
-	uint64_t key = addr | shift;
+	uint64_t key = names_page_key(addr, size);
 	struct names_page *c;
 
 	*region = *symbol = NULL;
 	if (!p)
 		return;
+	/* A pinned page keeps the names of the mapping it was counted in. */
 	c = u64map_get(&p->pinned, key);
-	if (c) {
-		*region = c->region ? strdup(c->region) : NULL;
-		*symbol = c->symbol ? strdup(c->symbol) : NULL;
+	if (!c)
+		c = names_page_cached(p, key, addr, size, hot);
+	if (!c)
 		return;
-	}
-	c = u64map_get(&p->pages, key);
-	if (!c || c->maps_gen != maps_generation(p->maps) ||
-	    c->mods_gen != p->mods_gen || c->hot != hot) {
-		if (!c) {
-			if (u64map_count(&p->pages) >= NAMES_MAX_CACHED_PAGES)
-				u64map_clear(&p->pages, names_free_page);
-			c = calloc(1, sizeof(*c));
-			if (!c)
-				return;
-			if (u64map_put(&p->pages, key, c) == c) {
-				free(c);
-				return;
-			}
-		}
-		free(c->region);
-		free(c->symbol);
-		c->maps_gen = maps_generation(p->maps);
-		c->mods_gen = p->mods_gen;
-		c->hot = hot;
-		c->region = names_region(p, addr, size);
-		c->symbol = names_data_symbol(p, addr);
-		if (!c->symbol && hot != addr && hot - addr < size)
-			c->symbol = names_data_symbol(p, hot);
-	}
 	*region = c->region ? strdup(c->region) : NULL;
 	*symbol = c->symbol ? strdup(c->symbol) : NULL;
 }
@@ -120,8 +136,7 @@ void
 names_pin_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size)
 {
 	struct names_proc *p = names_find(n, pid);
-	unsigned shift = (unsigned)__builtin_ctzll(size ? size : 4096);
-	uint64_t key = addr | shift;
+	uint64_t key = names_page_key(addr, size);
 	struct names_page *c;
 
 	if (!p || u64map_get(&p->pinned, key))
