@@ -71,7 +71,7 @@ struct bench_fill {
  */
 static int
 bench_fill(const struct topo *topo, const struct bench_stream *st,
-	   struct bench_fill *bf)
+	   struct bench_fill *bf, bool levels)
 {
 	struct aggr a;
 	uint64_t rss0, sum_n = 0;
@@ -94,7 +94,9 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 		for (size_t i = b * AGGR_BATCH; i < end; i++) {
 			struct sample s = { .kind = SAMPLE_LOAD, .period = 1,
 					    .cpu = (int32_t)(i % BENCH_CPUS),
-					    .ip = 0x400000 };
+					    .ip = 0x400000,
+					    /* an L1 load hit, as bench-ingest.c's */
+					    .data_src = levels ? 0x68100142 : 0 };
 			uint64_t page;
 
 			bench_page_key(st->perm[i], &s.pid, &page);
@@ -128,7 +130,7 @@ bench_fill(const struct topo *topo, const struct bench_stream *st,
 
 int
 bench_memory(const struct topo *topo, const struct bench_stream *st,
-	     const char *label)
+	     const char *label, bool levels)
 {
 	struct bench_fill f1 = { 0 }, f2 = { 0 };
 	double worst = 0, raw = 0;
@@ -139,7 +141,8 @@ bench_memory(const struct topo *topo, const struct bench_stream *st,
 	f2.batch_us = malloc((st->pages / AGGR_BATCH + 1) * sizeof(float));
 	if (!f1.batch_us || !f2.batch_us)
 		goto out;
-	if (bench_fill(topo, st, &f1) < 0 || bench_fill(topo, st, &f2) < 0)
+	if (bench_fill(topo, st, &f1, levels) < 0 ||
+	    bench_fill(topo, st, &f2, levels) < 0)
 		goto out;
 	for (size_t b = 0; b < f1.n_batches; b++) {
 		double us = f1.batch_us[b] < f2.batch_us[b] ?

@@ -246,8 +246,10 @@ bench_size(const struct bench_opts *o, const struct topo *topo,
 		benchlib_ring_fini(&bc.br);
 	}
 	if (rc == 0 && o->memory &&
-	    (bench_memory(topo1, &st, "1 node") < 0 ||
-	     bench_memory(topo, &st, "2 nodes") < 0)) {
+	    (bench_memory(topo1, &st, "1 node", false) < 0 ||
+	     bench_memory(topo, &st, "2 nodes", false) < 0 ||
+	     ((o->layout < 0 || o->layout == BENCH_PEBS) &&
+	      bench_memory(topo1, &st, "1 node, PEBS data_src", true) < 0))) {
 		fprintf(stderr, "bench-ingest: fill failed\n");
 		rc = 1;
 	}

@@ -8,6 +8,7 @@
 #ifndef MEMTOP_BENCH_INGEST_H
 #define MEMTOP_BENCH_INGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,8 +97,9 @@ void bench_page_key(size_t p, int32_t *pid, uint64_t *page);
 int bench_stream_make(struct bench_stream *st, size_t pages, size_t len);
 void bench_stream_free(struct bench_stream *st);
 /* Inserts every page of st once, twice over; prints the page table's
- * bytes per page and the slowest batch.  label names the topology. */
+ * bytes per page and the slowest batch.  label names the topology;
+ * levels: each sample carries a PEBS data_src (the level table too). */
 int bench_memory(const struct topo *topo, const struct bench_stream *st,
-		 const char *label);
+		 const char *label, bool levels);
 
 #endif

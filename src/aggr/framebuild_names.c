@@ -169,6 +169,7 @@ framebuild_names(struct frame *f, struct aggr *a)
 	f->code_unknown = interval.unknown;
 	f->code_untracked = interval.untracked;
 	f->sites_evicted = sitetab_evicted(s->sites);
+	f->levels_evicted = levtab_evicted(s->levels);
 	if (s->names) {
 		struct names_stats st;
 

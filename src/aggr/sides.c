@@ -30,7 +30,7 @@ sides_new(unsigned page_shift, size_t max_pages)
 	s->sites = sitetab_new(sides_site_pages(max_pages));
 	s->lines = linetab_new(page_shift);
 	s->code = codetab_new();
-	s->levels = levtab_new(max_pages);
+	s->levels = levtab_new(sides_site_pages(max_pages));
 	if (!s->names || !s->sites || !s->lines || !s->code || !s->levels) {
 		sides_free(s);
 		return NULL;

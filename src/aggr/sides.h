@@ -26,8 +26,9 @@
 
 struct names;
 
-/* Pages whose sites the table holds at most (fewer when --max-pages is
- * smaller): 1 MiB of records, the hottest pages (sitetab.h). */
+/* Pages whose sites, and whose level mix, the side tables hold at most
+ * (fewer when --max-pages is smaller): 1 MiB of records each, the
+ * hottest pages (sitetab.h, levtab.h). */
 #define SIDES_SITE_PAGES (1u << 14)
 
 struct sides {

@@ -320,6 +320,7 @@ struct frame {
 	uint64_t code_unknown;		/* this interval: samples without ip */
 	uint64_t code_untracked;	/* this interval: code table full */
 	uint64_t sites_evicted;		/* pages whose sites were forgotten */
+	uint64_t levels_evicted;	/* pages whose level mix was */
 	/* Since start: mapped files found with another build id (or
 	 * inode) than the mapping's, so given no symbol. */
 	uint64_t names_mismatched;

@@ -9,15 +9,19 @@
 _Static_assert(sizeof(struct levtab_page) == 64,
 	       "a page's level mix is one cache line");
 
-#define LEVTAB_MIN_SLOTS 1024u
-
 struct levtab *
 levtab_new(size_t max_pages)
 {
 	struct levtab *t = calloc(1, sizeof(*t));
+	size_t sets = 1;
 
-	if (t)
-		t->max_pages = max_pages;
+	if (!t)
+		return NULL;
+	if (max_pages == 0 || max_pages > SIZE_MAX / 4 / sizeof(*t->slots))
+		max_pages = SIZE_MAX / 4 / sizeof(*t->slots);
+	while (sets * LEVTAB_WAYS < max_pages)
+		sets *= 2;
+	t->max_sets = sets;
 	return t;
 }
 
@@ -43,35 +47,116 @@ levtab_alloc(size_t n, void **mem)
 	return (struct levtab_page *)(p + ((64 - ((uintptr_t)p & 63)) & 63));
 }
 
+/* Where key goes in slots of n_sets sets: its home way if free, else the
+ * first free way after it (the set has one). */
 static struct levtab_page *
-levtab_probe(struct levtab_page *slots, size_t mask, uint64_t key)
+levtab_place(struct levtab_page *slots, size_t n_sets, uint64_t key)
 {
-	size_t i = levtab_home(key, mask);
+	size_t home = levtab_home(key, n_sets);
 
-	while (slots[i].n[DATASRC_LVL_NA] && slots[i].key != key)
-		i = (i + 1) & mask;
-	return &slots[i];
+	for (size_t w = 0; w < LEVTAB_WAYS; w++) {
+		struct levtab_page *p = &slots[home ^ w];
+
+		if (p->key == 0)
+			return p;
+	}
+	return NULL;
 }
 
-static int
+/* Doubles the table (or makes its first sets); false when it is at its
+ * capacity or cannot allocate.  A set splits into two sets of the doubled
+ * table, so every page finds a free way there. */
+static bool
 levtab_grow(struct levtab *t)
 {
-	size_t n = t->slots ? (t->mask + 1) * 2 : LEVTAB_MIN_SLOTS;
+	size_t n = t->slots ? t->n_sets * 2 : LEVTAB_FIRST_SETS;
 	void *mem;
-	struct levtab_page *slots = levtab_alloc(n, &mem);
+	struct levtab_page *slots;
 
-	if (!slots)
-		return -1;
-	if (t->slots)
-		for (size_t i = 0; i <= t->mask; i++)
-			if (t->slots[i].n[DATASRC_LVL_NA])
-				*levtab_probe(slots, n - 1, t->slots[i].key) =
-					t->slots[i];
+	if (n > t->max_sets)
+		n = t->max_sets;
+	if (t->grow_failed || (t->slots && n <= t->n_sets))
+		return false;
+	slots = levtab_alloc(n * LEVTAB_WAYS, &mem);
+	if (!slots) {
+		t->grow_failed = true;
+		return false;
+	}
+	for (size_t i = 0; t->slots && i < t->n_sets * LEVTAB_WAYS; i++)
+		if (t->slots[i].key)
+			*levtab_place(slots, n, t->slots[i].key) = t->slots[i];
 	free(t->mem);
 	t->mem = mem;
 	t->slots = slots;
-	t->mask = n - 1;
-	return 0;
+	t->n_sets = n;
+	return true;
+}
+
+/*
+ * The record of key, whose home way holds another page (or none): a way
+ * of the set that has it (swapped home when it outweighs the page there,
+ * so the pages with most samples are found where levtab_add looks
+ * first), else a free way, else a larger table, else the place of the
+ * set's lightest page, whose weight it inherits.  NULL only when the
+ * first sets cannot be allocated.
+ */
+static struct levtab_page *
+levtab_claim(struct levtab *t, uint64_t key)
+{
+	size_t home, victim;
+	struct levtab_page *h, *free_way = NULL, tmp;
+	uint32_t vw = UINT32_MAX;
+
+	if (!t->slots && !levtab_grow(t))
+		return NULL;
+	home = levtab_home(key, t->n_sets);
+	h = &t->slots[home];
+	if (h->key == key)
+		return h;
+	for (size_t w = 1; w < LEVTAB_WAYS; w++) {
+		struct levtab_page *p = &t->slots[home ^ w];
+
+		if (p->key != key)
+			continue;
+		if (p->n[LEVTAB_WEIGHT] <= h->n[LEVTAB_WEIGHT])
+			return p;
+		tmp = *h;
+		*h = *p;
+		*p = tmp;
+		return h;
+	}
+	for (size_t w = 0; w < LEVTAB_WAYS && !free_way; w++)
+		if (t->slots[home ^ w].key == 0)
+			free_way = &t->slots[home ^ w];
+	if ((!free_way || (t->count + 1) * 4 > t->n_sets * LEVTAB_WAYS * 3) &&
+	    levtab_grow(t))
+		return levtab_claim(t, key);
+	if (free_way) {
+		free_way->key = key;
+		t->count++;
+		return free_way;
+	}
+	/* At full size: the set's lightest page makes room. */
+	victim = home;
+	for (size_t w = 0; w < LEVTAB_WAYS; w++) {
+		uint32_t ew = t->slots[home ^ w].n[LEVTAB_WEIGHT];
+
+		if (ew < vw) {
+			vw = ew;
+			victim = home ^ w;
+		}
+	}
+	t->evicted++;
+	memset(&t->slots[victim], 0, sizeof(t->slots[victim]));
+	t->slots[victim].key = key;
+	t->slots[victim].n[LEVTAB_WEIGHT] = vw;
+	return &t->slots[victim];
+}
+
+static void
+levtab_sat_add(uint32_t *c, uint32_t n)
+{
+	*c = *c + n < *c ? UINT32_MAX : *c + n;
 }
 
 static enum datasrc_level
@@ -84,31 +169,6 @@ levtab_level(struct levtab *t, uint64_t data_src)
 		t->memo_lvl[i] = (uint8_t)datasrc_level(data_src);
 	}
 	return (enum datasrc_level)t->memo_lvl[i];
-}
-
-/* The page of key, inserted when new; NULL when it cannot be (the
- * caller counts it untracked). */
-static struct levtab_page *
-levtab_get(struct levtab *t, uint64_t key)
-{
-	struct levtab_page *p;
-
-	if (!t->slots && levtab_grow(t) < 0)
-		return NULL;
-	p = levtab_probe(t->slots, t->mask, key);
-	if (!p->n[DATASRC_LVL_NA]) {
-		if (t->max_pages && t->count >= t->max_pages)
-			return NULL;
-		if ((t->count + 1) * 4 > (t->mask + 1) * 3) {
-			if (levtab_grow(t) < 0)
-				return NULL;
-			p = levtab_probe(t->slots, t->mask, key);
-		}
-		p->key = key;
-		p->n[DATASRC_LVL_NA] = 1;
-		t->count++;
-	}
-	return p;
 }
 
 void
@@ -124,11 +184,13 @@ levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 		return;
 	}
 	t->interval[lvl]++;
-	p = levtab_get(t, levtab_key(pid, page));
-	if (!p)
+	p = levtab_claim(t, levtab_key(pid, page));
+	if (!p) {
 		t->untracked++;
-	else if (p->n[lvl] != UINT32_MAX)
-		p->n[lvl]++;
+		return;
+	}
+	levtab_sat_add(&p->n[lvl], 1);
+	levtab_sat_add(&p->n[LEVTAB_WEIGHT], 1);
 }
 
 void
@@ -139,19 +201,22 @@ levtab_merge(struct levtab *dst, const struct levtab *src)
 	for (int i = 0; i < DATASRC_LVL__COUNT; i++)
 		dst->interval[i] += src->interval[i];
 	dst->untracked += src->untracked;
-	for (size_t i = 0; src->slots && i <= src->mask; i++) {
+	/* The mixes only, and their weight: what a shard's page inherited
+	 * there is not a level's count, nor a weight in dst. */
+	for (size_t i = 0; src->slots && i < src->n_sets * LEVTAB_WAYS; i++) {
 		const struct levtab_page *s = &src->slots[i];
 		struct levtab_page *p;
 
-		if (!s->n[DATASRC_LVL_NA])
+		if (!s->key)
 			continue;
-		p = levtab_get(dst, s->key);
+		p = levtab_claim(dst, s->key);
 		for (int l = DATASRC_LVL_NA + 1; l < DATASRC_LVL__COUNT; l++) {
-			if (!p)
+			if (!p) {
 				dst->untracked += s->n[l];
-			else
-				p->n[l] = p->n[l] + s->n[l] < p->n[l] ?
-					  UINT32_MAX : p->n[l] + s->n[l];
+				continue;
+			}
+			levtab_sat_add(&p->n[l], s->n[l]);
+			levtab_sat_add(&p->n[LEVTAB_WEIGHT], s->n[l]);
 		}
 	}
 }
@@ -160,12 +225,17 @@ bool
 levtab_page(const struct levtab *t, int32_t pid, uint64_t page,
 	    uint64_t *out)
 {
-	const struct levtab_page *p;
+	uint64_t key = levtab_key(pid, page);
+	const struct levtab_page *p = NULL;
+	size_t home;
 
 	if (!t || !t->slots)
 		return false;
-	p = levtab_probe(t->slots, t->mask, levtab_key(pid, page));
-	if (!p->n[DATASRC_LVL_NA])
+	home = levtab_home(key, t->n_sets);
+	for (size_t w = 0; w < LEVTAB_WAYS && !p; w++)
+		if (t->slots[home ^ w].key == key)
+			p = &t->slots[home ^ w];
+	if (!p)
 		return false;
 	out[DATASRC_LVL_NA] = 0;
 	for (int i = DATASRC_LVL_NA + 1; i < DATASRC_LVL__COUNT; i++)
@@ -188,6 +258,12 @@ levtab_untracked(const struct levtab *t)
 	return t ? t->untracked : 0;
 }
 
+uint64_t
+levtab_evicted(const struct levtab *t)
+{
+	return t ? t->evicted : 0;
+}
+
 size_t
 levtab_count(const struct levtab *t)
 {
@@ -199,7 +275,8 @@ levtab_bytes(const struct levtab *t)
 {
 	if (!t)
 		return 0;
-	return sizeof(*t) + (t->slots ? (t->mask + 1) * sizeof(*t->slots) : 0);
+	return sizeof(*t) +
+	       (t->slots ? t->n_sets * LEVTAB_WAYS * sizeof(*t->slots) : 0);
 }
 
 void
@@ -215,8 +292,10 @@ levtab_clear(struct levtab *t)
 	if (!t)
 		return;
 	if (t->slots)
-		memset(t->slots, 0, (t->mask + 1) * sizeof(*t->slots));
+		memset(t->slots, 0,
+		       t->n_sets * LEVTAB_WAYS * sizeof(*t->slots));
 	t->count = 0;
+	t->evicted = 0;
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;
 }
@@ -231,8 +310,10 @@ levtab_reset(struct levtab *t)
 	free(t->mem);
 	t->mem = NULL;
 	t->slots = NULL;
-	t->mask = 0;
+	t->n_sets = 0;
 	t->count = 0;
+	t->evicted = 0;
+	t->grow_failed = false;
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;
 }

@@ -3,11 +3,24 @@
  * interval, for sources that give data_src (pebs, ibs).  Collector thread
  * only.  A page gets a counter block on its first sample with a level;
  * samples whose data_src says nothing (faults: all NA) are not kept.
- * The blocks are one 64-byte record each, inline in an open-addressing
- * array grown at 3/4 load: no allocation per page, and a sample reads its
- * page's record (one cache line) and on average 1.5 more adjacent ones
- * at the highest load; 85 to 171 bytes a page.  Counts are exact up to
- * UINT32_MAX a page and level, where they stay.
+ * Counts are exact up to UINT32_MAX a page and level, where they stay.
+ *
+ * The blocks are one 64-byte record each, inline in a set-associative
+ * array of LEVTAB_WAYS records a set (four adjacent cache lines): no
+ * allocation per page, and a sample reads its page's home record (one
+ * line, prefetched) and only when another page holds it the rest of the
+ * set.  The table starts at LEVTAB_FIRST_SETS sets and doubles (a set's
+ * pages go to the two sets it splits into, so a doubling never overflows
+ * a set) when a new page finds its set full or the table 3/4 used, up to
+ * the capacity levtab_new was given (memtop gives the code-site table's:
+ * sides.h).  A table at its capacity evicts, as the code-site table does
+ * (sitetab.h): a page new to a full set takes the place of the set's page
+ * of least weight (the samples in its mix plus what it inherited), which
+ * loses its mix (counted in levtab_evicted), and inherits that weight, so
+ * a page with more than a quarter of its set's samples since the start
+ * always holds a record, however heavy the pages before it (Space-Saving
+ * by page).  Before the bound the level records were a random line and
+ * 85 to 171 bytes a page at any working set (issue 15).
  */
 #ifndef MEMTOP_LEVTAB_H
 #define MEMTOP_LEVTAB_H
@@ -19,15 +32,22 @@
 #include "datasrc.h"
 #include "pagetab.h"
 
+#define LEVTAB_WAYS		4	/* levtab_home takes 2 bits */
+/* Sets of a new (or reset) table: 1024 pages, 64 KiB. */
+#define LEVTAB_FIRST_SETS	256
+
 /*
- * Open addressing with linear probing over inline records, grown (rehash)
- * at 3/4 load (a lower cap would double the memory of a page for half a
- * record read less per sample).  n[DATASRC_LVL_NA] is never counted (levtab_add drops NA),
- * so it serves as the record's "in use" mark.
+ * key is the page table's ((pid + 1) << PAGETAB_PAGE_BITS | page), 0 = a
+ * free way.  n[DATASRC_LVL_NA] is never a level's count (levtab_add drops
+ * NA): it holds the page's weight, the samples of its mix plus what it
+ * inherited when it took another's place (saturated at UINT32_MAX), so an
+ * eviction reads four words instead of summing four mixes.
  */
+#define LEVTAB_WEIGHT	DATASRC_LVL_NA
+
 struct levtab_page {
 	uint64_t key;
-	uint32_t n[DATASRC_LVL__COUNT];	/* [DATASRC_LVL_NA]: 1 = in use */
+	uint32_t n[DATASRC_LVL__COUNT];	/* [LEVTAB_WEIGHT]: weight */
 } __attribute__((aligned(64)));
 
 /* datasrc_level answers remembered: a source gives few distinct data_src
@@ -35,13 +55,16 @@ struct levtab_page {
 #define LEVTAB_MEMO_BITS	4
 
 struct levtab {
-	struct levtab_page *slots;	/* NULL until the first level */
+	/* n_sets * LEVTAB_WAYS records; NULL until the first level */
+	struct levtab_page *slots;
 	void *mem;			/* what calloc gave for slots */
-	size_t mask;			/* slots - 1 */
-	size_t count;
-	size_t max_pages;
+	size_t n_sets;			/* power of two */
+	size_t max_sets;		/* the capacity's sets */
+	size_t count;			/* records holding a page */
+	uint64_t evicted;		/* pages whose mix was forgotten */
+	bool grow_failed;		/* ENOMEM once: stay at n_sets */
 	uint64_t interval[DATASRC_LVL__COUNT];
-	uint64_t untracked;		/* samples of pages past max_pages */
+	uint64_t untracked;		/* samples without a record (ENOMEM) */
 	/* Direct-mapped by a hash of data_src; memo_src 0 = empty (0 is
 	 * never looked up). */
 	uint64_t memo_src[1u << LEVTAB_MEMO_BITS];
@@ -61,21 +84,25 @@ levtab_key(int32_t pid, uint64_t page)
 }
 
 /*
- * Home slot of key in a table of mask + 1 slots (a power of two up to
- * 2^32): pagetab_key_mix's top bits.  Not the product's bits 32 up,
- * masked: a heap's consecutive pages and the same pages of many pids
- * formed long runs there (2.8 and 38 slots a lookup at half load, against
- * 1.5 at random; stest_levels_spread in tests/unit/tables/test-sidetabs.c).
+ * Index of key's home way: its set, pagetab_key_mix's top bits (n_sets
+ * is a power of two, so the multiply takes log2(n_sets) of them), plus
+ * the way bits 30-31 prefer, as sitetab_home.  Not the product's bits 32
+ * up, masked: a heap's consecutive pages and the same pages of many pids
+ * crowded a few places there (stest_levels_spread in
+ * tests/unit/tables/test-sidetabs.c).
  */
 static inline size_t
-levtab_home(uint64_t key, size_t mask)
+levtab_home(uint64_t key, size_t n_sets)
 {
 	uint64_t h = pagetab_key_mix(key);
 
-	return (size_t)(((h >> 32) * ((uint64_t)mask + 1)) >> 32);
+	return (size_t)(((h >> 32) * n_sets) >> 32) * LEVTAB_WAYS +
+	       (size_t)((h >> 30) & (LEVTAB_WAYS - 1));
 }
 
-/* max_pages 0 = unlimited; pages past it are counted in `untracked`. */
+/* Room for about max_pages pages (rounded up to a power of two, at least
+ * LEVTAB_WAYS; 0 = no bound), at first for LEVTAB_FIRST_SETS sets of
+ * them (fewer when max_pages is smaller). */
 struct levtab *levtab_new(size_t max_pages);
 void levtab_free(struct levtab *t);	/* NULL-safe */
 
@@ -100,15 +127,17 @@ levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 		return;
 	if (t->slots) {
 		uint64_t key = levtab_key(pid, page);
-		struct levtab_page *p = &t->slots[levtab_home(key, t->mask)];
+		struct levtab_page *p = &t->slots[levtab_home(key, t->n_sets)];
 		size_t m = levtab_memo_slot(data_src);
 		unsigned lvl = t->memo_lvl[m];
 
-		if (p->key == key && p->n[DATASRC_LVL_NA] &&
-		    t->memo_src[m] == data_src && lvl != DATASRC_LVL_NA) {
+		if (p->key == key && t->memo_src[m] == data_src &&
+		    lvl != DATASRC_LVL_NA) {
 			t->interval[lvl]++;
 			if (p->n[lvl] != UINT32_MAX)
 				p->n[lvl]++;
+			p->n[LEVTAB_WEIGHT] +=
+				p->n[LEVTAB_WEIGHT] != UINT32_MAX;
 			return;
 		}
 	}
@@ -121,7 +150,7 @@ levtab_prefetch(const struct levtab *t, int32_t pid, uint64_t page)
 {
 	if (t && t->count)
 		__builtin_prefetch(&t->slots[levtab_home(levtab_key(pid, page),
-							 t->mask)], 1);
+							 t->n_sets)], 1);
 }
 /* Per-page counts since reset into out[DATASRC_LVL__COUNT]; false when
  * the page has none. */
@@ -130,6 +159,8 @@ bool levtab_page(const struct levtab *t, int32_t pid, uint64_t page,
 /* This interval's counts, all pages, into out[DATASRC_LVL__COUNT]. */
 void levtab_interval(const struct levtab *t, uint64_t *out);
 uint64_t levtab_untracked(const struct levtab *t);
+/* Pages whose mix was forgotten to make room (since new or reset). */
+uint64_t levtab_evicted(const struct levtab *t);
 /* Pages with a level mix now. */
 size_t levtab_count(const struct levtab *t);
 /* Bytes the table holds (struct and slots); 0 for NULL. */

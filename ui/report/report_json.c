@@ -329,6 +329,7 @@ report_json_code_sites(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "code_unknown", f->code_unknown, false);
 	report_json_u64(jw, "code_untracked", f->code_untracked, false);
 	report_json_u64(jw, "sites_evicted", f->sites_evicted, false);
+	report_json_u64(jw, "levels_evicted", f->levels_evicted, false);
 	report_json_key(jw, "names", false);
 	report_json_putc(jw, '{');
 	report_json_u64(jw, "mismatched", f->names_mismatched, true);

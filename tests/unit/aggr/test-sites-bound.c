@@ -5,14 +5,19 @@
  * whatever --max-pages says, and pages that turn hot after it filled
  * with pages of an earlier phase still get their sites, exact, in the
  * frame (the page-level Space-Saving of src/tables/sitetab.h), while the
- * pages displaced are counted in sites_evicted.  The oracle is the
- * test's own count of what it added.
+ * pages displaced are counted in sites_evicted.  The data_src level
+ * mixes are bounded the same way (src/tables/levtab.h): the hot pages
+ * keep theirs, exact, and the displaced are counted in levels_evicted.
+ * The oracle is the test's own count of what it added.
  */
 #include "config.h"
 
 #include <stdlib.h>
 
+#include <linux/perf_event.h>
+
 #include "aggr.h"
+#include "datasrc.h"
 #include "frame.h"
 #include "framebuild.h"
 #include "sides.h"
@@ -27,13 +32,16 @@
 #define STEST_OLD_N	20	/* samples of each */
 #define STEST_COLD	100	/* new cold pages a round of the second */
 #define STEST_SITE_PAGES 16384	/* the bound the README and man page give */
+/* An L1 hit, as PEBS gives it. */
+#define STEST_SRC	(PERF_MEM_S(OP, LOAD) | PERF_MEM_S(LVL, L1) | \
+			 PERF_MEM_S(LVL, HIT) | PERF_MEM_S(LVLNUM, L1))
 
 static void
 stest_add(struct aggr *a, uint64_t page, uint64_t ip)
 {
 	struct sample s = { .addr = page << 12, .pid = STEST_PID,
 			    .tid = STEST_PID, .cpu = 0, .kind = SAMPLE_LOAD,
-			    .period = 1, .ip = ip };
+			    .period = 1, .ip = ip, .data_src = STEST_SRC };
 
 	aggr_add(a, &s);
 }
@@ -91,12 +99,21 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
 		check_eq_u64(p->sites[0].ip, 0x402000 + h * 16);
 		check_eq_u64(p->sites[0].samples, STEST_ROUNDS);
 		check_eq_u64(p->sites_other, 0);
+		check(p->levels != NULL);
+		if (!p->levels)
+			continue;
+		check_eq_u64(p->levels[datasrc_level(STEST_SRC)],
+			     STEST_ROUNDS);
 		found++;
 	}
 	check_eq_u64(found, STEST_HOT);
 	/* The old phase's pages and the cold ones did not all fit. */
 	check(f->sites_evicted > 0);
 	check(sitetab_slots(a.sides->sites) <= STEST_SITE_PAGES);
+	check(f->levels_evicted > 0);
+	check(levtab_count(a.sides->levels) <= STEST_SITE_PAGES);
+	check(levtab_bytes(a.sides->levels) <=
+	      sizeof(struct levtab) + STEST_SITE_PAGES * 64);
 	frame_free(f);
 	aggr_fini(&a);
 }

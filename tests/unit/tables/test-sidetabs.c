@@ -258,26 +258,101 @@ stest_code_model(void)
 #define LT_PAGES 5000
 #define LT_SRCS 40
 
-/* A page cap: the third page's samples are counted untracked. */
+/*
+ * A capacity of 2 pages is one set of LEVTAB_WAYS: the fifth page takes
+ * the place of the lightest, which loses its mix (counted evicted), and
+ * inherits its weight; the frame's interval counts stay whole.
+ */
 static void
 stest_levels_cap(uint64_t src)
 {
 	uint64_t got[DATASRC_LVL__COUNT];
 	struct levtab *t = levtab_new(2);
+	enum datasrc_level l = datasrc_level(src);
 
-	levtab_add(t, 1, 10, src);
-	levtab_add(t, 1, 11, src);
-	levtab_add(t, 1, 12, src);
-	levtab_add(t, 1, 10, src);
-	check_eq_u64(levtab_count(t), 2);
-	check_eq_u64(levtab_untracked(t), 1);
-	check(!levtab_page(t, 1, 12, got));
-	check(levtab_page(t, 1, 10, got));
-	check_eq_u64(got[datasrc_level(src)], 2);
+	for (uint64_t p = 10; p < 10 + LEVTAB_WAYS; p++)
+		for (uint64_t j = 0; j < p - 8; j++)	/* 2, 3, 4, 5 samples */
+			levtab_add(t, 1, p, src);
+	check_eq_u64(levtab_count(t), LEVTAB_WAYS);
+	check_eq_u64(levtab_evicted(t), 0);
+	levtab_add(t, 1, 20, src);
+	check_eq_u64(levtab_count(t), LEVTAB_WAYS);
+	check_eq_u64(levtab_evicted(t), 1);
+	check_eq_u64(levtab_untracked(t), 0);
+	check(!levtab_page(t, 1, 10, got));	/* the lightest, 2 samples */
+	check(levtab_page(t, 1, 11, got));
+	check_eq_u64(got[l], 3);
+	check(levtab_page(t, 1, 20, got));	/* its own sample only */
+	check_eq_u64(got[l], 1);
+	check_eq_u64(got[DATASRC_LVL_NA], 0);
+	/* Page 20 weighs 2 + 1 (inherited): page 11 (3) or 20 goes next,
+	 * not 13 (5); without the inheritance 20 (1) would. */
+	levtab_add(t, 1, 21, src);
+	check(levtab_page(t, 1, 13, got));
+	check(levtab_page(t, 1, 12, got));
+	check(!levtab_page(t, 1, 11, got) || !levtab_page(t, 1, 20, got));
+	levtab_add(t, 1, 20, src);
+	levtab_add(t, 1, 20, src);
+	levtab_add(t, 1, 22, src);
+	check(levtab_page(t, 1, 20, got));	/* now 5: it stays */
 	levtab_interval(t, got);
-	check_eq_u64(got[datasrc_level(src)], 4);
+	check_eq_u64(got[l], 2 + 3 + 4 + 5 + 5);
+	check(levtab_bytes(t) <= sizeof(*t) + LEVTAB_WAYS * 64);
+	levtab_clear(t);
+	check_eq_u64(levtab_evicted(t), 0);
+	check(!levtab_page(t, 1, 20, got));
 	levtab_free(t);
 	levtab_free(NULL);
+}
+
+/*
+ * At its capacity over a skewed stream much wider than the table, the
+ * pages with the most samples keep their mix, exact from when they got
+ * their record, and the table stays at the capacity's bytes.  The
+ * oracle is the stream's own per-page counts.
+ */
+static void
+stest_levels_bound(uint64_t src)
+{
+	enum { PAGES = 1 << 16, CAP = 1 << 10, HOT = 64, ROUNDS = 40 };
+	static uint32_t want[PAGES];
+	uint64_t got[DATASRC_LVL__COUNT];
+	struct levtab *t = levtab_new(CAP);
+	enum datasrc_level l = datasrc_level(src);
+	uint64_t x = 1, sum = 0;
+	bool ok = true;
+
+	if (!check(t != NULL))
+		return;
+	/* Cold pages once each, in rounds, with the hot pages 8 times each
+	 * round after the first (they come late, behind cold pages that
+	 * filled every set). */
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < PAGES / ROUNDS; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			uint64_t p = HOT + (x >> 33) % (PAGES - HOT);
+
+			levtab_add(t, 7, p, src);
+			want[p]++;
+			sum++;
+		}
+		for (uint64_t p = 0; r > 0 && p < HOT; p++)
+			for (int j = 0; j < 8; j++, sum++, want[p]++)
+				levtab_add(t, 7, p, src);
+	}
+	check(levtab_evicted(t) > 0);
+	check(levtab_count(t) <= CAP);
+	check(levtab_bytes(t) <= sizeof(*t) + CAP * 64);
+	for (uint64_t p = 0; p < HOT && ok; p++) {
+		ok &= check(levtab_page(t, 7, p, got));
+		ok &= check(got[l] > 0 && got[l] <= want[p]);
+		/* At most one round's samples missed: it got a record in
+		 * its first hot round and never lost it. */
+		ok &= check(got[l] == want[p]);
+	}
+	levtab_interval(t, got);
+	check_eq_u64(got[l], sum);
+	levtab_free(t);
 }
 
 static void
@@ -355,6 +430,7 @@ stest_levels(void)
 	check(!levtab_page(t, 2, 1, got));
 	levtab_free(t);
 	stest_levels_cap(src[0]);
+	stest_levels_bound(src[0]);
 }
 
 static void
@@ -378,10 +454,13 @@ stest_u64map(void)
 }
 
 /*
- * The level table's home slots: a heap's consecutive pages, and the same
- * few pages of many pids, must not form long runs (average distance from
- * home <= 2 slots at the table's load; bits 32 up of the product, masked,
- * gave 2.8 and 38).
+ * The level table's sets: a heap's consecutive pages, and the same few
+ * pages of many pids, must spread as at random, or full sets double the
+ * table early (bits 32 up of the product, masked, crowded them: runs of
+ * 2.8 and 38 slots in the linear-probing table before).  An unbounded
+ * table grows when a new page finds its set full: at random 4-way sets
+ * fill first at about 1/8 of the ways used, so the table must hold at
+ * least 1/16 used here, and every page found at home or in its set.
  */
 static void
 stest_levels_spread(void)
@@ -392,7 +471,7 @@ stest_levels_spread(void)
 
 	for (size_t k = 0; k < SPREAD_SETS; k++) {
 		struct levtab *t = levtab_new(0);
-		uint64_t dist = 0, used = 0;
+		uint64_t used = 0, ways;
 
 		if (!check(t != NULL))
 			return;
@@ -400,19 +479,22 @@ stest_levels_spread(void)
 			for (uint64_t i = 0; i < sets[k].pages; i++)
 				levtab_add(t, (int32_t)(300 + p),
 					   sets[k].first + i, src);
-		for (size_t i = 0; i <= t->mask; i++) {
+		ways = t->n_sets * LEVTAB_WAYS;
+		for (size_t i = 0; i < ways; i++) {
 			const struct levtab_page *e = &t->slots[i];
 
-			if (!e->n[DATASRC_LVL_NA])
+			if (!e->key)
 				continue;
 			used++;
-			dist += (i - levtab_home(e->key, t->mask)) & t->mask;
+			check(((i ^ levtab_home(e->key, t->n_sets)) &
+			       ~(size_t)(LEVTAB_WAYS - 1)) == 0);
 		}
 		check_eq_u64(used, (uint64_t)sets[k].pids * sets[k].pages);
-		if (!check(dist <= 2 * used))
-			fprintf(stderr, "levtab spread: set %zu: %.1f slots "
-				"from home on average\n", k,
-				(double)dist / (double)used);
+		check_eq_u64(levtab_evicted(t), 0);
+		if (!check(used * 16 >= ways))
+			fprintf(stderr, "levtab spread: set %zu: %llu of %llu "
+				"ways used\n", k, (unsigned long long)used,
+				(unsigned long long)ways);
 		levtab_free(t);
 	}
 }

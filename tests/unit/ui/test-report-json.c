@@ -144,6 +144,7 @@ test_exact(void)
 		"\"query_us\":0},\"collector_cpu_us\":0,\"levels\":{},"
 		"\"granularity\":0,\"code_sites\":[],\"code_unknown\":0,"
 		"\"code_untracked\":0,\"sites_evicted\":0,"
+		"\"levels_evicted\":0,"
 		"\"names\":{\"mismatched\":0,\"maps_failed\":0,"
 		"\"helper_failed\":0,\"maps_skipped\":0,"
 		"\"unwind_fallbacks\":0,\"pins_dropped\":0},"
@@ -171,7 +172,8 @@ test_key_order(void)
 		"has_kinds", "mem_unknown", "cpu_unknown", "matrix_unknown",
 		"imbalance", "migrations", "node_resolution",
 		"collector_cpu_us", "levels", "granularity", "code_sites",
-		"code_unknown", "code_untracked", "sites_evicted", "names",
+		"code_unknown", "code_untracked", "sites_evicted",
+		"levels_evicted", "names",
 		"scope", "processes", "processes_untracked",
 		"processes_unknown", "objects_on", "objects",
 		"objects_samples", "objects_none", "objects_more",

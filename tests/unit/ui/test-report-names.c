@@ -115,6 +115,7 @@ main(void)
 	f->code_unknown = 3;
 	f->code_untracked = 4;
 	f->sites_evicted = 6;
+	f->levels_evicted = 10;
 	f->names_mismatched = 2;
 	f->names_maps_failed = 5;
 	f->names_helper_failed = 1;
@@ -139,6 +140,7 @@ main(void)
 		  "\"total\":5},{\"pid\":7,\"function\":null,\"module\":"
 		  "\"[anon]\",\"samples\":0,\"total\":0}],\"code_unknown\":3,"
 		  "\"code_untracked\":4,\"sites_evicted\":6,"
+		  "\"levels_evicted\":10,"
 		  "\"names\":{\"mismatched\":2,\"maps_failed\":5,"
 		  "\"helper_failed\":1,\"maps_skipped\":7,"
 		  "\"unwind_fallbacks\":8,\"pins_dropped\":9}");
