@@ -103,8 +103,8 @@ levtab_grow(struct levtab *t)
 static struct levtab_page *
 levtab_claim(struct levtab *t, uint64_t key)
 {
-	size_t home, victim;
-	struct levtab_page *h, *free_way = NULL, tmp;
+	size_t home, victim, free_way = SIZE_MAX;
+	struct levtab_page *h, tmp;
 	uint32_t vw = UINT32_MAX;
 
 	if (!t->slots && !levtab_grow(t))
@@ -113,42 +113,39 @@ levtab_claim(struct levtab *t, uint64_t key)
 	h = &t->slots[home];
 	if (h->key == key)
 		return h;
-	for (size_t w = 1; w < LEVTAB_WAYS; w++) {
-		struct levtab_page *p = &t->slots[home ^ w];
-
-		if (p->key != key)
-			continue;
-		if (p->n[LEVTAB_WEIGHT] <= h->n[LEVTAB_WEIGHT])
-			return p;
-		tmp = *h;
-		*h = *p;
-		*p = tmp;
-		return h;
-	}
-	for (size_t w = 0; w < LEVTAB_WAYS && !free_way; w++)
-		if (t->slots[home ^ w].key == 0)
-			free_way = &t->slots[home ^ w];
-	if ((!free_way || (t->count + 1) * 4 > t->n_sets * LEVTAB_WAYS * 3) &&
-	    levtab_grow(t))
-		return levtab_claim(t, key);
-	if (free_way) {
-		free_way->key = key;
-		t->count++;
-		return free_way;
-	}
-	/* At full size: the set's lightest page makes room. */
+	/* One pass over the set: the page, else its first free way in
+	 * order from home, and the lightest page. */
 	victim = home;
 	for (size_t w = 0; w < LEVTAB_WAYS; w++) {
-		uint32_t ew = t->slots[home ^ w].n[LEVTAB_WEIGHT];
+		struct levtab_page *p = &t->slots[home ^ w];
 
-		if (ew < vw) {
-			vw = ew;
+		if (p->key == key) {
+			if (p->n[LEVTAB_WEIGHT] <= h->n[LEVTAB_WEIGHT])
+				return p;
+			tmp = *h;
+			*h = *p;
+			*p = tmp;
+			return h;
+		}
+		if (p->key == 0 && free_way == SIZE_MAX)
+			free_way = home ^ w;
+		if (p->n[LEVTAB_WEIGHT] < vw) {
+			vw = p->n[LEVTAB_WEIGHT];
 			victim = home ^ w;
 		}
 	}
+	if ((free_way == SIZE_MAX ||
+	     (t->count + 1) * 4 > t->n_sets * LEVTAB_WAYS * 3) &&
+	    t->n_sets < t->max_sets && !t->grow_failed && levtab_grow(t))
+		return levtab_claim(t, key);
+	if (free_way != SIZE_MAX) {
+		t->slots[free_way].key = key;
+		t->count++;
+		return &t->slots[free_way];
+	}
+	/* At full size: the set's lightest page makes room. */
 	t->evicted++;
-	memset(&t->slots[victim], 0, sizeof(t->slots[victim]));
-	t->slots[victim].key = key;
+	t->slots[victim] = (struct levtab_page){ .key = key };
 	t->slots[victim].n[LEVTAB_WEIGHT] = vw;
 	return &t->slots[victim];
 }
