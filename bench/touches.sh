@@ -49,7 +49,7 @@ vg_setup touches.sh "${1:-}"
 if [ $quick -eq 1 ]; then
 	samples=20000 sizes="64 16384"
 else
-	samples=200000 sizes="64 1024 16384 262144"
+	samples=200000 sizes="${TOUCHES_SIZES:-64 1024 16384 262144}"
 fi
 # memtop's own functions: every text symbol its libraries define.
 find "$build/src" "$build/collector" -name 'libmemtop-*.a' \

@@ -26,10 +26,12 @@
 
 struct names;
 
-/* Pages whose sites, and whose level mix, the side tables hold at most
- * (fewer when --max-pages is smaller): 1 MiB of records each, the
- * hottest pages (sitetab.h, levtab.h). */
+/* Pages whose sites, and whose level mix, the side tables hold at most:
+ * 1 MiB of records each, the hottest pages (sitetab.h, levtab.h); with
+ * a --max-pages below SIDES_SITE_PAGES / SIDES_ROOM, room for
+ * SIDES_ROOM times it instead (sides.c). */
 #define SIDES_SITE_PAGES (1u << 14)
+#define SIDES_ROOM	4
 
 struct sides {
 	struct names *names;		/* NULL: naming off */

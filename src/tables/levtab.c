@@ -6,6 +6,9 @@
 
 #include "levtab.h"
 
+/* The most sets a table has (2^30 pages, 64 GiB: no bound in practice). */
+#define LEVTAB_MOST_SETS	((size_t)1 << 28)
+
 _Static_assert(sizeof(struct levtab_page) == 64,
 	       "a page's level mix is one cache line");
 
@@ -17,8 +20,9 @@ levtab_new(size_t max_pages)
 
 	if (!t)
 		return NULL;
-	if (max_pages == 0 || max_pages > SIZE_MAX / 4 / sizeof(*t->slots))
-		max_pages = SIZE_MAX / 4 / sizeof(*t->slots);
+	/* levtab_home's multiply takes at most 32 bits of sets. */
+	if (max_pages == 0 || max_pages > LEVTAB_MOST_SETS * LEVTAB_WAYS)
+		max_pages = LEVTAB_MOST_SETS * LEVTAB_WAYS;
 	while (sets * LEVTAB_WAYS < max_pages)
 		sets *= 2;
 	t->max_sets = sets;
@@ -198,6 +202,9 @@ levtab_merge(struct levtab *dst, const struct levtab *src)
 	for (int i = 0; i < DATASRC_LVL__COUNT; i++)
 		dst->interval[i] += src->interval[i];
 	dst->untracked += src->untracked;
+	/* A shard's displaced mixes are lost for good: the frame counts
+	 * them (the shard's own count goes at its clear). */
+	dst->evicted += src->evicted;
 	/* The mixes only, and their weight: what a shard's page inherited
 	 * there is not a level's count, nor a weight in dst. */
 	for (size_t i = 0; src->slots && i < src->n_sets * LEVTAB_WAYS; i++) {
@@ -293,6 +300,7 @@ levtab_clear(struct levtab *t)
 		       t->n_sets * LEVTAB_WAYS * sizeof(*t->slots));
 	t->count = 0;
 	t->evicted = 0;
+	t->grow_failed = false;		/* a later doubling may succeed */
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;
 }

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <linux/perf_event.h>
@@ -47,7 +48,7 @@ stest_add(struct aggr *a, uint64_t page, uint64_t ip)
 }
 
 static struct frame *
-stest_build(struct aggr *a)
+stest_build(struct aggr *a, size_t top_k)
 {
 	static const char *const events[] = { "page-faults" };
 	struct frame_target tg[1] = { { .pid = STEST_PID, .comm = "t",
@@ -55,7 +56,7 @@ stest_build(struct aggr *a)
 	struct frame_meta m = {
 		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
 		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = STEST_HOT, .targets = tg,
+		.sort = SORT_SAMPLES, .top_k = top_k, .targets = tg,
 		.n_targets = 1, .exit_status = -1,
 	};
 
@@ -81,7 +82,7 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
 		for (int c = 0; c < STEST_COLD; c++)
 			stest_add(&a, next++, 0x403000);
 	}
-	f = stest_build(&a);
+	f = stest_build(&a, STEST_HOT);
 	check(f != NULL);
 	if (!f) {
 		aggr_fini(&a);
@@ -118,6 +119,43 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
 	aggr_fini(&a);
 }
 
+/*
+ * A --max-pages below the bound: a working set the page table holds
+ * whole keeps its sites and level mixes, exact, for nearly every page
+ * (the tables have room for 4 times --max-pages; with room for just
+ * --max-pages, 4-way sets at full load displaced about half of them).
+ */
+static void
+stest_small_max_pages(const struct topo *topo)
+{
+	enum { PAGES = 1000, N = 10 };
+	struct aggr a;
+	struct frame *f;
+	size_t exact = 0;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, PAGES), 0);
+	for (int k = 0; k < N; k++)
+		for (uint64_t p = 0; p < PAGES; p++)
+			stest_add(&a, 0x90000 + p * 3, 0x405000 + p * 16);
+	f = stest_build(&a, PAGES);
+	if (!check(f != NULL)) {
+		aggr_fini(&a);
+		return;
+	}
+	check_eq_u64(f->n_pages, PAGES);
+	for (size_t i = 0; i < f->n_pages; i++) {
+		const struct frame_page *p = &f->pages[i];
+
+		exact += p->n_sites == 1 && p->sites[0].samples == N &&
+			 p->levels && p->levels[datasrc_level(STEST_SRC)] == N;
+	}
+	if (!check(exact * 100 >= PAGES * 99))
+		fprintf(stderr, "small --max-pages: %zu of %d pages exact\n",
+			exact, PAGES);
+	frame_free(f);
+	aggr_fini(&a);
+}
+
 int
 main(void)
 {
@@ -126,6 +164,7 @@ main(void)
 
 	stest_late_hot(topo, 0);		/* no --max-pages */
 	stest_late_hot(topo, 1u << 22);		/* a large one */
+	stest_small_max_pages(topo);
 	topo_free(topo);
 	return test_result();
 }
