@@ -294,7 +294,8 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 				       a->batch[i + AGGR_PREFETCH].pid,
 				       pagetab_entry_page(
 					       ents[i + AGGR_PREFETCH]),
-				       a->batch[i + AGGR_PREFETCH].ip);
+				       a->batch[i + AGGR_PREFETCH].ip,
+				       ents[i + AGGR_PREFETCH]->total + 1u);
 		if (__builtin_expect(!e, 0)) {
 			untracked++;
 			continue;
@@ -330,7 +331,8 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		ts->lr[cell_loc[cell]]++;
 		ts->proc->nodes[col]++;
 		if (f & AGGR_F_SIDES)
-			sides_account(a->sides, s, pagetab_entry_page(e));
+			sides_account(a->sides, s, pagetab_entry_page(e),
+				      e->total);
 	}
 	run->n_cells = n_cells;
 	a->interval.untracked += untracked;

@@ -65,26 +65,32 @@ void sides_names_off(struct sides *s);
  * then deletes the calls, so no prefetch instruction reaches aggr_flush. */
 static inline __attribute__((always_inline)) void
 sides_prefetch(const struct sides *s, int32_t pid, uint64_t page,
-	       uint64_t ip)
+	       uint64_t ip, uint32_t total)
 {
 	if (!s)
 		return;
-	sitetab_prefetch(s->sites, pid, page);
-	levtab_prefetch(s->levels, pid, page);
+	if (admit_page(&s->sites->admit, total))
+		sitetab_prefetch(s->sites, pid, page);
+	if (admit_page(&s->levels->admit, total))
+		levtab_prefetch(s->levels, pid, page);
 	codetab_prefetch(s->code, pid, ip);
 }
 
-/* A sample accounted to page (s->pid, page) of the current granularity.
+/* A sample accounted to page (s->pid, page) of the current granularity,
+ * whose page-table total (this sample counted) is total: the code-site
+ * and level tables take it only past their admission bars (admit.h).
  * always_inline: past a size gcc makes it a call a sample. */
 static inline __attribute__((always_inline)) void
-sides_account(struct sides *s, const struct sample *smp, uint64_t page)
+sides_account(struct sides *s, const struct sample *smp, uint64_t page,
+	      uint32_t total)
 {
 	if (!s)
 		return;
-	sitetab_add(s->sites, smp->pid, page, smp->ip);
+	if (admit_page(&s->sites->admit, total))
+		sitetab_add(s->sites, smp->pid, page, smp->ip);
 	linetab_add(s->lines, smp->pid, smp->addr);
 	codetab_add(s->code, smp->pid, smp->ip);
-	levtab_add(s->levels, smp->pid, page, smp->data_src);
+	levtab_add_total(s->levels, smp->pid, page, smp->data_src, total);
 }
 /* A page entered the page table. */
 void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);

@@ -149,6 +149,7 @@ levtab_claim(struct levtab *t, uint64_t key)
 	}
 	/* At full size: the set's lightest page makes room. */
 	t->evicted++;
+	admit_displaced(&t->admit, vw);
 	t->slots[victim] = (struct levtab_page){ .key = key };
 	t->slots[victim].n[LEVTAB_WEIGHT] = vw;
 	return &t->slots[victim];
@@ -192,6 +193,17 @@ levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 	}
 	levtab_sat_add(&p->n[lvl], 1);
 	levtab_sat_add(&p->n[LEVTAB_WEIGHT], 1);
+}
+
+void
+levtab_interval_add_slow(struct levtab *t, uint64_t data_src)
+{
+	enum datasrc_level lvl = levtab_level(t, data_src);
+
+	if (lvl == DATASRC_LVL_NA)
+		t->no_level_src = data_src;
+	else
+		t->interval[lvl]++;
 }
 
 void
@@ -300,6 +312,7 @@ levtab_clear(struct levtab *t)
 		       t->n_sets * LEVTAB_WAYS * sizeof(*t->slots));
 	t->count = 0;
 	t->evicted = 0;
+	admit_clear(&t->admit);
 	t->grow_failed = false;		/* a later doubling may succeed */
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;
@@ -318,6 +331,7 @@ levtab_reset(struct levtab *t)
 	t->n_sets = 0;
 	t->count = 0;
 	t->evicted = 0;
+	admit_clear(&t->admit);
 	t->grow_failed = false;
 	memset(t->interval, 0, sizeof(t->interval));
 	t->untracked = 0;

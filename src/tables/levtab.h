@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "datasrc.h"
 #include "pagetab.h"
 
@@ -62,6 +63,7 @@ struct levtab {
 	size_t max_sets;		/* the capacity's sets */
 	size_t count;			/* records holding a page */
 	uint64_t evicted;		/* pages whose mix was forgotten */
+	struct admit admit;		/* the bar once it displaces */
 	bool grow_failed;		/* ENOMEM once: stay at n_sets */
 	uint64_t interval[DATASRC_LVL__COUNT];
 	uint64_t untracked;		/* samples without a record (ENOMEM) */
@@ -142,6 +144,30 @@ levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 		}
 	}
 	levtab_add_slow(t, pid, page, data_src);
+}
+void levtab_interval_add_slow(struct levtab *t, uint64_t data_src);
+
+/* levtab_add for the aggregation, which knows the page's page-table
+ * total (counting this sample): below the table's admission bar
+ * (admit.h) the sample counts in the interval's levels only, and the
+ * table is not read. */
+static inline void
+levtab_add_total(struct levtab *t, int32_t pid, uint64_t page,
+		 uint64_t data_src, uint32_t total)
+{
+	size_t m;
+
+	if (!t || admit_page(&t->admit, total)) {
+		levtab_add(t, pid, page, data_src);
+		return;
+	}
+	if (data_src == 0 || data_src == t->no_level_src)
+		return;
+	m = levtab_memo_slot(data_src);
+	if (t->memo_src[m] != data_src)
+		levtab_interval_add_slow(t, data_src);
+	else if (t->memo_lvl[m] != DATASRC_LVL_NA)
+		t->interval[t->memo_lvl[m]]++;
 }
 /* Fetches the record of (pid, page) into the cache ahead of levtab_add;
  * nothing while no sample had a level (faults never have one). */

@@ -305,10 +305,12 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 		if (ew == 0)
 			break;
 	}
-	if (t->rec[victim].key)
+	if (t->rec[victim].key) {
 		t->evicted++;
-	else
+		admit_displaced(&t->admit, vw);
+	} else {
 		t->n_used++;
+	}
 	memset(&t->rec[victim], 0, sizeof(t->rec[victim]));
 	t->rec[victim].key = key;
 	/* Space-Saving by page: the newcomer inherits the weight of the
@@ -512,6 +514,7 @@ sitetab_reset(struct sitetab *t)
 	t->old_len = 0;
 	t->n_used = 0;
 	t->evicted = 0;
+	admit_clear(&t->admit);
 	t->grown = 0;
 	t->grow_failed = false;
 }
@@ -526,6 +529,7 @@ sitetab_clear(struct sitetab *t)
 	memset(t->rec, 0, t->n_sets * SITETAB_WAYS * sizeof(*t->rec));
 	t->n_used = 0;
 	t->evicted = 0;
+	admit_clear(&t->admit);
 	t->grown = 0;
 	t->grow_failed = false;
 }

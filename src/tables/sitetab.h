@@ -52,6 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admit.h"
 #include "pagetab.h"
 
 #define SITETAB_SITES	4
@@ -92,6 +93,7 @@ struct sitetab {
 	size_t max_sets;		/* the capacity's sets */
 	size_t n_used;			/* records holding a page */
 	uint64_t evicted;
+	struct admit admit;		/* the bar once it displaces */
 	unsigned grown;			/* doublings since new or reset */
 	bool grow_failed;		/* ENOMEM once: stay at n_sets */
 	/* The table before the last doubling while its pages move (NULL

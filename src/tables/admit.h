@@ -1,0 +1,69 @@
+/*
+ * The admission bar of a side table kept for the hottest pages (the code
+ * sites of sitetab.h, the level mixes of levtab.h), once the table is at
+ * its capacity and displaces pages.
+ *
+ * Space-Saving alone gives a page new to a full set the place of the
+ * set's lightest page on its first sample.  Over a working set much
+ * wider than the table that is nearly every sample: the set's four
+ * records read (four random lines) and one rewritten, for a page that
+ * may not come back.  So a table that displaces keeps a bar, the
+ * running mean of the weights it displaced, and the aggregation hands it
+ * only the samples of pages whose page-table total (exact, from the page
+ * table entry the sample already read) has reached the bar.  A page
+ * below it is left out at no cost: its samples count in the frame's
+ * sites_other, as those of any page without a record.
+ *
+ * A page in the table is seldom below the bar: it got its place with a
+ * total at or above the bar of then, and the bar, a mean, moves slowly.
+ * A page hot now passes the bar after a few samples (its first ones
+ * count in sites_other), however heavy the pages that came before it.
+ * Collector thread only (each shard has its own tables).
+ */
+#ifndef MEMTOP_ADMIT_H
+#define MEMTOP_ADMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pagetab.h"
+
+/* The highest bar: a page table entry's total holds at least
+ * min(samples, PAGETAB_TOTAL_HALF) (pagetab_add_carry leaves it there
+ * when it carries), so a page with that many samples always passes. */
+#define ADMIT_BAR_MAX	PAGETAB_TOTAL_HALF
+/* The mean's weight of the newest displacement: 1/2^ADMIT_DECAY. */
+#define ADMIT_DECAY	4
+
+struct admit {
+	uint64_t acc;		/* 2^ADMIT_DECAY times the running mean */
+	uint32_t bar;		/* 0 until the table displaces a page */
+};
+
+/* A page of weight w was displaced. */
+static inline void
+admit_displaced(struct admit *a, uint64_t w)
+{
+	uint64_t mean;
+
+	a->acc += w - (a->acc >> ADMIT_DECAY);
+	mean = a->acc >> ADMIT_DECAY;
+	a->bar = mean < ADMIT_BAR_MAX ? (uint32_t)mean : ADMIT_BAR_MAX;
+}
+
+/* Whether a sample of a page with this page-table total (counting the
+ * sample) goes to the table. */
+static inline bool
+admit_page(const struct admit *a, uint32_t total)
+{
+	return total >= a->bar;
+}
+
+static inline void
+admit_clear(struct admit *a)
+{
+	a->acc = 0;
+	a->bar = 0;
+}
+
+#endif
