@@ -24,6 +24,10 @@ struct fbo_ctx {
 	unsigned shift;
 	bool oom;
 	bool heap;		/* fbo_object: walking the heap objects */
+	/* The mapping object the last page was in (NULL: none): a large
+	 * mapping's pages, in any order, need no lookup each. */
+	const struct obj *memo;
+	int32_t memo_pid;
 };
 
 #define FBO_HEAP_SCAN 256	/* heap objects weighed in one page */
@@ -94,13 +98,26 @@ fbo_page(struct page_entry *e, void *arg)
 	const struct obj *o;
 	struct obj tmp;
 	uint64_t n;
+	int32_t pid = pagetab_entry_pid(e);
+	uint64_t addr = pagetab_entry_page(e) << c->shift;
 
 	pagetab_read(a->pages, e, &pc);
 	n = pc.loads + pc.stores + pc.other;
 	if (n == 0)
 		return 0;
-	o = fbo_find(a, pagetab_entry_pid(e),
-		     pagetab_entry_page(e) << c->shift, 1ull << c->shift, &tmp);
+	/* Mapping objects do not overlap: the one holding the page's first
+	 * byte is the one objtab_find gives (heap objects, which come
+	 * first, are looked up each time). */
+	if (c->memo && c->memo_pid == pid && addr >= c->memo->base &&
+	    addr - c->memo->base < c->memo->size) {
+		o = c->memo;
+	} else {
+		o = fbo_find(a, pid, addr, 1ull << c->shift, &tmp);
+		if (o && o != &tmp && !a->heap_objects) {
+			c->memo = o;
+			c->memo_pid = pid;
+		}
+	}
 	if (!o || o->site >= c->n_sites) {
 		c->f->objects_none += n;
 		return 0;
@@ -280,7 +297,7 @@ framebuild_objects(struct frame *f, struct aggr *a)
 	for (size_t i = 0; i < c.n_sites && f->n_nodes; i++)
 		if (!(c.acc[i].nodes = calloc(f->n_nodes, sizeof(uint64_t))))
 			c.oom = true;
-	pagetab_foreach(a->pages, fbo_page, &c);
+	pagetab_foreach_touched(a->pages, fbo_page, &c);
 	objtab_foreach(a->objects, fbo_object, &c);
 	if (a->heap_objects) {
 		c.heap = true;

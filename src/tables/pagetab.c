@@ -441,9 +441,9 @@ pagetab_bytes(const struct pagetab *t)
 	return bytes;
 }
 
-int
-pagetab_foreach(struct pagetab *t,
-		int (*fn)(struct page_entry *e, void *ctx), void *ctx)
+static inline __attribute__((always_inline)) int
+pagetab_walk(struct pagetab *t, int (*fn)(struct page_entry *e, void *ctx),
+	     void *ctx, bool touched)
 {
 	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
 		struct pagetab_sub *s = &t->subs[j];
@@ -455,12 +455,32 @@ pagetab_foreach(struct pagetab *t,
 
 			if (e->key == 0)
 				continue;
+			/* A carried kind is at least PAGETAB_KIND_HALF:
+			 * kinds all 0 means no sample this interval. */
+			if (touched && (!pagetab_current(e, t->epoch) ||
+					(e->kinds[0] | e->kinds[1] |
+					 e->kinds[2]) == 0))
+				continue;
 			rc = fn(e, ctx);
 			if (rc)
 				return rc;
 		}
 	}
 	return 0;
+}
+
+int
+pagetab_foreach(struct pagetab *t,
+		int (*fn)(struct page_entry *e, void *ctx), void *ctx)
+{
+	return pagetab_walk(t, fn, ctx, false);
+}
+
+int
+pagetab_foreach_touched(struct pagetab *t,
+			int (*fn)(struct page_entry *e, void *ctx), void *ctx)
+{
+	return pagetab_walk(t, fn, ctx, true);
 }
 
 /*

@@ -300,6 +300,11 @@ size_t pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
  * returns that value.  fn must not insert into t. */
 int pagetab_foreach(struct pagetab *t,
 		    int (*fn)(struct page_entry *e, void *ctx), void *ctx);
+/* The same for the entries with samples this interval only (the others
+ * are skipped inside the walk, at no call). */
+int pagetab_foreach_touched(struct pagetab *t,
+			    int (*fn)(struct page_entry *e, void *ctx),
+			    void *ctx);
 
 /* O(n) consistency check (probe chains, subtables, counts); 0 or
  * -EINVAL. */

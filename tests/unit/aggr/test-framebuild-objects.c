@@ -159,6 +159,53 @@ scenario(struct aggr *a, struct objtab *t)
 	frame_free(f);
 }
 
+/*
+ * Two processes with a mapping at the same addresses, each its own
+ * object: every page of each goes to its own process's object (the walk
+ * remembers the last object, per pid), a page whose samples are all
+ * "other" counts, and a page sampled only in an earlier interval does
+ * not.
+ */
+static void
+scenario_two_pids(const struct topo *topo)
+{
+	struct objtab *t = objtab_new(0);
+	int64_t sa = objtab_site_intern(t, "map_a+0x4", NULL, 0);
+	int64_t sb = objtab_site_intern(t, "map_b+0x8", NULL, 0);
+	struct obj oa = { .base = 0x100000, .size = 0x10000,
+			  .site = (uint32_t)sa, .tid = 100 };
+	struct obj ob = { .base = 0x100000, .size = 0x10000,
+			  .site = (uint32_t)sb, .tid = 200 };
+	struct aggr a;
+	struct frame *f;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	check(objtab_map(t, 100, &oa) == 0 && objtab_map(t, 200, &ob) == 0);
+	a.objects = t;
+	for (int i = 0; i < 3; i++)
+		add(&a, 100, 0, 0x120000, SAMPLE_LOAD);	/* no object */
+	aggr_flush(&a);		/* as a frame does before the next interval */
+	aggr_next_interval(&a);
+	for (uint64_t p = 0; p < 16; p++) {
+		add(&a, 100, 0, 0x100000 + p * 0x1000, SAMPLE_LOAD);
+		add(&a, 200, 2, 0x100000 + p * 0x1000, SAMPLE_OTHER);
+	}
+	f = build(&a);
+	check(f != NULL);
+	if (f) {
+		check_eq_u64(f->objects_samples, 32);
+		check_eq_u64(f->objects_none, 0);
+		check_eq_u64(f->n_objects, 2);
+		for (size_t i = 0; i < f->n_objects; i++) {
+			check_eq_u64(f->objects[i].samples, 16);
+			check_eq_u64(f->objects[i].objects, 1);
+		}
+	}
+	frame_free(f);
+	aggr_fini(&a);
+	objtab_free(t);
+}
+
 int
 main(void)
 {
@@ -178,6 +225,7 @@ main(void)
 	a.objects = t;
 	scenario(&a, t);
 	aggr_fini(&a);
+	scenario_two_pids(topo);
 	objtab_free(t);
 	topo_free(topo);
 	return test_result();
