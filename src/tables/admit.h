@@ -14,11 +14,15 @@
  * below it is left out at no cost: its samples count in the frame's
  * sites_other, as those of any page without a record.
  *
- * A page in the table is seldom below the bar: it got its place with a
- * total at or above the bar of then, and the bar, a mean, moves slowly.
- * A page hot now passes the bar after a few samples (its first ones
- * count in sites_other), however heavy the pages that came before it.
- * Collector thread only (each shard has its own tables).
+ * The weights displaced are Space-Saving's, samples since the start and
+ * inherited ones: they grow with the run's length, and a page turning hot
+ * starts at total 1.  So the bar stops at ADMIT_BAR_MAX, what a page hot
+ * now may leave out before it gets its place, however long the run and
+ * however heavy the pages before it.  Past that a working set wider than
+ * the table whose pages all have more samples than the cap displaces at
+ * every sample again, as without the bar; the bar serves the cold tail
+ * (pages with fewer samples than the cap since the start) and the start
+ * of a run.  Collector thread only (each shard has its own tables).
  */
 #ifndef MEMTOP_ADMIT_H
 #define MEMTOP_ADMIT_H
@@ -28,10 +32,14 @@
 
 #include "pagetab.h"
 
-/* The highest bar: a page table entry's total holds at least
- * min(samples, PAGETAB_TOTAL_HALF) (pagetab_add_carry leaves it there
- * when it carries), so a page with that many samples always passes. */
-#define ADMIT_BAR_MAX	PAGETAB_TOTAL_HALF
+/* The highest bar: the samples a page turning hot may leave in
+ * sites_other (and out of its level mix).  A page table entry's total
+ * holds at least min(samples, PAGETAB_TOTAL_HALF) (pagetab_add_carry
+ * leaves it there when it carries), so the cap, below that, is always
+ * passed by a page with that many samples. */
+#define ADMIT_BAR_MAX	64u
+_Static_assert(ADMIT_BAR_MAX < PAGETAB_TOTAL_HALF,
+	       "an entry's total must reach the bar");
 /* The mean's weight of the newest displacement: 1/2^ADMIT_DECAY. */
 #define ADMIT_DECAY	4
 

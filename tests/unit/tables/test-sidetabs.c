@@ -352,8 +352,17 @@ stest_levels_bound(uint64_t src)
 	}
 	levtab_interval(t, got);
 	check_eq_u64(got[l], sum);
+	/* The displacements raised the admission bar (src/tables/admit.h);
+	 * a clear or reset starts it again. */
+	check(t->admit.bar > 0);
+	levtab_clear(t);
+	check_eq_u64(t->admit.bar, 0);
+	for (uint64_t p = 0; p < 2 * CAP; p++)
+		levtab_add(t, 7, p, src);
+	check(t->admit.bar > 0);
 	levtab_reset(t);
 	check_eq_u64(levtab_evicted(t), 0);
+	check_eq_u64(t->admit.bar, 0);
 	levtab_free(t);
 }
 

@@ -141,6 +141,16 @@ stest_sites_evict_late(void)
 	/* The last cold page holds a record too, counted from its sample. */
 	check_eq_u64(sitetab_get(t, 3, 1299, s), 1);
 	check_eq_u64(s[0].count, 1);
+	/* The displacements raised the admission bar (src/tables/admit.h);
+	 * a clear or reset starts it again. */
+	check(t->admit.bar > 0);
+	sitetab_clear(t);
+	check_eq_u64(t->admit.bar, 0);
+	stest_heavy_set(t, 100);
+	sitetab_add(t, 3, 50, 0x500);
+	check(t->admit.bar > 0);
+	sitetab_reset(t);
+	check_eq_u64(t->admit.bar, 0);
 	sitetab_free(t);
 }
 
