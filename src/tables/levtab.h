@@ -33,7 +33,7 @@
 #include "datasrc.h"
 #include "pagetab.h"
 
-#define LEVTAB_WAYS		4	/* levtab_home takes 2 bits */
+#define LEVTAB_WAYS		PAGETAB_SIDE_WAYS	/* pagetab_side_home's */
 /* Sets of a new (or reset) table: 1024 pages, 64 KiB. */
 #define LEVTAB_FIRST_SETS	256
 
@@ -85,21 +85,11 @@ levtab_key(int32_t pid, uint64_t page)
 	return ((uint64_t)(uint32_t)pid + 1) << PAGETAB_PAGE_BITS | page;
 }
 
-/*
- * Index of key's home way: its set, pagetab_key_mix's top bits (n_sets
- * is a power of two, so the multiply takes log2(n_sets) of them), plus
- * the way bits 30-31 prefer, as sitetab_home.  Not the product's bits 32
- * up, masked: a heap's consecutive pages and the same pages of many pids
- * crowded a few places there (stest_levels_spread in
- * tests/unit/tables/test-sidetabs.c).
- */
+/* Index of key's home way (pagetab_side_home, as the code-site table's). */
 static inline size_t
 levtab_home(uint64_t key, size_t n_sets)
 {
-	uint64_t h = pagetab_key_mix(key);
-
-	return (size_t)(((h >> 32) * n_sets) >> 32) * LEVTAB_WAYS +
-	       (size_t)((h >> 30) & (LEVTAB_WAYS - 1));
+	return pagetab_side_home(key, n_sets);
 }
 
 /* Room for about max_pages pages (rounded up to a power of two, at least

@@ -73,6 +73,31 @@ pagetab_key_mix(uint64_t key)
 	return (key ^ key >> PAGETAB_PAGE_BITS) * 0x9e3779b97f4a7c15ull;
 }
 
+/* Ways a set of the side tables kept by page (sitetab.h, levtab.h). */
+#define PAGETAB_SIDE_WAYS	4
+_Static_assert(PAGETAB_SIDE_WAYS == 4,
+	       "pagetab_side_home picks a way from 2 bits");
+
+/*
+ * Index of key's home way in a side table of n_sets sets (a power of two
+ * up to 2^32) of PAGETAB_SIDE_WAYS records side by side: its set,
+ * pagetab_key_mix's top bits (the multiply takes log2(n_sets) of them,
+ * so a set splits into sets 2s and 2s + 1 when n_sets doubles), plus the
+ * way bits 30-31 prefer.  Not the product's bits 32 up, masked: those
+ * follow the multiplier's low bits, so a heap's consecutive pages and
+ * the same pages of many pids crowded a few sets
+ * (tests/unit/tables/test-sitetab.c stest_sites_spread,
+ * tests/unit/tables/test-sidetabs.c stest_levels_spread).
+ */
+static inline size_t
+pagetab_side_home(uint64_t key, size_t n_sets)
+{
+	uint64_t h = pagetab_key_mix(key);
+
+	return (size_t)(((h >> 32) * n_sets) >> 32) * PAGETAB_SIDE_WAYS +
+	       (size_t)((h >> 30) & (PAGETAB_SIDE_WAYS - 1));
+}
+
 /* Extensions (pagetab_set_ext). */
 #define PAGETAB_EXT_LOCALITY	1u	/* count local/remote this interval */
 #define PAGETAB_EXT_WEIGHT	2u	/* weight sum and count since reset */

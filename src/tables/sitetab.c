@@ -11,7 +11,6 @@
 
 _Static_assert(sizeof(struct sitetab_rec) == 64,
 	       "a page's sites are one cache line");
-_Static_assert(SITETAB_WAYS == 4, "sitetab_home picks a way from 2 bits");
 
 /* From this size on a table is mapped on its own, 2 MiB-aligned, and
  * asked for transparent huge pages (where the system grants them on

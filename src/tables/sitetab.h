@@ -56,7 +56,7 @@
 #include "pagetab.h"
 
 #define SITETAB_SITES	4
-#define SITETAB_WAYS	4	/* sitetab_home takes 2 bits */
+#define SITETAB_WAYS	PAGETAB_SIDE_WAYS	/* pagetab_side_home's */
 /* Sets of a new (or reset) table: 1024 pages, 64 KiB. */
 #define SITETAB_FIRST_SETS	256
 /* Sets moved from the table before a doubling at each claim. */
@@ -120,25 +120,14 @@ sitetab_key(int32_t pid, uint64_t page)
 	return ((uint64_t)pid + 1) << PAGETAB_PAGE_BITS | page;
 }
 
-/*
- * Index of key's home way: its set, the product's top bits (n_sets is a
- * power of two, so the multiply takes log2(n_sets) of them), plus the
- * way bits 30-31 prefer.  Not bits 32 up, masked: those are a product
- * by the multiplier's low bits, close to a fraction of small denominator,
- * so a heap's consecutive pages (and the same pages of many pids) fell
- * into a few sets and evicted each other (tests/unit/tables/test-sidetabs.c,
- * stest_sites_spread).  The pid is folded onto the page bits first, as
- * in pagetab_hash: without it the same few pages of thousands of pids
- * spread worse than at random (at full load, more than twice the
- * evictions).
- */
+/* Index of key's home way (pagetab_side_home).  The pid is folded onto
+ * the page bits first (pagetab_key_mix), as in pagetab_hash: without it
+ * the same few pages of thousands of pids spread worse than at random
+ * (at full load, more than twice the evictions). */
 static inline size_t
 sitetab_home(const struct sitetab *t, uint64_t key)
 {
-	uint64_t h = pagetab_key_mix(key);
-
-	return (size_t)(((h >> 32) * t->n_sets) >> 32) * SITETAB_WAYS +
-	       (size_t)((h >> 30) & (SITETAB_WAYS - 1));
+	return pagetab_side_home(key, t->n_sets);
 }
 
 /* Whether the record can hold ip (see the top comment). */
