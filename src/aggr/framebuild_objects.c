@@ -101,10 +101,9 @@ fbo_page(struct page_entry *e, void *arg)
 	int32_t pid = pagetab_entry_pid(e);
 	uint64_t addr = pagetab_entry_page(e) << c->shift;
 
+	/* Not 0: the walk visits pages with samples this interval only. */
 	pagetab_read(a->pages, e, &pc);
 	n = pc.loads + pc.stores + pc.other;
-	if (n == 0)
-		return 0;
 	/* Mapping objects do not overlap: the one holding the page's first
 	 * byte is the one objtab_find gives (heap objects, which come
 	 * first, are looked up each time). */
