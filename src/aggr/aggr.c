@@ -290,10 +290,8 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		/* The side tables are as large as the page table. */
 		if ((f & AGGR_F_SIDES) && i + AGGR_PREFETCH < n &&
 		    ents[i + AGGR_PREFETCH])
-			sides_prefetch(a->sides,
+			sides_prefetch(a->sides, ents[i + AGGR_PREFETCH]->key,
 				       a->batch[i + AGGR_PREFETCH].pid,
-				       pagetab_entry_page(
-					       ents[i + AGGR_PREFETCH]),
 				       a->batch[i + AGGR_PREFETCH].ip,
 				       ents[i + AGGR_PREFETCH]->total + 1u);
 		if (__builtin_expect(!e, 0)) {
@@ -331,8 +329,7 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		ts->lr[cell_loc[cell]]++;
 		ts->proc->nodes[col]++;
 		if (f & AGGR_F_SIDES)
-			sides_account(a->sides, s, pagetab_entry_page(e),
-				      e->total);
+			sides_account(a->sides, s, e->key, e->total);
 	}
 	run->n_cells = n_cells;
 	a->interval.untracked += untracked;

@@ -58,39 +58,47 @@ size_t sides_bytes(const struct sides *s);
  */
 void sides_names_off(struct sides *s);
 
-/* Fetches what sides_account will touch for (pid, page, ip) into the cache,
- * a few samples ahead of it.  This and the tables' prefetch functions
- * are always_inline: otherwise gcc (12, at -O2/-O3) finds them pure (a
- * prefetch has no effect it can see), does not inline them early, and
- * then deletes the calls, so no prefetch instruction reaches aggr_flush. */
+/* Fetches what sides_account will touch for the page of page-table key
+ * `key` and code address ip into the cache, a few samples ahead of it.
+ * This and the tables' prefetch functions are always_inline: otherwise
+ * gcc (12, at -O2/-O3) finds them pure (a prefetch has no effect it can
+ * see), does not inline them early, and then deletes the calls, so no
+ * prefetch instruction reaches aggr_flush. */
 static inline __attribute__((always_inline)) void
-sides_prefetch(const struct sides *s, int32_t pid, uint64_t page,
+sides_prefetch(const struct sides *s, uint64_t key, int32_t pid,
 	       uint64_t ip, uint32_t total)
 {
+	uint64_t h = pagetab_key_mix(key);
+
 	if (!s)
 		return;
 	if (admit_page(&s->sites->admit, total))
-		sitetab_prefetch(s->sites, pid, page);
+		sitetab_prefetch_mixed(s->sites, h);
 	if (admit_page(&s->levels->admit, total))
-		levtab_prefetch(s->levels, pid, page);
+		levtab_prefetch_mixed(s->levels, h);
 	codetab_prefetch(s->code, pid, ip);
 }
 
-/* A sample accounted to page (s->pid, page) of the current granularity,
- * whose page-table total (this sample counted) is total: the code-site
- * and level tables take it only past their admission bars (admit.h).
- * always_inline: past a size gcc makes it a call a sample. */
+/* A sample accounted to the page of page-table key `key` (the sample's
+ * pid and page at the current granularity), whose page-table total (this
+ * sample counted) is total: the code-site and level tables take it only
+ * past their admission bars (admit.h).  The key's mix, which places the
+ * page in the code-site, line-heat and level tables alike, is computed
+ * once.  always_inline: past a size gcc makes it a call a sample. */
 static inline __attribute__((always_inline)) void
-sides_account(struct sides *s, const struct sample *smp, uint64_t page,
+sides_account(struct sides *s, const struct sample *smp, uint64_t key,
 	      uint32_t total)
 {
+	uint64_t h = pagetab_key_mix(key);
+
 	if (!s)
 		return;
 	if (admit_page(&s->sites->admit, total))
-		sitetab_add(s->sites, smp->pid, page, smp->ip);
-	linetab_add(s->lines, smp->pid, smp->addr);
+		sitetab_add_key(s->sites, key, h, smp->ip);
+	linetab_add_key(s->lines, smp->pid, key & PAGETAB_PAGE_MASK,
+			smp->addr, h);
 	codetab_add(s->code, smp->pid, smp->ip);
-	levtab_add_total(s->levels, smp->pid, page, smp->data_src, total);
+	levtab_add_total(s->levels, key, h, smp->data_src, total);
 }
 /* A page entered the page table. */
 void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);

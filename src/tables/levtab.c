@@ -174,8 +174,7 @@ levtab_level(struct levtab *t, uint64_t data_src)
 }
 
 void
-levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
-		uint64_t data_src)
+levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src)
 {
 	enum datasrc_level lvl;
 	struct levtab_page *p;
@@ -186,7 +185,7 @@ levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
 		return;
 	}
 	t->interval[lvl]++;
-	p = levtab_claim(t, levtab_key(pid, page));
+	p = levtab_claim(t, key);
 	if (!p) {
 		t->untracked++;
 		return;

@@ -98,8 +98,9 @@ levtab_home(uint64_t key, size_t n_sets)
 struct levtab *levtab_new(size_t max_pages);
 void levtab_free(struct levtab *t);	/* NULL-safe */
 
-void levtab_add_slow(struct levtab *t, int32_t pid, uint64_t page,
-		     uint64_t data_src);
+/* levtab_add_key's way when the page is not at home or data_src not in
+ * the memo. */
+void levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src);
 
 /* The memo slot of data_src. */
 static inline size_t
@@ -109,17 +110,18 @@ levtab_memo_slot(uint64_t data_src)
 			(64 - LEVTAB_MEMO_BITS));
 }
 
-/* One sample of (pid, page) with this data_src (0 = none: ignored).
- * Inline when the page is in its home slot and data_src's level is in
- * the memo (most samples of a page seen before): no call. */
+/* One sample with this data_src (0 = none: ignored) of the page whose
+ * key (levtab_key) mixes to h (pagetab_key_mix).  Inline when the page
+ * is in its home slot and data_src's level is in the memo (most samples
+ * of a page seen before): no call. */
 static inline void
-levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
+levtab_add_key(struct levtab *t, uint64_t key, uint64_t h, uint64_t data_src)
 {
 	if (!t || data_src == 0 || data_src == t->no_level_src)
 		return;
 	if (t->slots) {
-		uint64_t key = levtab_key(pid, page);
-		struct levtab_page *p = &t->slots[levtab_home(key, t->n_sets)];
+		struct levtab_page *p =
+			&t->slots[pagetab_side_home_mixed(h, t->n_sets)];
 		size_t m = levtab_memo_slot(data_src);
 		unsigned lvl = t->memo_lvl[m];
 
@@ -133,22 +135,31 @@ levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 			return;
 		}
 	}
-	levtab_add_slow(t, pid, page, data_src);
+	levtab_add_slow(t, key, data_src);
+}
+
+/* One sample of (pid, page) with this data_src (0 = none: ignored). */
+static inline void
+levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
+{
+	uint64_t key = levtab_key(pid, page);
+
+	levtab_add_key(t, key, pagetab_key_mix(key), data_src);
 }
 void levtab_interval_add_slow(struct levtab *t, uint64_t data_src);
 
-/* levtab_add for the aggregation, which knows the page's page-table
+/* levtab_add_key for the aggregation, which knows the page's page-table
  * total (counting this sample): below the table's admission bar
  * (admit.h) the sample counts in the interval's levels only, and the
  * table is not read. */
 static inline void
-levtab_add_total(struct levtab *t, int32_t pid, uint64_t page,
+levtab_add_total(struct levtab *t, uint64_t key, uint64_t h,
 		 uint64_t data_src, uint32_t total)
 {
 	size_t m;
 
 	if (!t || admit_page(&t->admit, total)) {
-		levtab_add(t, pid, page, data_src);
+		levtab_add_key(t, key, h, data_src);
 		return;
 	}
 	if (data_src == 0 || data_src == t->no_level_src)
@@ -159,14 +170,15 @@ levtab_add_total(struct levtab *t, int32_t pid, uint64_t page,
 	else if (t->memo_lvl[m] != DATASRC_LVL_NA)
 		t->interval[t->memo_lvl[m]]++;
 }
-/* Fetches the record of (pid, page) into the cache ahead of levtab_add;
- * nothing while no sample had a level (faults never have one). */
+/* Fetches the record of the page whose key mixes to h into the cache
+ * ahead of levtab_add_key; nothing while no sample had a level (faults
+ * never have one). */
 static inline __attribute__((always_inline)) void
-levtab_prefetch(const struct levtab *t, int32_t pid, uint64_t page)
+levtab_prefetch_mixed(const struct levtab *t, uint64_t h)
 {
 	if (t && t->count)
-		__builtin_prefetch(&t->slots[levtab_home(levtab_key(pid, page),
-							 t->n_sets)], 1);
+		__builtin_prefetch(
+			&t->slots[pagetab_side_home_mixed(h, t->n_sets)], 1);
 }
 /* Per-page counts since reset into out[DATASRC_LVL__COUNT]; false when
  * the page has none. */

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pagetab.h"
+
 #define LINETAB_LINES	64
 #define LINETAB_SLOTS	1024
 
@@ -58,11 +60,13 @@ struct linetab {
 	unsigned page_shift;
 };
 
+/* The page table's mix of the page's key (pagetab_key_mix), which the
+ * aggregation computes once a sample for all the side tables. */
 static inline uint64_t
 linetab_hash(int32_t pid, uint64_t page)
 {
-	return (page ^ ((uint64_t)(uint32_t)pid << 40)) *
-	       0x9e3779b97f4a7c15ull;
+	return pagetab_key_mix(((uint64_t)(uint32_t)pid + 1)
+				       << PAGETAB_PAGE_BITS | page);
 }
 
 /* Parts of the hash: the index position and the filter bit are its top
@@ -118,12 +122,12 @@ void linetab_free(struct linetab *t);		/* NULL-safe */
 void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr,
 		      uint64_t h);
 
-/* One sample at addr, which lies in page (pid, addr >> page_shift). */
+/* One sample at addr, which lies in page (pid, page) (page: addr >>
+ * page_shift), whose hash is h (linetab_hash). */
 static inline void
-linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
+linetab_add_key(struct linetab *t, int32_t pid, uint64_t page,
+		uint64_t addr, uint64_t h)
 {
-	uint64_t page = addr >> t->page_shift;
-	uint64_t h = linetab_hash(pid, page);
 	uint32_t v;
 
 	/* All slots taken and none of them this page's: nothing to do. */
@@ -141,6 +145,15 @@ linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 		}
 	}
 	linetab_add_slow(t, pid, addr, h);
+}
+
+/* One sample at addr, which lies in page (pid, addr >> page_shift). */
+static inline void
+linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
+{
+	uint64_t page = addr >> t->page_shift;
+
+	linetab_add_key(t, pid, page, addr, linetab_hash(pid, page));
 }
 
 /* Copies the page's counters into out[LINETAB_LINES]; false when the

@@ -90,12 +90,18 @@ _Static_assert(PAGETAB_SIDE_WAYS == 4,
  * tests/unit/tables/test-sidetabs.c stest_levels_spread).
  */
 static inline size_t
-pagetab_side_home(uint64_t key, size_t n_sets)
+pagetab_side_home_mixed(uint64_t h, size_t n_sets)
 {
-	uint64_t h = pagetab_key_mix(key);
-
 	return (size_t)(((h >> 32) * n_sets) >> 32) * PAGETAB_SIDE_WAYS +
 	       (size_t)((h >> 30) & (PAGETAB_SIDE_WAYS - 1));
+}
+
+/* The same from the key (h: pagetab_key_mix(key), which the aggregation
+ * computes once a sample for every side table kept by page). */
+static inline size_t
+pagetab_side_home(uint64_t key, size_t n_sets)
+{
+	return pagetab_side_home_mixed(pagetab_key_mix(key), n_sets);
 }
 
 /* Extensions (pagetab_set_ext). */

@@ -137,19 +137,18 @@ sitetab_ip_fits(uint64_t ip)
 	return (uint64_t)((int64_t)(ip << 16) >> 16) == ip;
 }
 
-/* Brings the set of (pid, page) into the cache ahead of sitetab_add:
- * its home way, and the other three (four adjacent lines), which a page
- * away from home and a new page (claim, eviction) read: where sets are
- * full and pages come and go, those reads are common enough that
- * fetching the home way alone costs more than it saves.  A key
- * sitetab_add ignores prefetches a harmless set. */
+/* Brings the set of the page whose key mixes to h (pagetab_key_mix)
+ * into the cache ahead of sitetab_add_key: its home way, and the other
+ * three (four adjacent lines), which a page away from home and a new
+ * page (claim, eviction) read: where sets are full and pages come and
+ * go, those reads are common enough that fetching the home way alone
+ * costs more than it saves. */
 static inline __attribute__((always_inline)) void
-sitetab_prefetch(const struct sitetab *t, int32_t pid, uint64_t page)
+sitetab_prefetch_mixed(const struct sitetab *t, uint64_t h)
 {
-	size_t home = sitetab_home(t, ((uint64_t)(uint32_t)pid + 1)
-					      << PAGETAB_PAGE_BITS | page);
 	const struct sitetab_rec *r =
-		&t->rec[home & ~(size_t)(SITETAB_WAYS - 1)];
+		&t->rec[pagetab_side_home_mixed(h, t->n_sets) &
+			~(size_t)(SITETAB_WAYS - 1)];
 
 	__builtin_prefetch(&r[0], 1);
 	__builtin_prefetch(&r[1], 1);
@@ -165,19 +164,20 @@ struct sitetab_rec *sitetab_claim(struct sitetab *t, uint64_t key,
 /* Space-Saving for one sample at an ip that holds no slot of r. */
 void sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip);
 
-/* One sample of (pid, page) at ip (ip 0 = unknown: not recorded). */
+/* One sample at ip (0 = unknown: not recorded) of the page whose key
+ * (sitetab_key; a page table entry's, never 0) mixes to h
+ * (pagetab_key_mix). */
 static inline void
-sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip)
+sitetab_add_key(struct sitetab *t, uint64_t key, uint64_t h, uint64_t ip)
 {
-	uint64_t key = sitetab_key(pid, page);
 	uint32_t lo = (uint32_t)ip;
 	uint16_t hi = (uint16_t)(ip >> 32);
 	struct sitetab_rec *r;
 	size_t home;
 
-	if (ip == 0 || key == 0 || !sitetab_ip_fits(ip))
+	if (ip == 0 || !sitetab_ip_fits(ip))
 		return;
-	home = sitetab_home(t, key);
+	home = pagetab_side_home_mixed(h, t->n_sets);
 	r = &t->rec[home];
 	if (r->key != key)
 		r = sitetab_claim(t, key, home);
@@ -190,6 +190,16 @@ sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip)
 		}
 	}
 	sitetab_slot_miss(r, ip);
+}
+
+/* One sample of (pid, page) at ip (ip 0 = unknown: not recorded). */
+static inline void
+sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip)
+{
+	uint64_t key = sitetab_key(pid, page);
+
+	if (key)
+		sitetab_add_key(t, key, pagetab_key_mix(key), ip);
 }
 
 /*
