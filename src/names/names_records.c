@@ -85,6 +85,17 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 	if (pid == ppid)
 		return;		/* a thread: same address space */
 	names_alive(n, pid);	/* a pid reused: its old failure goes */
+	child = names_find(n, pid);
+	if (child && child->gone && !child->fixed) {
+		/* A pid reused after its process exited: nothing of the old
+		 * process is the new one's, whatever is known of the parent
+		 * (else its regions named the new process's pages, and
+		 * `gone` kept its maps from ever being read). */
+		names_drop_image(child);
+		u64map_clear(&child->pinned, names_free_page);
+		child->due = true;
+		n->any_due = true;
+	}
 	parent = names_find(n, ppid);
 	if (!parent || !maps_count(parent->maps))
 		return;

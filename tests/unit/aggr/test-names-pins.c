@@ -9,7 +9,9 @@
  * whether already in the page table or still in the batch; a page first
  * counted after it gets the new mapping's; a record that changes no name
  * (anonymous memory over anonymous memory) pins nothing; a reset, a
- * change of page size and a FORK record that reuses the pid unpin.  A
+ * change of page size and a FORK record that reuses the pid unpin, and
+ * a FORK record that reuses the pid of a process that exited drops the
+ * old process's regions even when its parent is unknown.  A
  * short range over a larger table is looked up page by page, a wide one
  * by a walk of the table: both pin.
  */
@@ -142,6 +144,18 @@ main(void)
 		.name_len = strlen("/tmp/parent.bin") });
 	names_fork(n, PTEST_PID, PTEST_PARENT);
 	ptest_check(&a, PTEST_FILE2 + 0x2000, "/tmp/parent.bin+0x2000");
+	/* The pid's process exits and a FORK record reuses the pid, from a
+	 * parent of which nothing is known: nothing of the old process's
+	 * names is the new one's. */
+	ptest_map(n, PTEST_FILE, PTEST_FILE + 0x4000, "/tmp/old.bin");
+	names_exit(n, PTEST_PID);
+	names_fork(n, PTEST_PID, PTEST_PARENT + 100);
+	aggr_reset(&a);
+	ptest_add(&a, PTEST_FILE + 0x1000);
+	ptest_check(&a, PTEST_FILE + 0x1000, "(null)");
+	/* Its own regions name its pages again. */
+	ptest_map(n, PTEST_FILE, PTEST_FILE + 0x4000, "/tmp/new.bin");
+	ptest_check(&a, PTEST_FILE + 0x1000, "/tmp/new.bin+0x1000");
 	aggr_fini(&a);
 	topo_free(topo);
 	return test_result();
