@@ -253,7 +253,8 @@ struct aggr_run {
 #define AGGR_F_WEIGHT	4u	/* weight extension */
 #define AGGR_F_VOTE	8u	/* cpuvote (more than two nodes) */
 #define AGGR_F_LIST	16u	/* many cells: list those touched */
-#define AGGR_F_ALL	31u
+#define AGGR_F_PREFETCH	32u	/* side tables past the cache's size */
+#define AGGR_F_ALL	63u
 
 /* Up to this many cells (three nodes) the fold reads them all. */
 #define AGGR_FEW_CELLS	16
@@ -287,8 +288,8 @@ aggr_account_all(struct aggr *a, struct aggr_run *run,
 		unsigned kind;
 		uint32_t c, col, cell;
 
-		/* The side tables are as large as the page table. */
-		if ((f & AGGR_F_SIDES) && i + AGGR_PREFETCH < n &&
+		/* The side tables, once past the cache's size. */
+		if ((f & AGGR_F_PREFETCH) && i + AGGR_PREFETCH < n &&
 		    ents[i + AGGR_PREFETCH])
 			sides_prefetch(a->sides, ents[i + AGGR_PREFETCH]->key,
 				       a->batch[i + AGGR_PREFETCH].pid,
@@ -380,6 +381,11 @@ aggr_account_batch(struct aggr *a, struct aggr_run *run,
 	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC);
 	AGGR_CASE(AGGR_F_SIDES | AGGR_F_WEIGHT);
 	AGGR_CASE(AGGR_F_SIDES | AGGR_F_LOC | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_PREFETCH);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_PREFETCH | AGGR_F_LOC);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_PREFETCH | AGGR_F_WEIGHT);
+	AGGR_CASE(AGGR_F_SIDES | AGGR_F_PREFETCH | AGGR_F_LOC |
+		  AGGR_F_WEIGHT);
 	default:
 		/* More than two nodes (cpuvote; from four on, a list of
 		 * cells): a branch for each feature. */
@@ -484,6 +490,7 @@ aggr_flush(struct aggr *a)
 	run.weight_off = pagetab_weight_off(a->pages);
 	n_cells = ((size_t)a->n_nodes + 1) * ((size_t)a->n_nodes + 1);
 	f = (a->sides ? AGGR_F_SIDES : 0) |
+	    (sides_prefetch_wanted(a->sides) ? AGGR_F_PREFETCH : 0) |
 	    (pagetab_ext(a->pages) & PAGETAB_EXT_LOCALITY ? AGGR_F_LOC : 0) |
 	    (run.weight_off ? AGGR_F_WEIGHT : 0) |
 	    (a->cpuvote ? AGGR_F_VOTE : 0) |

@@ -58,6 +58,23 @@ size_t sides_bytes(const struct sides *s);
  */
 void sides_names_off(struct sides *s);
 
+/* Code-site and level tables of up to this many sets (128 KiB) stay in
+ * the cache anyway, as the code addresses' of up to
+ * CODETAB_PREFETCH_SLOTS do. */
+#define SIDES_PREFETCH_SETS	512
+
+/* Whether sides_prefetch is worth its cost (a mix, a set's place and a
+ * few tests a sample) for the batch to come: whether any of the tables
+ * it fetches from is past the size that stays in the cache.  Asked once
+ * a batch; a table that grows during one is prefetched from the next. */
+static inline bool
+sides_prefetch_wanted(const struct sides *s)
+{
+	return s && (s->sites->n_sets > SIDES_PREFETCH_SETS ||
+		     s->levels->n_sets > SIDES_PREFETCH_SETS ||
+		     s->code->mask >= CODETAB_PREFETCH_SLOTS);
+}
+
 /* Fetches what sides_account will touch for the page of page-table key
  * `key` and code address ip into the cache, a few samples ahead of it.
  * This and the tables' prefetch functions are always_inline: otherwise
