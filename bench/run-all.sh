@@ -1,8 +1,12 @@
 #!/bin/bash
 # Every performance figure (issues 7 and 15), full size, one after the other:
 #
-#   bench/run-all.sh [BUILDDIR]        (default: build; use a release build,
-#                                       meson setup build-rel -Dbuildtype=release)
+#   bench/run-all.sh [BUILDDIR]        (default: build; use a release build
+#                                       with line information, as scripts/demo
+#                                       makes: meson setup build-rel
+#                                       -Dbuildtype=release -Ddebug=true;
+#                                       touches.sh needs it to take the
+#                                       ring's misses off)
 #
 # decode + aggregate, memory per page and growth stalls (bench-ingest;
 # then again with every sample's ip independent of its page, the side

@@ -91,8 +91,7 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 		 * process is the new one's, whatever is known of the parent
 		 * (else its regions named the new process's pages, and
 		 * `gone` kept its maps from ever being read). */
-		names_drop_image(child);
-		u64map_clear(&child->pinned, names_free_page);
+		names_drop_image(child);	/* its pins too */
 		child->due = true;
 		n->any_due = true;
 	}
