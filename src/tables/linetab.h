@@ -156,11 +156,11 @@ linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 	linetab_add_key(t, pid, page, addr, linetab_hash(pid, page));
 }
 
-/* Copies the page's counters into out[LINETAB_LINES]; false when the
- * page has no slot. */
 /* Adds src's pages (those dst has or has a free slot for) to dst's, as
  * if dst had taken their samples.  Same page size only. */
 void linetab_merge(struct linetab *dst, const struct linetab *src);
+/* Copies the page's counters into out[LINETAB_LINES]; false when the
+ * page has no slot. */
 bool linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
 		 uint32_t *out);
 

@@ -244,7 +244,7 @@ sitetab_grow(struct sitetab *t)
  * has it, else a free way (the same order), else the set's lightest
  * page's, evicted.  A page found away from home that outweighs the
  * page at home swaps places with it, so the pages with most samples,
- * which take most lookups, are found at home (where sitetab_add and
+ * which take most lookups, are found at home (where sitetab_add_key and
  * sitetab_prefetch_mixed look first). */
 struct sitetab_rec *
 sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
