@@ -82,7 +82,7 @@ struct levtab {
 static inline uint64_t
 levtab_key(int32_t pid, uint64_t page)
 {
-	return ((uint64_t)(uint32_t)pid + 1) << PAGETAB_PAGE_BITS | page;
+	return pagetab_key_of(pid, page);
 }
 
 /* Index of key's home way (pagetab_side_home, as the code-site table's). */

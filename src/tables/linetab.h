@@ -65,8 +65,7 @@ struct linetab {
 static inline uint64_t
 linetab_hash(int32_t pid, uint64_t page)
 {
-	return pagetab_key_mix(((uint64_t)(uint32_t)pid + 1)
-				       << PAGETAB_PAGE_BITS | page);
+	return pagetab_key_mix(pagetab_key_of(pid, page));
 }
 
 /* Parts of the hash: the index position and the filter bit are its top

@@ -59,6 +59,15 @@
 #define PAGETAB_LOC_MAX		0xfffu
 #define PAGETAB_LOC_HALF	0x800u
 
+/* The key of (pid, page) in this table's format (struct page_entry),
+ * for a pid and page the table can hold (pagetab_get checks; the side
+ * tables kept by page take their keys from its entries). */
+static inline uint64_t
+pagetab_key_of(int32_t pid, uint64_t page)
+{
+	return ((uint64_t)(uint32_t)pid + 1) << PAGETAB_PAGE_BITS | page;
+}
+
 /*
  * A key of this table's format, mixed for a hash table: the pid folded
  * onto the page bits, then an odd multiplier.  The product's top bits

@@ -118,7 +118,7 @@ pagetab_key(int32_t pid, uint64_t page)
 {
 	if (pid < 0 || pid > PAGETAB_MAX_PID || page > PAGETAB_PAGE_MASK)
 		return 0;
-	return (uint64_t)(pid + 1) << PAGETAB_PAGE_BITS | page;
+	return pagetab_key_of(pid, page);
 }
 
 static inline struct pagetab_sub *

@@ -117,7 +117,7 @@ sitetab_key(int32_t pid, uint64_t page)
 	if ((uint32_t)pid > (uint32_t)PAGETAB_MAX_PID ||
 	    page > PAGETAB_PAGE_MASK)
 		return 0;
-	return ((uint64_t)pid + 1) << PAGETAB_PAGE_BITS | page;
+	return pagetab_key_of(pid, page);
 }
 
 /* Index of key's home way (pagetab_side_home).  The pid is folded onto
