@@ -25,15 +25,15 @@
 #   of the ring's reader, collector/live/ingest.c, taken off when the
 #   build has line information (-g: meson's debug build, or -Ddebug=true
 #   beside -Dbuildtype=release), at most one a ring line or page, and
-#   printed as "ring L2".  Reads only: the ring is only read there, and
-#   the writes at those lines (the batch slots records decode into)
-#   still count.  A few of the reads are not the ring's (the events'
-#   layouts copied at the start of a drain): 0.002 lines a sample of
-#   the 0.13 taken off, PEBS at 256 Ki pages.  Not all ring lines hit in the
-#   simulated L2: the benchmark writes a whole ring (256 KiB) before the
-#   drain, whose table traffic evicts some of it before it is read
-#   (0.13 lines a sample, PEBS at 256 Ki pages).  A build without line
-#   information counts them, and the header says so.
+#   printed as "ring L2".  Not all ring lines hit in the simulated L2:
+#   the benchmark writes a whole ring (256 KiB) before the drain, whose
+#   table traffic evicts some of it before it is read (0.13 lines a
+#   sample, PEBS at 256 Ki pages).  Reads only: the ring is only read
+#   there, and the writes at those lines (the batch slots records decode
+#   into) still count.  A few of the reads are not the ring's (the
+#   events' layouts copied at the start of a drain): 0.002 lines a
+#   sample of those 0.13.  A build without line information counts the
+#   ring's misses, and the header says so.
 # Target (issue 15): <= 2 lines and <= 1 page a sample.  Cachegrind does
 # not model the hardware prefetcher or the CPU's real sizes: the figures
 # compare builds and working sets, not hosts.
@@ -80,8 +80,8 @@ echo "memtop touches: lines and 4 KiB pages a sample beyond the ring" \
 echo "build: $build (${btype:-?}); host CPU: ${model:-unknown}" \
 	"(the counts do not depend on it)"
 if readelf -S "$bench" 2>/dev/null | grep -q '\.debug_line'; then
-	echo "the ring taken off: its share of the L1 columns, the misses at" \
-		"collector/live/ingest.c's lines (ring L2) of lines and pages"
+	echo "the ring taken off: its share of the L1 columns, the read misses" \
+		"at collector/live/ingest.c's lines (ring L2) of lines and pages"
 else
 	echo "no line information in $bench: the ring's misses count in" \
 		"lines and pages (build with -g to take them off)"
