@@ -6,8 +6,9 @@ Usage: check_access.py NAME OUTPUT RC
 OUTPUT holds memtop's JSON frames followed by tests/numa/access-clusters'
 report (WRITE/READ page addresses, INTERVAL lines, RATE): the oracle.
 Prints 'ok: ...' lines, 'FAIL: ...' lines, and exits 1 on any failure,
-3 when the only failures are -e damon's read cluster (access-qemu.sh
-boots the guest once more for it).
+3 when the only failures are checks of what DAMON's sampling saw under
+TCG (a cluster's pages in hot entries: sampled_check); access-qemu.sh
+then boots the guest once more for the scenario, and a second miss fails.
 """
 import json
 import os
@@ -15,11 +16,11 @@ import re
 import sys
 
 failures = 0
-# Failures of the read-cluster check alone (reads_seen, strict).
-read_failures = 0
+# Failures of sampled_check alone.
+sampled_failures = 0
 # The exit status when those are the only failures: access-qemu.sh then
-# boots the guest once more for the bare driver and -e damon.
-EXIT_READS_ONLY = 3
+# boots the guest once more for the bare driver and the scenario.
+EXIT_SAMPLED_ONLY = 3
 
 
 def check(cond, what):
@@ -27,6 +28,20 @@ def check(cond, what):
     print(("ok: " if cond else "FAIL: ") + what)
     if not cond:
         failures += 1
+
+
+def sampled_check(cond, what):
+    """A check of how much of a cluster DAMON found hot: DAMON samples
+    one page a region per check and splits and merges its regions at
+    random, and under TCG an access through a translation QEMU kept sets
+    no accessed bit.  CI runs have seen the written cluster hot in
+    every frame of one boot and in none after the fifth frame of the
+    next, and paddr's hot entries cover 980 of 1024 written pages, then
+    198 for the rest of the run.  Such failures alone are retried in a
+    fresh guest boot (access-qemu.sh), where a second miss fails."""
+    global sampled_failures
+    check(cond, what)
+    sampled_failures += not cond
 
 
 def parse(path):
@@ -153,12 +168,10 @@ def reads_seen(counts, strict=True):
               "TCG hid the reads from DAMON, not memtop"
               % (hot, len(late), counts, bare))
         return
-    global read_failures
-    read_failures += not seen
-    check(seen,
-          "the read cluster is hot (>= 8 of 16 pages in regions of >= 8 "
-          "of 20 checks) in %d of the last %d (%s)"
-          % (hot, len(late), counts))
+    sampled_check(seen,
+                  "the read cluster is hot (>= 8 of 16 pages in regions "
+                  "of >= 8 of 20 checks) in %d of the last %d (%s)"
+                  % (hot, len(late), counts))
 
 
 def damon_regions(frames, truth, lines):
@@ -188,10 +201,10 @@ def damon_regions(frames, truth, lines):
     reads_seen(cr, strict=False)
     # Under TCG a write that hits a cached translation sets no accessed
     # bit either, so part of the cluster may look idle: half is asked.
-    check(cw and sum(c >= 8 for c in cw) * 2 > len(cw),
-          "the written cluster is hot (>= 8 of 16 pages in regions of >= "
-          "8 of 20 checks) in %d of %d snapshots"
-          % (sum(c >= 8 for c in cw), len(cw)))
+    sampled_check(cw and sum(c >= 8 for c in cw) * 2 > len(cw),
+                  "the written cluster is hot (>= 8 of 16 pages in "
+                  "regions of >= 8 of 20 checks) in %d of %d snapshots"
+                  % (sum(c >= 8 for c in cw), len(cw)))
     # The kdamond's first regions come after its first update interval,
     # later on a loaded host: the second half must hold them.
     full = [regs for regs in snaps if regs]
@@ -224,10 +237,10 @@ def damon(frames, truth):
                   f["seq"], len(hot), sorted(e - s for s, e in hot),
                   cw[-1], cr[-1]))
     late = cw[len(cw) // 2:]
-    check(late and sum(c >= 8 for c in late) * 2 >= len(late),
-          "entries of >= 8 of 20 checks cover >= 8 of the 16 written pages "
-          "in %d of the last %d frames" % (sum(c >= 8 for c in late),
-                                           len(late)))
+    sampled_check(late and sum(c >= 8 for c in late) * 2 >= len(late),
+                  "entries of >= 8 of 20 checks cover >= 8 of the 16 "
+                  "written pages in %d of the last %d frames"
+                  % (sum(c >= 8 for c in late), len(late)))
     reads_seen(cr)
     damon_entries(mid)
     damon_ages(mid, write)
@@ -299,11 +312,11 @@ def damon_procs(frames, truth):
         pid = pr["pid"]
         cw = [hot_cover([p for p in f["pages"] if p["pid"] == pid],
                         pr["WRITE"]) for f in late]
-        check(sum(c >= 8 for c in cw) * 2 >= len(cw),
-              "pid %d (bound to node %d): its own entries of >= 8 checks "
-              "cover >= 8 of its 16 written pages in %d of the last %d "
-              "frames (%s)" % (pid, node, sum(c >= 8 for c in cw),
-                               len(cw), cw))
+        sampled_check(sum(c >= 8 for c in cw) * 2 >= len(cw),
+                      "pid %d (bound to node %d): its own entries of >= 8 "
+                      "checks cover >= 8 of its 16 written pages in %d of "
+                      "the last %d frames (%s)"
+                      % (pid, node, sum(c >= 8 for c in cw), len(cw), cw))
         rows = [sum(r["samples"] for r in f["processes"] if r["pid"] == pid)
                 for f in late]
         check(sum(r > 0 for r in rows) * 2 > len(rows),
@@ -368,9 +381,10 @@ def damon_paddr(frames, truth):
         cw.append(hot_cover(f["pages"], wphys))
         print("# frame %d: hot entries cover %d of the 1024 written "
               "physical pages" % (f["seq"], cw[-1]))
-    check(sum(c >= 256 for c in cw) * 2 >= len(cw),
-          "entries of >= 8 of 20 checks cover >= 256 written pages in %d "
-          "of the last %d frames" % (sum(c >= 256 for c in cw), len(cw)))
+    sampled_check(sum(c >= 256 for c in cw) * 2 >= len(cw),
+                  "entries of >= 8 of 20 checks cover >= 256 written "
+                  "pages in %d of the last %d frames"
+                  % (sum(c >= 256 for c in cw), len(cw)))
     over = [(p["node"], p["damon"]["nodes"]) for f in mid for p in f["pages"]
             if p["samples"] >= 8 and covered([entry_range(p)], wphys)]
     check(over and all(n == 1 and 1 in ns for n, ns in over),
@@ -395,6 +409,12 @@ def damon_refuse(frames, truth, lines):
           "the kdamond is left as it was: %s / %s" % (before, after))
 
 
+def status():
+    if failures and failures == sampled_failures:
+        return EXIT_SAMPLED_ONLY
+    return 1 if failures else 0
+
+
 def main():
     name, path, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
     frames, truth, other = parse(path)
@@ -403,7 +423,7 @@ def main():
         {"damon_regions": damon_regions,
          "damon_refuse": damon_refuse}[name](frames, truth, other)
         print("\n".join(other[-12:]) if failures else "")
-        return 1 if failures else 0
+        return status()
     if not frames:
         print("\n".join(other[-20:]))
         check(False, "%s: memtop wrote frames" % name)
@@ -413,9 +433,7 @@ def main():
                                                                  truth)
     if failures:
         print("\n".join(other[-20:]))
-    if failures and failures == read_failures:
-        return EXIT_READS_ONLY
-    return 1 if failures else 0
+    return status()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,12 @@
 
 SCENARIOS="rearm damon_regions damon damon_procs damon_pids damon_paddr damon_refuse"
 
+# NUMA balancing off for every scenario, whichever runs first (a second
+# boot of access-qemu.sh runs only some): its hinting faults would
+# refault rearm's read pages, and its scans and migrations change the
+# page tables DAMON reads the accessed bits of.
+echo 0 >/proc/sys/kernel/numa_balancing 2>/dev/null
+
 # Frames and then the report; memtop's status.
 access_run() {
 	memtop -o /tmp/frames.jsonl "$@"
@@ -19,8 +25,6 @@ access_run() {
 # --rearm: soft-dirty re-armed every frame, so each written page faults
 # once per frame; the read cluster never faults after its first touch.
 scenario_rearm() {
-	# NUMA balancing's hinting faults would refault the read pages.
-	echo 0 >/proc/sys/kernel/numa_balancing 2>/dev/null
 	access_run -b --json -e faults -c 1 --rearm -d 0.5 -k 64 -s total -- \
 		access-clusters --pages 16 --secs 6 --report /tmp/ac.txt
 }
