@@ -110,8 +110,8 @@ if [ "${#sampled_only[@]}" -gt 0 ]; then
 	if [ "$left" -le $((90 + 30 * ${#again[@]})) ]; then
 		why="once, and no time was left to boot again"
 		sampled_only=("${again[@]}")
-	elif ! guest_boot "$CACHE" "$TMP/initrd.gz" "$TMP/guest2.log" "$left" \
-		pti=on ${MEMTOP_NUMA_APPEND:-} memtop.only="$only"; then
+	elif ! guest_boot_again "$CACHE" "$TMP/initrd.gz" "$TMP/guest2.log" \
+		"$left" pti=on ${MEMTOP_NUMA_APPEND:-} memtop.only="$only"; then
 		why="once, and the second boot failed: $GUEST_WHY"
 		sampled_only=("${again[@]}")
 	else
