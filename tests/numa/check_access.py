@@ -393,9 +393,7 @@ def damon_paddr(frames, truth):
                   % (sum(c >= 256 for c in cw), len(cw)))
     over = [(p["node"], p["damon"]["nodes"]) for f in mid for p in f["pages"]
             if p["samples"] >= 8 and covered([entry_range(p)], wphys)]
-    if not over:
-        sampled_check(False, "a hot entry covers a written page in some "
-                      "frame (none in %d)" % len(mid))
+    # None at all has failed the cover check above (DAMON's sampling).
     check(all(n == 1 and 1 in ns for n, ns in over),
           "hot entries over the written pages are on node 1: %s"
           % sorted(set((n, tuple(ns)) for n, ns in over))[:6])
