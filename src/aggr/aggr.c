@@ -481,6 +481,8 @@ aggr_flush(struct aggr *a)
 	    a->weights_possible && aggr_batch_weighs(a))
 		pagetab_set_ext(a->pages, PAGETAB_EXT_WEIGHT);
 	pagetab_get_samples(a->pages, a->batch, n, ents, inserted);
+	/* The code-site and level tables' room follows the pages tracked. */
+	sides_room(a->sides, pagetab_count(a->pages));
 	/* Without side tables, nodemap, physnode or objects nothing happens
 	 * between lookup and accounting. */
 	if ((a->sides || a->nodemap || a->physnode || a->objects) &&

@@ -228,6 +228,7 @@ aggr_merge(struct aggr *dst, struct aggr *src)
 			      te[i].samples);
 	free(te);
 	proctab_foreach(src->procs, aggr_merge_proc, &m);
+	sides_room(dst->sides, pagetab_count(dst->pages));
 	sides_merge(dst->sides, src->sides);
 	aggr_merge_row(proctab_sink(dst->procs), proctab_sink(src->procs),
 		       dst->n_nodes);

@@ -67,6 +67,22 @@ sides_bytes(const struct sides *s)
 }
 
 void
+sides_room(struct sides *s, size_t tracked)
+{
+	size_t room = tracked / SIDES_TRACKED_A_RECORD;
+
+	if (!s)
+		return;
+	if (room < SIDES_RECORDS_MIN)
+		room = SIDES_RECORDS_MIN;
+	if (room == s->room)
+		return;
+	s->room = room;
+	sitetab_set_room(s->sites, room);
+	levtab_set_room(s->levels, room);
+}
+
+void
 sides_names_off(struct sides *s)
 {
 	if (!s)
@@ -167,6 +183,8 @@ sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 				     new_shift - s->page_shift);
 			sitetab_free(s->sites);
 			s->sites = folded;
+			if (s->room)
+				sitetab_set_room(s->sites, s->room);
 		} else {
 			sitetab_reset(s->sites);
 			ret = -ENOMEM;

@@ -32,6 +32,13 @@ struct names;
  * SIDES_ROOM times it instead (sides.c). */
 #define SIDES_SITE_PAGES (1u << 14)
 #define SIDES_ROOM	4
+/* Below that, each of the two holds one page's record (64 bytes) for
+ * every SIDES_TRACKED_A_RECORD pages the page table tracks, a byte a
+ * tracked page (issue 15: memory a page, side tables included), and
+ * never less than SIDES_RECORDS_MIN records (256 KiB), so that up to
+ * 1 Ki hot pages keep their records with room to spare (sides_room). */
+#define SIDES_TRACKED_A_RECORD	64
+#define SIDES_RECORDS_MIN	(1u << 12)
 
 struct sides {
 	struct names *names;		/* NULL: naming off */
@@ -41,6 +48,7 @@ struct sides {
 	struct levtab *levels;		/* data_src level mix per page */
 	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
+	size_t room;			/* sides_room's, 0 before */
 };
 
 /* NULL on ENOMEM. */
@@ -50,6 +58,11 @@ void sides_free(struct sides *s);	/* NULL-safe */
  * addresses, levels): their share of memory a tracked page (issue 15).
  * Not the names' caches, which are per process.  0 for NULL. */
 size_t sides_bytes(const struct sides *s);
+
+/* The room of the code-site and level tables for a page table tracking
+ * `tracked` pages (see SIDES_TRACKED_A_RECORD); cheap when it does not
+ * change, so the aggregation calls it once a batch and a merge. */
+void sides_room(struct sides *s, size_t tracked);
 
 /*
  * Turns naming off (regions, symbols, the code view's functions) and

@@ -1,7 +1,8 @@
 /*
  * The admission bar of a side table kept for the hottest pages (the code
  * sites of sitetab.h, the level mixes of levtab.h), once the table is at
- * its capacity and displaces pages.
+ * its room (its capacity, or less while the page table tracks few pages:
+ * sitetab_set_room) and displaces pages; room to grow again clears it.
  *
  * Space-Saving alone gives a page new to a full set the place of the
  * set's lightest page on its first sample.  Over a working set much

@@ -26,7 +26,25 @@ levtab_new(size_t max_pages)
 	while (sets * LEVTAB_WAYS < max_pages)
 		sets *= 2;
 	t->max_sets = sets;
+	t->room_sets = sets;
 	return t;
+}
+
+void
+levtab_set_room(struct levtab *t, size_t pages)
+{
+	size_t sets = LEVTAB_FIRST_SETS;
+
+	if (!t)
+		return;
+	while (sets < t->max_sets && sets * 2 * LEVTAB_WAYS <= pages)
+		sets <<= 1;
+	if (sets > t->max_sets)
+		sets = t->max_sets;
+	/* Room to grow again: new pages take free ways, not a bar. */
+	if (sets > t->room_sets && sets > t->n_sets)
+		admit_clear(&t->admit);
+	t->room_sets = sets;
 }
 
 void
@@ -68,7 +86,7 @@ levtab_place(struct levtab_page *slots, size_t n_sets, uint64_t key)
 }
 
 /* Doubles the table (or makes its first sets); false when it is at its
- * capacity or cannot allocate.  A set splits into two sets of the doubled
+ * capacity or cannot allocate (levtab_claim asks only below its room).  A set splits into two sets of the doubled
  * table, so every page finds a free way there. */
 static bool
 levtab_grow(struct levtab *t)
@@ -140,7 +158,7 @@ levtab_claim(struct levtab *t, uint64_t key)
 	}
 	if ((free_way == SIZE_MAX ||
 	     (t->count + 1) * 4 > t->n_sets * LEVTAB_WAYS * 3) &&
-	    t->n_sets < t->max_sets && !t->grow_failed && levtab_grow(t))
+	    t->n_sets < t->room_sets && !t->grow_failed && levtab_grow(t))
 		return levtab_claim(t, key);
 	if (free_way != SIZE_MAX) {
 		t->slots[free_way].key = key;

@@ -12,8 +12,9 @@
  * set.  The table starts at LEVTAB_FIRST_SETS sets and doubles (a set's
  * pages go to the two sets it splits into, so a doubling never overflows
  * a set) when a new page finds its set full or the table 3/4 used, up to
- * the capacity levtab_new was given (memtop gives the code-site table's:
- * sides.h).  A table at its capacity evicts, as the code-site table does
+ * the capacity levtab_new was given, or the room levtab_set_room leaves
+ * it (memtop gives the code-site table's capacity and room: sides.h).  A
+ * table at its room evicts, as the code-site table does
  * (sitetab.h): a page new to a full set takes the place of the set's page
  * of least weight (the samples in its mix plus what it inherited), which
  * loses its mix (counted in levtab_evicted), and inherits that weight, so
@@ -61,6 +62,7 @@ struct levtab {
 	void *mem;			/* what calloc gave for slots */
 	size_t n_sets;			/* power of two */
 	size_t max_sets;		/* the capacity's sets */
+	size_t room_sets;		/* sets it may grow to now */
 	size_t count;			/* records holding a page */
 	uint64_t evicted;		/* pages whose mix was forgotten */
 	struct admit admit;		/* the bar once it displaces */
@@ -97,6 +99,10 @@ levtab_home(uint64_t key, size_t n_sets)
  * them (fewer when max_pages is smaller). */
 struct levtab *levtab_new(size_t max_pages);
 void levtab_free(struct levtab *t);	/* NULL-safe */
+/* Lets the table grow to about pages pages for now, as sitetab_set_room
+ * (at least LEVTAB_FIRST_SETS sets, at most the capacity; a new table may
+ * grow to its capacity).  A table already larger keeps its size. */
+void levtab_set_room(struct levtab *t, size_t pages);
 
 /* levtab_add_key's way when the page is not at home or data_src not in
  * the memo. */

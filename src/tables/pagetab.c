@@ -13,10 +13,10 @@
  * Growth (src/tables/pagetab_grow.c; the top-K scan is in
  * src/tables/pagetab_topk.c).
  * A subtable whose load would pass 7/8 is rebuilt into an array
- * 6/5 as large.  Only that subtable moves, so one insert never rehashes
+ * 7/6 as large.  Only that subtable moves, so one insert never rehashes
  * more than 1/PAGETAB_SUBS of the table (at 10 Mi pages about 10 K
  * entries, a few hundred microseconds), and memory follows the page count
- * closely: between 24 / (7/8) = 27.4 and 24 * 6/5 / (7/8) = 32.9 bytes a
+ * closely: between 24 / (7/8) = 27.4 and 24 * 7/6 / (7/8) = 32.0 bytes a
  * page at the base stride, with no moment where an old and a new copy of
  * the whole table coexist.  (A single array that doubles needs 2-3 times
  * the live data while it grows.)  Arrays of PAGETAB_MMAP_BYTES and more

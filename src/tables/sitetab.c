@@ -101,6 +101,7 @@ sitetab_new(size_t max_pages)
 	while (sets * SITETAB_WAYS < max_pages)
 		sets <<= 1;
 	t->max_sets = sets;
+	t->room_sets = sets;
 	t->n_sets = sitetab_first_sets(t);
 	if (sitetab_alloc(t) < 0) {
 		free(t);
@@ -204,7 +205,7 @@ sitetab_move(struct sitetab *t, size_t n)
  * (sitetab_claim: SITETAB_MOVE_SETS a claim, and a key's own set before
  * it is claimed), so no sample pays for the whole table: at 256 Ki pages
  * a doubling at once cost 20-50 ms.  false when the table is at its
- * capacity or the allocation fails (then it stays as it is).
+ * room or the allocation fails (then it stays as it is).
  */
 static bool
 sitetab_grow(struct sitetab *t)
@@ -213,7 +214,7 @@ sitetab_grow(struct sitetab *t)
 	size_t len;
 	struct sitetab_rec *r;
 
-	if (t->n_sets >= t->max_sets || t->grow_failed)
+	if (t->n_sets >= t->room_sets || t->grow_failed)
 		return false;
 	r = sitetab_calloc(t->n_sets * 2 * SITETAB_WAYS, sizeof(*r), &rm,
 			   &len);
@@ -537,6 +538,19 @@ size_t
 sitetab_capacity(const struct sitetab *t)
 {
 	return t->max_sets * SITETAB_WAYS;
+}
+
+void
+sitetab_set_room(struct sitetab *t, size_t pages)
+{
+	size_t sets = sitetab_first_sets(t);
+
+	while (sets < t->max_sets && sets * 2 * SITETAB_WAYS <= pages)
+		sets <<= 1;
+	/* Room to grow again: new pages take free ways, not a bar. */
+	if (sets > t->room_sets && sets > t->n_sets)
+		admit_clear(&t->admit);
+	t->room_sets = sets;
 }
 
 size_t

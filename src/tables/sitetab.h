@@ -25,7 +25,9 @@
  * (the set is the hash's top bits), so growing never overflows a set;
  * they move a few sets at a time (sitetab_claim), so no sample pays for
  * the whole table.
- * Only a table at its capacity evicts: a page that finds its set full
+ * Below its capacity the aggregation may give it less room for now
+ * (sitetab_set_room: a byte a page the page table tracks, sides.h).
+ * Only a table at its room evicts: a page that finds its set full
  * takes the place of the set's page of least weight (its slots' ranks
  * added up), which loses its sites (counted in sitetab_evicted), and
  * inherits that weight, spread evenly over its slots' ranks: Space-Saving
@@ -91,6 +93,7 @@ struct sitetab {
 	size_t rec_len;			/* mmap's length; 0: calloc's */
 	size_t n_sets;			/* power of two */
 	size_t max_sets;		/* the capacity's sets */
+	size_t room_sets;		/* sets it may grow to now */
 	size_t n_used;			/* records holding a page */
 	uint64_t evicted;
 	struct admit admit;		/* the bar once it displaces */
@@ -227,6 +230,14 @@ void sitetab_reset(struct sitetab *t);
 void sitetab_clear(struct sitetab *t);
 /* Pages the table may grow to hold (sitetab_new's max_pages, rounded). */
 size_t sitetab_capacity(const struct sitetab *t);
+/*
+ * Lets the table grow to about pages pages for now (the power of two of
+ * sets at or below it, at least the first size, at most the capacity;
+ * a new table may grow to its capacity): a table at its room evicts as
+ * one at its capacity, and one given room to grow again drops its
+ * admission bar (admit.h).  A table already larger keeps its size.
+ */
+void sitetab_set_room(struct sitetab *t, size_t pages);
 /* Pages the table has room for now, and holds. */
 size_t sitetab_slots(const struct sitetab *t);
 size_t sitetab_used(const struct sitetab *t);

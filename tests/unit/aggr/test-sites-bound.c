@@ -8,6 +8,9 @@
  * pages displaced are counted in sites_evicted.  The data_src level
  * mixes are bounded the same way (src/tables/levtab.h): the hot pages
  * keep theirs, exact, and the displaced are counted in levels_evicted.
+ * Below that bound both tables take a byte for each page the page table
+ * tracks (a 64-byte record every SIDES_TRACKED_A_RECORD pages, at least
+ * SIDES_RECORDS_MIN records), in an aggregation and in a shard's merge.
  * The oracle is the test's own count of what it added.
  */
 #include "config.h"
@@ -213,6 +216,68 @@ stest_wide_uniform(const struct topo *topo)
 	aggr_fini(&a);
 }
 
+/* Records the code-site and level tables have room for now. */
+static size_t
+stest_level_slots(const struct levtab *t)
+{
+	return (levtab_bytes(t) - sizeof(*t)) / sizeof(struct levtab_page);
+}
+
+/*
+ * The tables' room follows the pages the page table tracks: 32 Ki pages
+ * (two samples each, so the admission bar rises past 1) keep both tables
+ * at SIDES_RECORDS_MIN records, displacing; 512 Ki pages let them grow
+ * to 8 Ki records, a byte a tracked page, though the bar had stopped new
+ * pages of one sample (room to grow drops it).
+ */
+static void
+stest_room_follows_pages(const struct topo *topo)
+{
+	enum { FEW = 1 << 15, MANY = 1 << 19 };
+	struct aggr a;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	for (int k = 0; k < 2; k++)
+		for (uint64_t p = 0; p < FEW; p++)
+			stest_add(&a, 0x200000 + p, 0x407000);
+	aggr_flush(&a);
+	check_eq_u64(sitetab_slots(a.sides->sites), SIDES_RECORDS_MIN);
+	check(sitetab_evicted(a.sides->sites) > 0);
+	check_eq_u64(stest_level_slots(a.sides->levels), SIDES_RECORDS_MIN);
+	check(a.sides->sites->admit.bar > 1);
+	for (uint64_t p = FEW; p < MANY; p++)
+		stest_add(&a, 0x200000 + p, 0x407000);
+	aggr_flush(&a);
+	check_eq_u64(sitetab_slots(a.sides->sites),
+		     MANY / SIDES_TRACKED_A_RECORD);
+	check_eq_u64(stest_level_slots(a.sides->levels),
+		     MANY / SIDES_TRACKED_A_RECORD);
+	aggr_fini(&a);
+}
+
+/* A shard's merge gives the collector's tables the room of the pages
+ * the collector then tracks, not their capacity. */
+static void
+stest_room_after_merge(const struct topo *topo)
+{
+	enum { PAGES = 1 << 15 };
+	struct aggr dst, shard;
+
+	check_eq_i64(aggr_init(&dst, topo, NULL, 12, 0), 0);
+	if (!check_eq_i64(aggr_shard_init(&shard, &dst, NULL), 0)) {
+		aggr_fini(&dst);
+		return;
+	}
+	for (uint64_t p = 0; p < PAGES; p++)
+		stest_add(&shard, 0x300000 + p, 0x408000);
+	check_eq_i64(aggr_merge(&dst, &shard), 0);
+	check(sitetab_used(dst.sides->sites) > SIDES_RECORDS_MIN / 4);
+	check(sitetab_slots(dst.sides->sites) <= SIDES_RECORDS_MIN);
+	check(stest_level_slots(dst.sides->levels) <= SIDES_RECORDS_MIN);
+	aggr_fini(&shard);
+	aggr_fini(&dst);
+}
+
 int
 main(void)
 {
@@ -223,6 +288,8 @@ main(void)
 	stest_late_hot(topo, 1u << 22);		/* a large one */
 	stest_small_max_pages(topo);
 	stest_wide_uniform(topo);
+	stest_room_follows_pages(topo);
+	stest_room_after_merge(topo);
 	topo_free(topo);
 	return test_result();
 }
