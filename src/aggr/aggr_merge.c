@@ -195,6 +195,8 @@ aggr_shard_clear(struct aggr *src, const struct aggr *dst, size_t active)
 		sides_reset(src->sides);
 	else
 		sides_clear(src->sides);
+	/* Its code-site and level tables hold the collector's hot pages. */
+	sides_share_room(src->sides, dst->sides);
 	aggr_tslots_forget(src);
 	for (size_t i = 0; i < n; i++)
 		proctab_remove(src->procs, pids[i]);

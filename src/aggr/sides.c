@@ -31,6 +31,7 @@ sides_new(unsigned page_shift, size_t max_pages)
 	if (!s)
 		return NULL;
 	s->page_shift = page_shift;
+	s->small_cap = sides_site_pages(max_pages) < SIDES_SITE_PAGES;
 	s->names = names_new();
 	s->sites = sitetab_new(sides_site_pages(max_pages));
 	s->lines = linetab_new(page_shift);
@@ -75,11 +76,24 @@ sides_room(struct sides *s, size_t tracked)
 		return;
 	if (room < SIDES_RECORDS_MIN)
 		room = SIDES_RECORDS_MIN;
+	if (room < s->room_floor)
+		room = s->room_floor;
+	if (s->small_cap)
+		room = SIZE_MAX;	/* the capacity */
 	if (room == s->room)
 		return;
 	s->room = room;
 	sitetab_set_room(s->sites, room);
 	levtab_set_room(s->levels, room);
+}
+
+void
+sides_share_room(struct sides *shard, const struct sides *from)
+{
+	if (!shard || !from)
+		return;
+	shard->room_floor = from->room;
+	shard->room = 0;	/* its next sides_room applies the floor */
 }
 
 void
@@ -172,19 +186,21 @@ sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 
 	if (!s || new_shift == s->page_shift)
 		return 0;
+	s->small_cap = sides_site_pages(max_pages) < SIDES_SITE_PAGES;
 	/* Pins are per page of the old size. */
 	names_unpin_all(s->names);
 	/* Level mixes are not kept per line: start over at the new size. */
 	levtab_reset(s->levels);
 	if (new_shift > s->page_shift) {
 		folded = sitetab_new(sides_site_pages(max_pages));
+		/* The room first: a fold must not grow past it. */
+		if (folded && s->room)
+			sitetab_set_room(folded, s->room);
 		if (folded) {
 			sitetab_fold(folded, s->sites,
 				     new_shift - s->page_shift);
 			sitetab_free(s->sites);
 			s->sites = folded;
-			if (s->room)
-				sitetab_set_room(s->sites, s->room);
 		} else {
 			sitetab_reset(s->sites);
 			ret = -ENOMEM;

@@ -36,7 +36,10 @@ struct names;
  * every SIDES_TRACKED_A_RECORD pages the page table tracks, a byte a
  * tracked page (issue 15: memory a page, side tables included), and
  * never less than SIDES_RECORDS_MIN records (256 KiB), so that up to
- * 1 Ki hot pages keep their records with room to spare (sides_room). */
+ * 1 Ki hot pages keep their records with room to spare (sides_room).  A
+ * wider uniform hot set in a run that tracks under 1 Mi pages displaces
+ * (counted in sites_evicted, levels_evicted) where the tables used to
+ * grow for it. */
 #define SIDES_TRACKED_A_RECORD	64
 #define SIDES_RECORDS_MIN	(1u << 12)
 
@@ -49,6 +52,8 @@ struct sides {
 	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
 	size_t room;			/* sides_room's, 0 before */
+	size_t room_floor;		/* a shard's: its collector's room */
+	bool small_cap;			/* capacity from a small --max-pages */
 };
 
 /* NULL on ENOMEM. */
@@ -60,9 +65,15 @@ void sides_free(struct sides *s);	/* NULL-safe */
 size_t sides_bytes(const struct sides *s);
 
 /* The room of the code-site and level tables for a page table tracking
- * `tracked` pages (see SIDES_TRACKED_A_RECORD); cheap when it does not
+ * `tracked` pages (see SIDES_TRACKED_A_RECORD; with a --max-pages below
+ * SIDES_SITE_PAGES / SIDES_ROOM, their whole capacity, as the page table
+ * can never track enough pages to earn it); cheap when it does not
  * change, so the aggregation calls it once a batch and a merge. */
 void sides_room(struct sides *s, size_t tracked);
+/* A shard's tables take at least the room of its collector's (`from`),
+ * whose hot pages each shard's samples may hold all of: a shard tracks
+ * fewer pages, and after it forgets them none (src/aggr/aggr_merge.c). */
+void sides_share_room(struct sides *shard, const struct sides *from);
 
 /*
  * Turns naming off (regions, symbols, the code view's functions) and

@@ -86,8 +86,9 @@ levtab_place(struct levtab_page *slots, size_t n_sets, uint64_t key)
 }
 
 /* Doubles the table (or makes its first sets); false when it is at its
- * capacity or cannot allocate (levtab_claim asks only below its room).  A set splits into two sets of the doubled
- * table, so every page finds a free way there. */
+ * capacity or cannot allocate (levtab_claim asks only below its room).
+ * A set splits into two sets of the doubled table, so every page finds
+ * a free way there. */
 static bool
 levtab_grow(struct levtab *t)
 {

@@ -18,10 +18,10 @@
  *
  * The table is set-associative, SITETAB_WAYS pages per set, and sized to
  * the pages it holds: it starts at SITETAB_FIRST_SETS sets and doubles
- * (up to the capacity sitetab_new was given) when a new page finds its
- * set full or the table half used, so a few thousand pages sit in a few
- * hundred KiB instead of spread over the whole capacity (a TLB miss a
- * sample: issue 15).  A set's pages go to two sets of the doubled table
+ * (up to its room, at most the capacity sitetab_new was given) when a
+ * new page finds its set full or the table half used, so a few thousand
+ * pages sit in a few hundred KiB instead of spread over the whole
+ * capacity (a TLB miss a sample: issue 15).  A set's pages go to two sets of the doubled table
  * (the set is the hash's top bits), so growing never overflows a set;
  * they move a few sets at a time (sitetab_claim), so no sample pays for
  * the whole table.

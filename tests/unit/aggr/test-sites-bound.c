@@ -22,6 +22,7 @@
 
 #include "admit.h"
 #include "aggr.h"
+#include "aggr_granularity.h"
 #include "datasrc.h"
 #include "frame.h"
 #include "framebuild.h"
@@ -137,43 +138,46 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
 /*
  * A --max-pages below the bound: a working set the page table holds
  * whole keeps its sites and level mixes, exact, for nearly every page
- * (the tables have room for 4 times --max-pages; with room for just
- * --max-pages, 4-way sets at full load displaced about half of them).
+ * (the tables have room for 4 times --max-pages, however few pages the
+ * page table tracks; with room for just --max-pages, 4-way sets at full
+ * load displaced about half of them).  At 3000 pages, room for the 4 Ki
+ * records that 3000 tracked pages earn displaced about a fifth.
  */
 static void
-stest_small_max_pages(const struct topo *topo)
+stest_small_max_pages(const struct topo *topo, size_t pages)
 {
-	enum { PAGES = 1000, N = 10 };
+	enum { N = 10 };
 	struct aggr a;
 	struct frame *f;
 	size_t exact = 0;
 
-	check_eq_i64(aggr_init(&a, topo, NULL, 12, PAGES), 0);
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, pages), 0);
 	for (int k = 0; k < N; k++)
-		for (uint64_t p = 0; p < PAGES; p++)
+		for (uint64_t p = 0; p < pages; p++)
 			stest_add(&a, 0x90000 + p * 3, 0x405000 + p * 16);
-	f = stest_build(&a, PAGES);
+	f = stest_build(&a, pages);
 	if (!check(f != NULL)) {
 		aggr_fini(&a);
 		return;
 	}
-	check_eq_u64(f->n_pages, PAGES);
+	check_eq_u64(f->n_pages, pages);
 	for (size_t i = 0; i < f->n_pages; i++) {
 		const struct frame_page *p = &f->pages[i];
 
 		exact += p->n_sites == 1 && p->sites[0].samples == N &&
 			 p->levels && p->levels[datasrc_level(STEST_SRC)] == N;
 	}
-	if (!check(exact * 100 >= PAGES * 99))
-		fprintf(stderr, "small --max-pages: %zu of %d pages exact\n",
-			exact, PAGES);
+	if (!check(exact * 100 >= pages * 99))
+		fprintf(stderr, "small --max-pages: %zu of %zu pages exact\n",
+			exact, pages);
 	frame_free(f);
 	aggr_fini(&a);
 }
 
 /*
- * A uniform working set 4 times wider than the tables (a refault over
- * 256 MiB, say), pages in random order, 16 samples a page on average:
+ * A uniform working set of 64 Ki pages (a refault over 256 MiB, say),
+ * 4 times wider than the tables' capacity and 16 times their room at 64 Ki
+ * tracked pages, pages in random order, 16 samples a page on average:
  * Space-Saving alone displaces a page at most samples (about 3/4 of
  * them), reading a whole set of each table each time; with the admission
  * bar the tables stop taking pages whose totals are below it, and the
@@ -226,9 +230,10 @@ stest_level_slots(const struct levtab *t)
 /*
  * The tables' room follows the pages the page table tracks: 32 Ki pages
  * (two samples each, so the admission bar rises past 1) keep both tables
- * at SIDES_RECORDS_MIN records, displacing; 512 Ki pages let them grow
- * to 8 Ki records, a byte a tracked page, though the bar had stopped new
- * pages of one sample (room to grow drops it).
+ * at SIDES_RECORDS_MIN records, displacing; 512 Ki pages (and a few
+ * batches more) let them grow to 8 Ki records, a byte a tracked page,
+ * though the bar had stopped new pages of one sample (room to grow drops
+ * it).
  */
 static void
 stest_room_follows_pages(const struct topo *topo)
@@ -245,7 +250,7 @@ stest_room_follows_pages(const struct topo *topo)
 	check(sitetab_evicted(a.sides->sites) > 0);
 	check_eq_u64(stest_level_slots(a.sides->levels), SIDES_RECORDS_MIN);
 	check(a.sides->sites->admit.bar > 1);
-	for (uint64_t p = FEW; p < MANY; p++)
+	for (uint64_t p = FEW; p < MANY + 4 * AGGR_BATCH; p++)
 		stest_add(&a, 0x200000 + p, 0x407000);
 	aggr_flush(&a);
 	check_eq_u64(sitetab_slots(a.sides->sites),
@@ -278,6 +283,55 @@ stest_room_after_merge(const struct topo *topo)
 	aggr_fini(&dst);
 }
 
+/* A shard of a collector that tracks 512 Ki pages takes the collector's
+ * room (8 Ki records) from its first merge on, though it tracks few
+ * pages itself. */
+static void
+stest_room_of_shard(const struct topo *topo)
+{
+	enum { MANY = 1 << 19, FEW = 64 };
+	struct aggr dst, shard;
+
+	check_eq_i64(aggr_init(&dst, topo, NULL, 12, 0), 0);
+	if (!check_eq_i64(aggr_shard_init(&shard, &dst, NULL), 0)) {
+		aggr_fini(&dst);
+		return;
+	}
+	for (uint64_t p = 0; p < MANY + 4 * AGGR_BATCH; p++)
+		stest_add(&dst, 0x400000 + p, 0x409000);
+	aggr_flush(&dst);
+	check_eq_u64(sitetab_slots(dst.sides->sites),
+		     MANY / SIDES_TRACKED_A_RECORD);
+	check_eq_i64(aggr_merge(&dst, &shard), 0);
+	for (uint64_t p = 0; p < FEW; p++)
+		stest_add(&shard, 0x500000 + p, 0x40a000);
+	aggr_flush(&shard);
+	check_eq_u64(shard.sides->room, dst.sides->room);
+	aggr_fini(&shard);
+	aggr_fini(&dst);
+}
+
+/* A change to 2 MiB pages folds the code sites into a table given the
+ * room first: 32 Ki pages, each in a 2 MiB page of its own, leave it at
+ * SIDES_RECORDS_MIN records, as before the fold. */
+static void
+stest_room_after_fold(const struct topo *topo)
+{
+	enum { PAGES = 1 << 15 };
+	struct aggr a;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	for (int k = 0; k < 2; k++)
+		for (uint64_t p = 0; p < PAGES; p++)
+			stest_add(&a, 0x100000 + p * 512, 0x40b000);
+	aggr_flush(&a);
+	check_eq_u64(sitetab_slots(a.sides->sites), SIDES_RECORDS_MIN);
+	check_eq_i64(aggr_granularity_apply(&a, 21, 0), 0);
+	check(sitetab_used(a.sides->sites) > SIDES_RECORDS_MIN / 4);
+	check(sitetab_slots(a.sides->sites) <= SIDES_RECORDS_MIN);
+	aggr_fini(&a);
+}
+
 int
 main(void)
 {
@@ -286,10 +340,13 @@ main(void)
 
 	stest_late_hot(topo, 0);		/* no --max-pages */
 	stest_late_hot(topo, 1u << 22);		/* a large one */
-	stest_small_max_pages(topo);
+	stest_small_max_pages(topo, 1000);
+	stest_small_max_pages(topo, 3000);
 	stest_wide_uniform(topo);
 	stest_room_follows_pages(topo);
 	stest_room_after_merge(topo);
+	stest_room_of_shard(topo);
+	stest_room_after_fold(topo);
 	topo_free(topo);
 	return test_result();
 }
