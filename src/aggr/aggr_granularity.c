@@ -67,6 +67,8 @@ aggr_granularity_apply(struct aggr *a, unsigned shift, size_t max_pages)
 	}
 	pagetab_free(a->pages);
 	a->pages = t;
+	/* The side tables' room for the folded pages, before their fold. */
+	sides_room(a->sides, pagetab_count(t));
 	sides_set_page_shift(a->sides, shift, max_pages);
 	return 0;
 }

@@ -47,6 +47,7 @@ aggr_shard_init(struct aggr *shard, const struct aggr *like,
 		return ret;
 	/* Names come from the records the collector reads: its own. */
 	sides_names_off(shard->sides);
+	sides_share_room(shard->sides, like->sides);
 	cpuvote_free(shard->cpuvote);
 	shard->cpuvote = NULL;
 	aggr_set_physnode(shard, like->physnode);

@@ -31,7 +31,11 @@ sides_new(unsigned page_shift, size_t max_pages)
 	if (!s)
 		return NULL;
 	s->page_shift = page_shift;
-	s->small_cap = sides_site_pages(max_pages) < SIDES_SITE_PAGES;
+	/* With a --max-pages, the room of SIDES_ROOM times it from the
+	 * start (the capacity from 4 Ki pages on), as before the room. */
+	while (max_pages && s->room_asked < SIDES_SITE_PAGES &&
+	       s->room_asked / SIDES_ROOM < max_pages)
+		s->room_asked = s->room_asked ? s->room_asked * 2 : 1;
 	s->names = names_new();
 	s->sites = sitetab_new(sides_site_pages(max_pages));
 	s->lines = linetab_new(page_shift);
@@ -78,8 +82,8 @@ sides_room(struct sides *s, size_t tracked)
 		room = SIDES_RECORDS_MIN;
 	if (room < s->room_floor)
 		room = s->room_floor;
-	if (s->small_cap)
-		room = SIZE_MAX;	/* the capacity */
+	if (room < s->room_asked)
+		room = s->room_asked;
 	if (room == s->room)
 		return;
 	s->room = room;
@@ -93,7 +97,6 @@ sides_share_room(struct sides *shard, const struct sides *from)
 	if (!shard || !from)
 		return;
 	shard->room_floor = from->room;
-	shard->room = 0;	/* its next sides_room applies the floor */
 }
 
 void
@@ -186,14 +189,14 @@ sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 
 	if (!s || new_shift == s->page_shift)
 		return 0;
-	s->small_cap = sides_site_pages(max_pages) < SIDES_SITE_PAGES;
 	/* Pins are per page of the old size. */
 	names_unpin_all(s->names);
 	/* Level mixes are not kept per line: start over at the new size. */
 	levtab_reset(s->levels);
 	if (new_shift > s->page_shift) {
 		folded = sitetab_new(sides_site_pages(max_pages));
-		/* The room first: a fold must not grow past it. */
+		/* The room first (sides_room for the new page table's count
+		 * came before): a fold must not grow past it. */
 		if (folded && s->room)
 			sitetab_set_room(folded, s->room);
 		if (folded) {

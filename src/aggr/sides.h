@@ -33,9 +33,11 @@ struct names;
 #define SIDES_SITE_PAGES (1u << 14)
 #define SIDES_ROOM	4
 /* Below that, each of the two holds one page's record (64 bytes) for
- * every SIDES_TRACKED_A_RECORD pages the page table tracks, a byte a
- * tracked page (issue 15: memory a page, side tables included), and
- * never less than SIDES_RECORDS_MIN records (256 KiB), so that up to
+ * up to every SIDES_TRACKED_A_RECORD pages the page table tracks (the
+ * room is a power of two of sets), about a byte a tracked page (issue
+ * 15: memory a page, side tables included), never less than
+ * SIDES_RECORDS_MIN records (256 KiB), nor with a --max-pages less than
+ * SIDES_ROOM times it (rounded up to a power of two), so that up to
  * 1 Ki hot pages keep their records with room to spare (sides_room).  A
  * wider uniform hot set in a run that tracks under 1 Mi pages displaces
  * (counted in sites_evicted, levels_evicted) where the tables used to
@@ -51,9 +53,9 @@ struct sides {
 	struct levtab *levels;		/* data_src level mix per page */
 	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
-	size_t room;			/* sides_room's, 0 before */
+	size_t room;			/* sides_room's (pages), 0 before */
 	size_t room_floor;		/* a shard's: its collector's room */
-	bool small_cap;			/* capacity from a small --max-pages */
+	size_t room_asked;		/* --max-pages': SIDES_ROOM times it */
 };
 
 /* NULL on ENOMEM. */
@@ -65,14 +67,18 @@ void sides_free(struct sides *s);	/* NULL-safe */
 size_t sides_bytes(const struct sides *s);
 
 /* The room of the code-site and level tables for a page table tracking
- * `tracked` pages (see SIDES_TRACKED_A_RECORD; with a --max-pages below
- * SIDES_SITE_PAGES / SIDES_ROOM, their whole capacity, as the page table
- * can never track enough pages to earn it); cheap when it does not
- * change, so the aggregation calls it once a batch and a merge. */
+ * `tracked` pages (see SIDES_TRACKED_A_RECORD; with a --max-pages, at
+ * least SIDES_ROOM times it rounded up to a power of two, as without the
+ * room: a page table that may hold so few pages can never earn room for
+ * its whole working set); cheap when it does not change, so the
+ * aggregation calls it once a batch, a merge and a change of page size
+ * (with the new page table's count, before the fold). */
 void sides_room(struct sides *s, size_t tracked);
 /* A shard's tables take at least the room of its collector's (`from`),
  * whose hot pages each shard's samples may hold all of: a shard tracks
- * fewer pages, and after it forgets them none (src/aggr/aggr_merge.c). */
+ * fewer pages, and after it forgets them none (src/aggr/aggr_merge.c:
+ * at the shard's start and at each merge, so the floor follows the
+ * collector's room, down too after a reset). */
 void sides_share_room(struct sides *shard, const struct sides *from);
 
 /*

@@ -21,10 +21,10 @@
  * (up to its room, at most the capacity sitetab_new was given) when a
  * new page finds its set full or the table half used, so a few thousand
  * pages sit in a few hundred KiB instead of spread over the whole
- * capacity (a TLB miss a sample: issue 15).  A set's pages go to two sets of the doubled table
- * (the set is the hash's top bits), so growing never overflows a set;
- * they move a few sets at a time (sitetab_claim), so no sample pays for
- * the whole table.
+ * capacity (a TLB miss a sample: issue 15).  A set's pages go to two
+ * sets of the doubled table (the set is the hash's top bits), so growing
+ * never overflows a set; they move a few sets at a time (sitetab_claim),
+ * so no sample pays for the whole table.
  * Below its capacity the aggregation may give it less room for now
  * (sitetab_set_room: a byte a page the page table tracks, sides.h).
  * Only a table at its room evicts: a page that finds its set full
@@ -34,8 +34,8 @@
  * again, one level up, so a page with more than 1/SITETAB_WAYS of its
  * set's samples since the start always holds a record, however heavy the
  * pages that came before it.  Its sites then compete as before: every
- * slot starts from the same inherited rank.  A doubling that cannot allocate leaves the table as
- * it is (it evicts from then on).
+ * slot starts from the same inherited rank.  A doubling that cannot
+ * allocate leaves the table as it is (it evicts from then on).
  *
  * Keys are the page table's: pid 0 .. PAGETAB_MAX_PID, page below
  * 2^PAGETAB_PAGE_BITS (pagetab.h); the page table never hands out others,

@@ -72,6 +72,13 @@ stest_build(struct aggr *a, size_t top_k)
 	return frame_build(a, &m);
 }
 
+/* Records the level table has now. */
+static size_t
+stest_level_slots(const struct levtab *t)
+{
+	return (levtab_bytes(t) - sizeof(*t)) / sizeof(struct levtab_page);
+}
+
 static void
 stest_late_hot(const struct topo *topo, size_t max_pages)
 {
@@ -138,10 +145,10 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
 /*
  * A --max-pages below the bound: a working set the page table holds
  * whole keeps its sites and level mixes, exact, for nearly every page
- * (the tables have room for 4 times --max-pages, however few pages the
- * page table tracks; with room for just --max-pages, 4-way sets at full
- * load displaced about half of them).  At 3000 pages, room for the 4 Ki
- * records that 3000 tracked pages earn displaced about a fifth.
+ * (the tables have room for 4 times --max-pages, rounded up to a power
+ * of two, however few pages the page table tracks; with room for just
+ * --max-pages, 4-way sets at full load displaced about half of them).  At 3000 pages, room for the 4 Ki
+ * records that so few tracked pages earn displaced about a fifth.
  */
 static void
 stest_small_max_pages(const struct topo *topo, size_t pages)
@@ -171,6 +178,26 @@ stest_small_max_pages(const struct topo *topo, size_t pages)
 		fprintf(stderr, "small --max-pages: %zu of %zu pages exact\n",
 			exact, pages);
 	frame_free(f);
+	aggr_fini(&a);
+}
+
+/* A --max-pages from 4 Ki pages on gives the tables their capacity
+ * (16 Ki records) from the start, as before the room: 5000 pages, all
+ * the page table may hold, earn only 4 Ki.  (Even at their capacity,
+ * 4-way sets a third full leave about a quarter of such a working set
+ * without exact sites, after the few pages displaced raise the bar.) */
+static void
+stest_max_pages_room(const struct topo *topo)
+{
+	enum { PAGES = 5000 };
+	struct aggr a;
+
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, PAGES), 0);
+	for (uint64_t p = 0; p < PAGES; p++)
+		stest_add(&a, 0x90000 + p * 3, 0x405000 + p * 16);
+	aggr_flush(&a);
+	check_eq_u64(sitetab_slots(a.sides->sites), STEST_SITE_PAGES);
+	check_eq_u64(stest_level_slots(a.sides->levels), STEST_SITE_PAGES);
 	aggr_fini(&a);
 }
 
@@ -220,12 +247,6 @@ stest_wide_uniform(const struct topo *topo)
 	aggr_fini(&a);
 }
 
-/* Records the code-site and level tables have room for now. */
-static size_t
-stest_level_slots(const struct levtab *t)
-{
-	return (levtab_bytes(t) - sizeof(*t)) / sizeof(struct levtab_page);
-}
 
 /*
  * The tables' room follows the pages the page table tracks: 32 Ki pages
@@ -284,12 +305,12 @@ stest_room_after_merge(const struct topo *topo)
 }
 
 /* A shard of a collector that tracks 512 Ki pages takes the collector's
- * room (8 Ki records) from its first merge on, though it tracks few
- * pages itself. */
+ * room (8 Ki records) from its first merge on, though it tracks only the
+ * 8 Ki pages it then sees (which earn SIDES_RECORDS_MIN records). */
 static void
 stest_room_of_shard(const struct topo *topo)
 {
-	enum { MANY = 1 << 19, FEW = 64 };
+	enum { MANY = 1 << 19, FEW = 1 << 13 };
 	struct aggr dst, shard;
 
 	check_eq_i64(aggr_init(&dst, topo, NULL, 12, 0), 0);
@@ -306,27 +327,30 @@ stest_room_of_shard(const struct topo *topo)
 	for (uint64_t p = 0; p < FEW; p++)
 		stest_add(&shard, 0x500000 + p, 0x40a000);
 	aggr_flush(&shard);
-	check_eq_u64(shard.sides->room, dst.sides->room);
+	check_eq_u64(sitetab_slots(shard.sides->sites),
+		     MANY / SIDES_TRACKED_A_RECORD);
 	aggr_fini(&shard);
 	aggr_fini(&dst);
 }
 
 /* A change to 2 MiB pages folds the code sites into a table given the
- * room first: 32 Ki pages, each in a 2 MiB page of its own, leave it at
- * SIDES_RECORDS_MIN records, as before the fold. */
+ * room of the folded page count first: 512 Ki pages (room for 8 Ki
+ * records) in 4 Ki regions of 2 MiB fold into 4 Ki pages, which earn
+ * SIDES_RECORDS_MIN records, and the folded table stays within that. */
 static void
 stest_room_after_fold(const struct topo *topo)
 {
-	enum { PAGES = 1 << 15 };
+	enum { PAGES = (1 << 19) + 4 * AGGR_BATCH, REGIONS = 1 << 12 };
 	struct aggr a;
 
 	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
-	for (int k = 0; k < 2; k++)
-		for (uint64_t p = 0; p < PAGES; p++)
-			stest_add(&a, 0x100000 + p * 512, 0x40b000);
+	for (uint64_t p = 0; p < PAGES; p++)
+		stest_add(&a, 0x100000 + p % REGIONS * 512 + p / REGIONS,
+			  0x40b000);
 	aggr_flush(&a);
-	check_eq_u64(sitetab_slots(a.sides->sites), SIDES_RECORDS_MIN);
+	check_eq_u64(sitetab_slots(a.sides->sites), 2 * SIDES_RECORDS_MIN);
 	check_eq_i64(aggr_granularity_apply(&a, 21, 0), 0);
+	check_eq_u64(pagetab_count(a.pages), REGIONS);
 	check(sitetab_used(a.sides->sites) > SIDES_RECORDS_MIN / 4);
 	check(sitetab_slots(a.sides->sites) <= SIDES_RECORDS_MIN);
 	aggr_fini(&a);
@@ -342,6 +366,7 @@ main(void)
 	stest_late_hot(topo, 1u << 22);		/* a large one */
 	stest_small_max_pages(topo, 1000);
 	stest_small_max_pages(topo, 3000);
+	stest_max_pages_room(topo);
 	stest_wide_uniform(topo);
 	stest_room_follows_pages(topo);
 	stest_room_after_merge(topo);
