@@ -31,11 +31,6 @@ sides_new(unsigned page_shift, size_t max_pages)
 	if (!s)
 		return NULL;
 	s->page_shift = page_shift;
-	/* With a --max-pages, the room of SIDES_ROOM times it from the
-	 * start (the capacity from 4 Ki pages on), as before the room. */
-	while (max_pages && s->room_asked < SIDES_SITE_PAGES &&
-	       s->room_asked / SIDES_ROOM < max_pages)
-		s->room_asked = s->room_asked ? s->room_asked * 2 : 1;
 	s->names = names_new();
 	s->sites = sitetab_new(sides_site_pages(max_pages));
 	s->lines = linetab_new(page_shift);
@@ -45,6 +40,10 @@ sides_new(unsigned page_shift, size_t max_pages)
 		sides_free(s);
 		return NULL;
 	}
+	/* With a --max-pages, its whole capacity (SIDES_ROOM times it, a
+	 * power of two) from the start, as before the room. */
+	if (max_pages)
+		s->room_asked = sitetab_capacity(s->sites);
 	return s;
 }
 

@@ -55,7 +55,7 @@ struct sides {
 	unsigned page_shift;
 	size_t room;			/* sides_room's (pages), 0 before */
 	size_t room_floor;		/* a shard's: its collector's room */
-	size_t room_asked;		/* --max-pages': SIDES_ROOM times it */
+	size_t room_asked;		/* with --max-pages: the capacity */
 };
 
 /* NULL on ENOMEM. */

@@ -33,14 +33,13 @@ levtab_new(size_t max_pages)
 void
 levtab_set_room(struct levtab *t, size_t pages)
 {
-	size_t sets = LEVTAB_FIRST_SETS;
+	size_t sets;
 
 	if (!t)
 		return;
-	while (sets < t->max_sets && sets * 2 * LEVTAB_WAYS <= pages)
-		sets <<= 1;
-	if (sets > t->max_sets)
-		sets = t->max_sets;
+	sets = pagetab_side_room_sets(LEVTAB_FIRST_SETS < t->max_sets ?
+				      LEVTAB_FIRST_SETS : t->max_sets,
+				      t->max_sets, pages);
 	/* Room to grow again: new pages take free ways, not a bar. */
 	if (sets > t->room_sets && sets > t->n_sets)
 		admit_clear(&t->admit);

@@ -113,6 +113,20 @@ pagetab_side_home(uint64_t key, size_t n_sets)
 	return pagetab_side_home_mixed(pagetab_key_mix(key), n_sets);
 }
 
+/* Sets a side table kept by page may grow to for room of about `pages`
+ * pages: the power of two of sets whose ways fit in it, at least first
+ * and at most max_sets (first <= max_sets; sitetab_set_room,
+ * levtab_set_room). */
+static inline size_t
+pagetab_side_room_sets(size_t first, size_t max_sets, size_t pages)
+{
+	size_t sets = first;
+
+	while (sets < max_sets && sets * 2 * PAGETAB_SIDE_WAYS <= pages)
+		sets <<= 1;
+	return sets;
+}
+
 /* Extensions (pagetab_set_ext). */
 #define PAGETAB_EXT_LOCALITY	1u	/* count local/remote this interval */
 #define PAGETAB_EXT_WEIGHT	2u	/* weight sum and count since reset */

@@ -543,10 +543,9 @@ sitetab_capacity(const struct sitetab *t)
 void
 sitetab_set_room(struct sitetab *t, size_t pages)
 {
-	size_t sets = sitetab_first_sets(t);
+	size_t sets = pagetab_side_room_sets(sitetab_first_sets(t),
+					     t->max_sets, pages);
 
-	while (sets < t->max_sets && sets * 2 * SITETAB_WAYS <= pages)
-		sets <<= 1;
 	/* Room to grow again: new pages take free ways, not a bar. */
 	if (sets > t->room_sets && sets > t->n_sets)
 		admit_clear(&t->admit);

@@ -147,8 +147,9 @@ stest_late_hot(const struct topo *topo, size_t max_pages)
  * whole keeps its sites and level mixes, exact, for nearly every page
  * (the tables have room for 4 times --max-pages, rounded up to a power
  * of two, however few pages the page table tracks; with room for just
- * --max-pages, 4-way sets at full load displaced about half of them).  At 3000 pages, room for the 4 Ki
- * records that so few tracked pages earn displaced about a fifth.
+ * --max-pages, 4-way sets at full load displaced about half of them).
+ * At 3000 pages, room for the 4 Ki records that so few tracked pages
+ * earn displaced about a fifth.
  */
 static void
 stest_small_max_pages(const struct topo *topo, size_t pages)
@@ -246,7 +247,6 @@ stest_wide_uniform(const struct topo *topo)
 	frame_free(f);
 	aggr_fini(&a);
 }
-
 
 /*
  * The tables' room follows the pages the page table tracks: 32 Ki pages
