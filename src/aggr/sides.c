@@ -66,7 +66,7 @@ sides_bytes(const struct sides *s)
 {
 	if (!s)
 		return 0;
-	return sizeof(*s) + sitetab_bytes(s->sites) + sizeof(*s->lines) +
+	return sizeof(*s) + sitetab_bytes(s->sites) + linetab_bytes(s->lines) +
 	       codetab_bytes(s->code) + levtab_bytes(s->levels);
 }
 

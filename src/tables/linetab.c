@@ -8,6 +8,7 @@
 
 _Static_assert(LINETAB_INDEX == 1u << LINETAB_INDEX_BITS, "index bits");
 _Static_assert(LINETAB_SLOTS < 0xffff, "slot + 1 fits in 16 bits");
+_Static_assert(LINETAB_LINES == 64, "a carry's place is slot << 6 | line");
 
 struct linetab *
 linetab_new(unsigned page_shift)
@@ -22,7 +23,73 @@ linetab_new(unsigned page_shift)
 void
 linetab_free(struct linetab *t)
 {
+	if (t)
+		free(t->carry);
 	free(t);
+}
+
+static uint32_t
+linetab_carry_at(size_t slot, size_t line)
+{
+	return (uint32_t)(slot << 6 | line);
+}
+
+/* The carry of (slot, line), added when absent (NULL: no memory). */
+static struct linetab_carry *
+linetab_carry_get(struct linetab *t, uint32_t at)
+{
+	for (size_t i = 0; i < t->n_carry; i++)
+		if (t->carry[i].at == at)
+			return &t->carry[i];
+	if (t->n_carry == t->carry_cap) {
+		size_t cap = t->carry_cap ? 2 * t->carry_cap : 16;
+		struct linetab_carry *c = realloc(t->carry, cap * sizeof(*c));
+
+		if (!c)
+			return NULL;
+		t->carry = c;
+		t->carry_cap = cap;
+	}
+	t->carry[t->n_carry].at = at;
+	t->carry[t->n_carry].wraps = 0;
+	return &t->carry[t->n_carry++];
+}
+
+/* wraps more 64 Ki on (slot, line); without memory for it, the counter
+ * stays at its largest value instead (counted in saturated). */
+static void
+linetab_carry_add(struct linetab *t, size_t slot, size_t line,
+		  uint32_t wraps)
+{
+	struct linetab_carry *c;
+
+	if (!wraps)
+		return;
+	c = linetab_carry_get(t, linetab_carry_at(slot, line));
+	if (c) {
+		c->wraps += wraps;
+		return;
+	}
+	t->slots[slot].lines[line] = UINT16_MAX;
+	t->saturated++;
+}
+
+void
+linetab_carry(struct linetab *t, struct linetab_slot *s, size_t line)
+{
+	linetab_carry_add(t, (size_t)(s - t->slots), line, 1);
+}
+
+/* The slot changes owner: its carries go. */
+static void
+linetab_carry_drop(struct linetab *t, size_t slot)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n_carry; i++)
+		if (t->carry[i].at >> 6 != slot)
+			t->carry[n++] = t->carry[i];
+	t->n_carry = n;
 }
 
 static struct linetab_slot *
@@ -68,6 +135,7 @@ linetab_take(struct linetab *t, size_t slot, int32_t pid, uint64_t page)
 {
 	struct linetab_slot *s = &t->slots[slot];
 
+	linetab_carry_drop(t, slot);
 	memset(s, 0, sizeof(*s));
 	s->page = page;
 	s->pid = pid;
@@ -87,7 +155,7 @@ linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr, uint64_t h)
 		s = linetab_take(t, t->n_used, pid, page);
 		linetab_index_insert(t, t->n_used++);
 	}
-	s->lines[linetab_line(t, addr)]++;
+	linetab_count_line(t, s, linetab_line(t, addr));
 }
 
 void
@@ -105,8 +173,19 @@ linetab_merge(struct linetab *dst, const struct linetab *src)
 			d = linetab_take(dst, dst->n_used, s->pid, s->page);
 			linetab_index_insert(dst, dst->n_used++);
 		}
-		for (int l = 0; l < LINETAB_LINES; l++)
-			d->lines[l] += s->lines[l];
+		for (size_t l = 0; l < LINETAB_LINES; l++) {
+			uint32_t v = (uint32_t)d->lines[l] + s->lines[l];
+
+			d->lines[l] = (uint16_t)v;
+			linetab_carry_add(dst, (size_t)(d - dst->slots), l,
+					  v >> 16);
+		}
+		/* src's own carries of this slot. */
+		for (size_t k = 0; k < src->n_carry; k++)
+			if (src->carry[k].at >> 6 == i)
+				linetab_carry_add(dst, (size_t)(d - dst->slots),
+						  src->carry[k].at & 63,
+						  src->carry[k].wraps);
 	}
 }
 
@@ -116,9 +195,16 @@ linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
 {
 	const struct linetab_slot *s = linetab_find(t, pid, page);
 
+	size_t slot;
+
 	if (!s)
 		return false;
-	memcpy(out, s->lines, sizeof(s->lines));
+	slot = (size_t)(s - t->slots);
+	for (size_t l = 0; l < LINETAB_LINES; l++)
+		out[l] = s->lines[l];
+	for (size_t k = 0; k < t->n_carry; k++)
+		if (t->carry[k].at >> 6 == slot)
+			out[t->carry[k].at & 63] += t->carry[k].wraps << 16;
 	return true;
 }
 
@@ -174,6 +260,7 @@ linetab_reset(struct linetab *t, unsigned page_shift)
 	memset(t->index, 0, sizeof(t->index));
 	memset(t->filter, 0, sizeof(t->filter));
 	t->n_used = 0;
+	t->n_carry = 0;
 	t->page_shift = page_shift;
 }
 
@@ -181,4 +268,10 @@ size_t
 linetab_count(const struct linetab *t)
 {
 	return t->n_used;
+}
+
+size_t
+linetab_bytes(const struct linetab *t)
+{
+	return sizeof(*t) + t->carry_cap * sizeof(*t->carry);
 }

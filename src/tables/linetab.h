@@ -31,7 +31,7 @@ struct linetab_key {
  * Open addressing over slot numbers, four times the slots so probes stay
  * short; rebuilt whole when slots change owner (linetab_want).  An index
  * entry is (tag << 16 | slot + 1), 0 = empty; the tag is other bits of
- * the key's hash, so a probe reads a slot (280 bytes elsewhere) only when
+ * the key's hash, so a probe reads a slot (144 bytes elsewhere) only when
  * the tag matches.
  *
  * Most samples are of pages without a slot once the slots are taken; the
@@ -49,7 +49,19 @@ struct linetab_slot {
 	int32_t pid;
 	bool used;
 	bool wanted;
-	uint32_t lines[LINETAB_LINES];
+	uint16_t lines[LINETAB_LINES];	/* low 16 bits; the rest in carry */
+};
+
+/*
+ * A line's count past 16 bits: the counters hold its low 16 bits and this
+ * the times they wrapped, so counts stay exact at half the bytes (a slot
+ * is 144 bytes, 2.25 cache lines, instead of 272).  Only lines with 64 Ki
+ * samples or more have one, so a short unsorted array does: a wrap (one
+ * in 64 Ki samples of that line) searches it, a read scans it.
+ */
+struct linetab_carry {
+	uint32_t at;		/* slot << 6 | line */
+	uint32_t wraps;
 };
 
 struct linetab {
@@ -58,6 +70,9 @@ struct linetab {
 	uint64_t filter[(1u << LINETAB_FILTER_BITS) / 64];
 	size_t n_used;
 	unsigned page_shift;
+	struct linetab_carry *carry;
+	size_t n_carry, carry_cap;
+	uint64_t saturated;	/* wraps not kept (no memory): stuck at max */
 };
 
 /* The page table's mix of the page's key (pagetab_key_mix), which the
@@ -120,6 +135,16 @@ void linetab_free(struct linetab *t);		/* NULL-safe */
 /* h: linetab_hash(pid, addr >> page_shift). */
 void linetab_add_slow(struct linetab *t, int32_t pid, uint64_t addr,
 		      uint64_t h);
+/* s's counter of `line` wrapped to 0: one more 64 Ki in the carry. */
+void linetab_carry(struct linetab *t, struct linetab_slot *s, size_t line);
+
+/* One sample on `line` of s. */
+static inline void
+linetab_count_line(struct linetab *t, struct linetab_slot *s, size_t line)
+{
+	if (__builtin_expect(++s->lines[line] == 0, 0))
+		linetab_carry(t, s, line);
+}
 
 /* One sample at addr, which lies in page (pid, page) (page: addr >>
  * page_shift), whose hash is h (linetab_hash). */
@@ -139,7 +164,7 @@ linetab_add_key(struct linetab *t, int32_t pid, uint64_t page,
 		struct linetab_slot *s = &t->slots[(v & 0xffff) - 1];
 
 		if (s->page == page && s->pid == pid) {
-			s->lines[linetab_line(t, addr)]++;
+			linetab_count_line(t, s, linetab_line(t, addr));
 			return;
 		}
 	}
@@ -158,8 +183,9 @@ linetab_add(struct linetab *t, int32_t pid, uint64_t addr)
 /* Adds src's pages (those dst has or has a free slot for) to dst's, as
  * if dst had taken their samples.  Same page size only. */
 void linetab_merge(struct linetab *dst, const struct linetab *src);
-/* Copies the page's counters into out[LINETAB_LINES]; false when the
- * page has no slot. */
+/* Copies the page's counters (carries added; a count past 32 bits
+ * keeps its low 32) into out[LINETAB_LINES]; false when the page has no
+ * slot. */
 bool linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
 		 uint32_t *out);
 
@@ -173,5 +199,7 @@ void linetab_reset(struct linetab *t, unsigned page_shift);
 
 /* Pages with a slot now. */
 size_t linetab_count(const struct linetab *t);
+/* Bytes the table holds (slots, index, filter, carries). */
+size_t linetab_bytes(const struct linetab *t);
 
 #endif

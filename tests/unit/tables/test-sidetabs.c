@@ -1,11 +1,11 @@
 /*
- * The side tables beside the page table: cache-line heat (slots, want,
- * reset), samples per code address (epochs, unknown, a full table, exact
- * counts against a model), per-page level mixes (exact counts against a
- * model through table growth, with more distinct data_src values than the
- * level memo has entries, the page cap, reset, spread of home slots) and
- * the u64 map the name caches use.  The per-page code sites are in
- * test-sitetab.c.
+ * The side tables beside the page table: samples per code address
+ * (epochs, unknown, a full table, exact counts against a model), per-page
+ * level mixes (exact counts against a model through table growth, with
+ * more distinct data_src values than the level memo has entries, the page
+ * cap, reset, spread of home slots) and the u64 map the name caches use.
+ * The per-page code sites are in test-sitetab.c, line heat in
+ * test-linetab.c.
  */
 #include "config.h"
 
@@ -17,65 +17,9 @@
 #include "codetab.h"
 #include "datasrc.h"
 #include "levtab.h"
-#include "linetab.h"
 #include "sidetab-test.h"
 #include "testlib.h"
 #include "u64map.h"
-
-static void
-stest_lines(void)
-{
-	struct linetab *t = linetab_new(12);
-	struct linetab_key keys[2];
-	uint32_t l[LINETAB_LINES];
-
-	linetab_add(t, 1, 0x5000);
-	linetab_add(t, 1, 0x5040);
-	linetab_add(t, 1, 0x507f);
-	linetab_add(t, 1, 0x5fc0);
-	check(linetab_get(t, 1, 5, l));
-	check_eq_u64(l[0], 1);
-	check_eq_u64(l[1], 2);
-	check_eq_u64(l[63], 1);
-	check(!linetab_get(t, 2, 5, l));
-	/* Fill every slot; later pages get none until wanted. */
-	for (uint64_t p = 0; linetab_count(t) < LINETAB_SLOTS; p++)
-		linetab_add(t, 2, (0x100000 + p) << 12);
-	linetab_add(t, 3, 0x7000);
-	check(!linetab_get(t, 3, 7, l));
-	/* Every page with a slot still counts with all slots taken (the
-	 * filter that skips the others must know each of them). */
-	for (uint64_t p = 0; p < LINETAB_SLOTS - 1; p++) {
-		bool ok;
-
-		linetab_add(t, 2, ((0x100000 + p) << 12) + 5 * 64);
-		ok = check(linetab_get(t, 2, 0x100000 + p, l));
-		ok = ok && check_eq_u64(l[5], 1) && check_eq_u64(l[0], 1);
-		if (!ok)
-			break;
-	}
-	keys[0].pid = 3;
-	keys[0].page = 7;
-	keys[1].pid = 1;
-	keys[1].page = 5;
-	linetab_want(t, keys, 2);
-	check(linetab_get(t, 3, 7, l));
-	check_eq_u64(l[0], 0);		/* counts from now on */
-	linetab_add(t, 3, 0x7100);
-	check(linetab_get(t, 3, 7, l));
-	check_eq_u64(l[4], 1);
-	check(linetab_get(t, 1, 5, l));	/* kept: it was wanted */
-	check_eq_u64(l[1], 2);
-	check_eq_u64(linetab_count(t), LINETAB_SLOTS);
-	/* 2 MiB pages: 64 lines of 32 KiB. */
-	linetab_reset(t, 21);
-	check_eq_u64(linetab_count(t), 0);
-	linetab_add(t, 1, 0x200000 + 0x48000);
-	check(linetab_get(t, 1, 1, l));
-	check_eq_u64(l[9], 1);
-	linetab_free(t);
-	linetab_free(NULL);
-}
 
 struct code_want {
 	int32_t pid;
@@ -557,7 +501,6 @@ stest_levels_spread(void)
 int
 main(void)
 {
-	stest_lines();
 	stest_code();
 	stest_code_model();
 	stest_levels();
