@@ -90,6 +90,7 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->nodemap = nm;
 	a->n_cpus = topo_n_cpus(topo);
 	a->n_nodes = topo_n_nodes(topo);
+	a->sole_node = nm && a->n_nodes == 1 ? topo_node_id(topo, 0) : -1;
 	nn = (size_t)a->n_nodes;
 	a->pages = pagetab_new(page_shift, max_pages);
 	a->threads = threadtab_new();
@@ -443,6 +444,11 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 				a->phys_resolved++;
 				continue;
 			}
+		}
+		/* One node: a page sampled is on it and cannot move. */
+		if (a->sole_node >= 0) {
+			e->node = (int16_t)a->sole_node;
+			continue;
 		}
 		/* pid 0 (the idle task; -e damon -a's physical row) has no
 		 * address space: move_pages(0, ...) would ask memtop's own. */

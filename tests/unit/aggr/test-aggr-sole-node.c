@@ -1,0 +1,82 @@
+/*
+ * A live run on a one-node machine (a nodemap, a one-node topology): every
+ * page sampled is put on that node without a move_pages query, even one no
+ * longer in memory; with two nodes the same pages are queried.  The node
+ * is the topology's, whatever its number.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "aggr.h"
+#include "frame.h"
+#include "nodemap.h"
+#include "pagetab.h"
+#include "testlib.h"
+#include "topo.h"
+
+#define PAGES 8
+
+/* PAGES pages of buf sampled once each, the first no longer in memory;
+ * returns the pages queried.  Each page's node must be want_node (-1:
+ * any answer the kernel gives). */
+static uint64_t
+sample_run(const int *cpu_node, int want_node)
+{
+	long page_size = sysconf(_SC_PAGESIZE);
+	size_t len = PAGES * (size_t)page_size;
+	struct topo *t = topo_new_fake(2, cpu_node);
+	struct nodemap *nm = nodemap_new();
+	struct frame_noderes r = { 0 };
+	struct aggr a;
+	char *buf;
+
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!check(buf != MAP_FAILED) || !check(t && nm))
+		goto out;
+	memset(buf, 1, len);
+	check_eq_i64(madvise(buf, (size_t)page_size, MADV_DONTNEED), 0);
+	if (!check(aggr_init(&a, t, nm, 12, 0) == 0))
+		goto out;
+	for (size_t i = 0; i < PAGES; i++) {
+		struct sample s = {
+			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
+			.pid = getpid(), .tid = getpid(), .cpu = 0,
+			.kind = SAMPLE_STORE, .period = 1,
+		};
+
+		aggr_add(&a, &s);
+	}
+	aggr_flush(&a);
+	aggr_noderes(&a, &r);
+	for (size_t i = 0; want_node >= 0 && i < PAGES; i++) {
+		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
+		struct page_entry *e = pagetab_find(a.pages, getpid(),
+						    addr >> 12);
+
+		if (!check(e != NULL) || !check_eq_i64(e->node, want_node))
+			break;
+	}
+	aggr_fini(&a);
+out:
+	if (buf != MAP_FAILED)
+		munmap(buf, len);
+	nodemap_free(nm);
+	topo_free(t);
+	return r.queried;
+}
+
+int
+main(void)
+{
+	static const int one0[2] = { 0, 0 }, one3[2] = { 3, 3 };
+	static const int two[2] = { 0, 1 };
+
+	check_eq_u64(sample_run(one0, 0), 0);
+	check_eq_u64(sample_run(one3, 3), 0);
+	check_eq_u64(sample_run(two, -1), PAGES);
+	return test_result();
+}
