@@ -27,7 +27,8 @@ framebuild_strdup(const char *s, bool *oom)
 	return d;
 }
 
-/* Re-reads the node of every selected page: pages migrate, refault. */
+/* Re-reads the node of every selected page: pages migrate, refault
+ * (not on one node, aggr.h's sole_node: none can move). */
 static void
 framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 {
@@ -37,7 +38,7 @@ framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 	size_t idx[NODEMAP_BATCH];
 	bool *done;
 
-	if (!a->nodemap || n == 0)
+	if (!a->nodemap || a->sole_node >= 0 || n == 0)
 		return;
 	done = calloc(n, sizeof(*done));
 	if (!done)

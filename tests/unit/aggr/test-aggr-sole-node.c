@@ -1,8 +1,10 @@
 /*
  * A live run on a one-node machine (a nodemap, a one-node topology): every
  * page sampled is put on that node without a move_pages query, even one no
- * longer in memory; with two nodes the same pages are queried.  The node
- * is the topology's, whatever its number.
+ * longer in memory, and the frame asks nothing either (its pages' nodes
+ * are not read again); with two nodes the same pages are queried, at the
+ * sample and in the frame.  The node is the topology's, whatever its
+ * number.
  */
 #include "config.h"
 
@@ -12,6 +14,7 @@
 
 #include "aggr.h"
 #include "frame.h"
+#include "framebuild.h"
 #include "nodemap.h"
 #include "pagetab.h"
 #include "testlib.h"
@@ -19,9 +22,25 @@
 
 #define PAGES 8
 
+static struct frame *
+build(struct aggr *a)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_meta m = {
+		.seq = 1, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
+	};
+	struct frame *f = frame_build(a, &m);
+
+	check(f != NULL);
+	return f;
+}
+
 /* PAGES pages of buf sampled once each, the first no longer in memory;
- * returns the pages queried.  Each page's node must be want_node (-1:
- * any answer the kernel gives). */
+ * returns the pages queried, by the samples and by the frame.  Each
+ * page's node must be want_node in the table and the frame (-1: any
+ * answer the kernel gives). */
 static uint64_t
 sample_run(const int *cpu_node, int want_node)
 {
@@ -30,6 +49,7 @@ sample_run(const int *cpu_node, int want_node)
 	struct topo *t = topo_new_fake(2, cpu_node);
 	struct nodemap *nm = nodemap_new();
 	struct frame_noderes r = { 0 };
+	struct frame *f = NULL;
 	struct aggr a;
 	char *buf;
 
@@ -52,6 +72,7 @@ sample_run(const int *cpu_node, int want_node)
 	}
 	aggr_flush(&a);
 	aggr_noderes(&a, &r);
+	f = build(&a);
 	for (size_t i = 0; want_node >= 0 && i < PAGES; i++) {
 		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
 		struct page_entry *e = pagetab_find(a.pages, getpid(),
@@ -60,6 +81,13 @@ sample_run(const int *cpu_node, int want_node)
 		if (!check(e != NULL) || !check_eq_i64(e->node, want_node))
 			break;
 	}
+	if (f) {
+		r.queried += f->noderes.queried;
+		check_eq_u64(f->n_pages, PAGES);
+		for (size_t i = 0; want_node >= 0 && i < f->n_pages; i++)
+			check_eq_i64(f->pages[i].node, want_node);
+	}
+	frame_free(f);
 	aggr_fini(&a);
 out:
 	if (buf != MAP_FAILED)
@@ -77,6 +105,7 @@ main(void)
 
 	check_eq_u64(sample_run(one0, 0), 0);
 	check_eq_u64(sample_run(one3, 3), 0);
-	check_eq_u64(sample_run(two, -1), PAGES);
+	/* Each page at its sample, then each listed page in the frame. */
+	check_eq_u64(sample_run(two, -1), 2 * PAGES);
 	return test_result();
 }
