@@ -90,4 +90,14 @@ aggr_thread_slot(struct aggr *a, uint64_t kinds[3], const struct sample *s)
  */
 bool framebuild_processes(struct frame *f, struct aggr *a);
 
+struct page_entry;
+
+/* aggr_nodes.c: a batch's work between lookup and accounting (side
+ * tables told of new pages, first touchers, nodes from PHYS_ADDR or the
+ * sole node, pages queued in want[] for move_pages: returns whether any
+ * is), then the move_pages queries of the pages queued. */
+bool aggr_decide(struct aggr *a, struct page_entry *const *ents,
+		 const bool *inserted, bool *want);
+void aggr_resolve(struct aggr *a, const bool *want);
+
 #endif

@@ -1,11 +1,13 @@
 /*
  * Page -> node upkeep of the aggregation (see aggr.h): setting nodes from
  * outside (migration, tests), the PHYS_ADDR map, the revalidation budget
- * and the per-interval figures.  Collector thread only.
+ * and the per-interval figures, and a batch's work between its lookup and
+ * its accounting (aggr_decide, aggr_resolve: aggr_flush calls them).
+ * Collector thread only.
  *
  * Revalidation rides on ingest: a sampled page whose known node was last
  * asked AGGR_REVAL_AGE or more intervals ago joins the batch's move_pages
- * query (aggr.c), up to reval_allow pages an interval; when more are due
+ * query (aggr_decide), up to reval_allow pages an interval; when more are due
  * than allowed, the age that makes a page due grows until the budget
  * keeps up, oldest answers first.  So the pages that make the interval's
  * figures are the ones kept current, no table walk is needed (a walk over
@@ -20,8 +22,12 @@
 #include "aggr.h"
 #include "cpuvote.h"
 #include "frame.h"
+#include "aggr_int.h"
 #include "nodemap.h"
+#include "objtab.h"
 #include "pagetab.h"
+#include "physnode.h"
+#include "sides.h"
 
 /* Until this many pages were asked, assume what a batched move_pages
  * query costs a page (a few hundred ns; bench/bench-nodes.c measures it,
@@ -109,4 +115,134 @@ aggr_noderes(const struct aggr *a, struct frame_noderes *out)
 		out->resolved = st->resolved - a->nm_resolved_mark;
 		out->query_us = (st->ns - a->nm_ns_mark) / 1000;
 	}
+}
+
+/* Entries flagged with the interval they were last asked about. */
+static uint16_t
+aggr_query_stamp(const struct aggr *a)
+{
+	return (uint16_t)(pagetab_epoch(a->pages) | 0x8000u);
+}
+
+/* Intervals since e was last asked; "very old" when never asked. */
+static unsigned
+aggr_query_age(const struct aggr *a, const struct page_entry *e)
+{
+	if (!(e->flags & 0x8000u))
+		return 0x8000u;
+	return (aggr_query_stamp(a) - e->flags) & 0x7fffu;
+}
+
+/* Pages without a node: once an interval.  Known pages: again when the
+ * answer is old and the interval's revalidation budget allows. */
+static bool
+aggr_needs_query(struct aggr *a, const struct page_entry *e)
+{
+	if (!a->nodemap)
+		return false;
+	if (e->node < 0)
+		return e->flags != aggr_query_stamp(a);
+	if (aggr_query_age(a, e) < (a->reval_age ? a->reval_age :
+						   AGGR_REVAL_AGE))
+		return false;
+	if (a->reval_pages >= a->reval_allow) {
+		a->reval_skipped++;
+		return false;
+	}
+	a->reval_pages++;
+	return true;
+}
+
+/* Asks move_pages about the queued pages, one call per pid. */
+void
+aggr_resolve(struct aggr *a, const bool *want)
+{
+	unsigned shift = pagetab_page_shift(a->pages);
+	uint64_t addrs[AGGR_BATCH];
+	int16_t nodes[AGGR_BATCH];
+	bool done[AGGR_BATCH] = { false };
+
+	for (size_t i = 0; i < a->n_batch; i++) {
+		int32_t pid = a->batch[i].pid;
+		size_t n = 0;
+
+		if (!want[i] || done[i])
+			continue;
+		for (size_t j = i; j < a->n_batch; j++) {
+			if (!want[j] || done[j] || a->batch[j].pid != pid)
+				continue;
+			addrs[n++] = a->batch[j].addr >> shift << shift;
+			done[j] = true;
+		}
+		nodemap_query(a->nodemap, pid, addrs, n, nodes);
+		for (size_t k = 0; k < n; k++) {
+			struct page_entry *e = pagetab_find(a->pages, pid,
+							    addrs[k] >> shift);
+
+			if (!e)
+				continue;
+			if (nodes[k] >= 0) {
+				if (e->node >= 0 && e->node != nodes[k])
+					a->reval_changed++;
+				e->node = nodes[k];
+			} else if (e->node < 0) {
+				/* A known node stays until a definite
+				 * answer replaces it. */
+				e->node = PAGE_NODE_UNKNOWN;
+			}
+		}
+	}
+}
+
+/*
+ * Page -> node work of a batch, between lookup and accounting: side tables
+ * told of new pages, nodes from PHYS_ADDR, pages queued for move_pages.
+ * Returns whether any page is queued (want[]).
+ */
+bool
+aggr_decide(struct aggr *a, struct page_entry *const *ents,
+	    const bool *inserted, bool *want)
+{
+	bool any_query = false;
+
+	for (size_t i = 0; i < a->n_batch; i++) {
+		const struct sample *s = &a->batch[i];
+		struct page_entry *e = ents[i];
+
+		want[i] = false;
+		if (!e)
+			continue;
+		if (inserted[i] && a->sides)
+			sides_new_page(a->sides, s->pid, s->addr);
+		/* The page's first sample this interval (none counted yet):
+		 * its object's first toucher, if it has none.  Once per page
+		 * and interval, not per sample. */
+		if (a->objects && (e->kinds[0] | e->kinds[1] | e->kinds[2]) == 0)
+			objtab_touch(a->objects, s->pid, s->addr, s->tid);
+		/* The node at sample time, from the memory-block map: no
+		 * syscall, and current even for a page that moved since. */
+		if (s->phys_addr && a->physnode) {
+			int node = physnode_lookup(a->physnode, s->phys_addr);
+
+			if (node >= 0) {
+				e->node = (int16_t)node;
+				e->flags = aggr_query_stamp(a);
+				a->phys_resolved++;
+				continue;
+			}
+		}
+		/* One node: a page sampled is on it and cannot move. */
+		if (a->sole_node >= 0) {
+			e->node = (int16_t)a->sole_node;
+			continue;
+		}
+		/* pid 0 (the idle task; -e damon -a's physical row) has no
+		 * address space: move_pages(0, ...) would ask memtop's own. */
+		if (s->pid > 0 && aggr_needs_query(a, e)) {
+			e->flags = aggr_query_stamp(a);
+			want[i] = true;
+			any_query = true;
+		}
+	}
+	return any_query;
 }
