@@ -204,10 +204,16 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 	    const bool *inserted, bool *want)
 {
 	bool any_query = false;
+	/* The last object found with a first toucher: its pages need no
+	 * look-up for the rest of the batch (the table cannot change
+	 * within it); len 0 = none. */
+	int32_t done_pid = 0;
+	uint64_t done_base = 0, done_len = 0;
 
 	for (size_t i = 0; i < a->n_batch; i++) {
 		const struct sample *s = &a->batch[i];
 		struct page_entry *e = ents[i];
+		const struct obj *o;
 
 		want[i] = false;
 		if (!e)
@@ -217,8 +223,14 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 		/* The page's first sample this interval (none counted yet):
 		 * its object's first toucher, if it has none.  Once per page
 		 * and interval, not per sample. */
-		if (a->objects && (e->kinds[0] | e->kinds[1] | e->kinds[2]) == 0)
-			objtab_touch(a->objects, s->pid, s->addr, s->tid);
+		if (a->objects && (e->kinds[0] | e->kinds[1] | e->kinds[2]) == 0 &&
+		    !(s->pid == done_pid && s->addr - done_base < done_len) &&
+		    (o = objtab_touch(a->objects, s->pid, s->addr, s->tid)) &&
+		    o->touch_tid) {
+			done_pid = s->pid;
+			done_base = o->base;
+			done_len = o->size;
+		}
 		/* The node at sample time, from the memory-block map: no
 		 * syscall, and current even for a page that moved since. */
 		if (s->phys_addr && a->physnode) {

@@ -195,13 +195,14 @@ objtab_find(const struct objtab *t, int32_t pid, uint64_t addr)
 	return o && o->base <= addr ? o : NULL;
 }
 
-void
+const struct obj *
 objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid)
 {
 	struct obj *o = (struct obj *)objtab_find(t, pid, addr);
 
 	if (o && o->touch_tid == 0)
 		o->touch_tid = tid;
+	return o;
 }
 
 /* objtab_overlap and objtab_newer: the objects born after `after`

@@ -84,8 +84,10 @@ size_t objtab_newer(const struct objtab *t, int32_t pid, uint64_t base,
 		    uint64_t size, uint64_t after, struct obj *out,
 		    size_t max);
 /* A sample of tid at addr of pid: the object holding addr, when it has
- * no first toucher yet, gets tid. */
-void objtab_touch(struct objtab *t, int32_t pid, uint64_t addr, int32_t tid);
+ * no first toucher yet, gets tid.  Returns that object (NULL: none),
+ * valid until the table changes. */
+const struct obj *objtab_touch(struct objtab *t, int32_t pid, uint64_t addr,
+			       int32_t tid);
 /* Forgets every object of pid (the process exited). */
 void objtab_drop_pid(struct objtab *t, int32_t pid);
 /* Forgets the objects of pid born before `birth` (exec(2) replaced its

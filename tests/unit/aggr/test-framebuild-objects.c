@@ -206,6 +206,55 @@ scenario_two_pids(const struct topo *topo)
 	objtab_free(t);
 }
 
+/* The first toucher of the object of site `site` in f; 0: none. */
+static int32_t
+toucher(const struct frame *f, const char *site)
+{
+	for (size_t i = 0; i < f->n_objects; i++)
+		if (strcmp(f->objects[i].site, site) == 0)
+			return f->objects[i].n_touch_tids ?
+			       f->objects[i].touch_tids[0] : 0;
+	return -1;
+}
+
+/*
+ * First touchers within one batch, whose look-ups stop at an object that
+ * has one (aggr_decide): the object right after it and another process's
+ * object at the same addresses still get theirs.
+ */
+static void
+scenario_touch_batch(const struct topo *topo)
+{
+	struct objtab *t = objtab_new(0);
+	struct obj oa = { .base = 0x100000, .size = 0x2000, .tid = 1 };
+	struct obj ob = { .base = 0x102000, .size = 0x1000, .tid = 1 };
+	struct obj oc = { .base = 0x100000, .size = 0x2000, .tid = 2 };
+	struct aggr a;
+	struct frame *f;
+
+	oa.site = (uint32_t)objtab_site_intern(t, "alloc_a+0x1", NULL, 0);
+	ob.site = (uint32_t)objtab_site_intern(t, "alloc_b+0x2", NULL, 0);
+	oc.site = (uint32_t)objtab_site_intern(t, "alloc_c+0x3", NULL, 0);
+	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
+	check(objtab_map(t, 100, &oa) == 0 && objtab_map(t, 100, &ob) == 0 &&
+	      objtab_map(t, 200, &oc) == 0);
+	a.objects = t;
+	add_tid(&a, 100, 11, 0, 0x100000, SAMPLE_LOAD);
+	add_tid(&a, 100, 12, 0, 0x101000, SAMPLE_LOAD);
+	add_tid(&a, 200, 14, 0, 0x101000, SAMPLE_LOAD);
+	add_tid(&a, 100, 15, 0, 0x100000 + 0x40, SAMPLE_LOAD);
+	add_tid(&a, 100, 13, 0, 0x102000, SAMPLE_LOAD);
+	f = build(&a);
+	if (check(f != NULL)) {
+		check_eq_i64(toucher(f, "alloc_a+0x1"), 11);
+		check_eq_i64(toucher(f, "alloc_b+0x2"), 13);
+		check_eq_i64(toucher(f, "alloc_c+0x3"), 14);
+	}
+	frame_free(f);
+	aggr_fini(&a);
+	objtab_free(t);
+}
+
 int
 main(void)
 {
@@ -226,6 +275,7 @@ main(void)
 	scenario(&a, t);
 	aggr_fini(&a);
 	scenario_two_pids(topo);
+	scenario_touch_batch(topo);
 	objtab_free(t);
 	topo_free(topo);
 	return test_result();
