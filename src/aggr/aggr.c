@@ -90,7 +90,8 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->nodemap = nm;
 	a->n_cpus = topo_n_cpus(topo);
 	a->n_nodes = topo_n_nodes(topo);
-	a->sole_node = nm && a->n_nodes == 1 ? topo_node_id(topo, 0) : -1;
+	a->sole_node = nm && a->n_nodes == 1 && topo_nodes_known(topo) ?
+		       topo_node_id(topo, 0) : -1;
 	nn = (size_t)a->n_nodes;
 	a->pages = pagetab_new(page_shift, max_pages);
 	a->threads = threadtab_new();

@@ -65,8 +65,10 @@ struct aggr {
 	bool procs_pruned_live;
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
-	/* With a nodemap on a one-node topology, that node: every page
-	 * sampled lives there and cannot move, so none is queried (a
+	/* With a nodemap on a one-node topology read from the machine (not
+	 * the stand-in of topo_new_system without libnuma), that node: a
+	 * process's page sampled lives there and cannot move, so none is
+	 * queried (a
 	 * move_pages call would only say whether it is still in memory; at
 	 * 256 Ki hot pages those calls took about 15 % of the collector's
 	 * CPU).  -1: not so. */

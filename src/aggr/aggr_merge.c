@@ -51,6 +51,7 @@ aggr_shard_init(struct aggr *shard, const struct aggr *like,
 	cpuvote_free(shard->cpuvote);
 	shard->cpuvote = NULL;
 	aggr_set_physnode(shard, like->physnode);
+	shard->sole_node = like->sole_node;
 	ret = aggr_procs_config(shard, proctab_max(like->procs), false);
 	if (ret == 0 && (pagetab_ext(like->pages) & PAGETAB_EXT_WEIGHT))
 		ret = pagetab_set_ext(shard->pages, PAGETAB_EXT_WEIGHT);

@@ -243,8 +243,9 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 				continue;
 			}
 		}
-		/* One node: a page sampled is on it and cannot move. */
-		if (a->sole_node >= 0) {
+		/* One node: a process's page sampled is on it and cannot
+		 * move (pid 0's, below, stay unasked and unknown). */
+		if (a->sole_node >= 0 && s->pid > 0) {
 			e->node = (int16_t)a->sole_node;
 			continue;
 		}

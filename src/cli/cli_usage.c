@@ -97,7 +97,8 @@ cli_usage(FILE *out)
 	      "  -h, --help              print this help\n"
 	      "\n"
 	      "Environment: MEMTOP_SYSFS_ROOT=DIR reads sysfs below DIR;\n"
-	      "MEMTOP_NO_OBJECTS=1 names no objects by allocation site.\n"
+	      "MEMTOP_NO_OBJECTS=1 names no objects by allocation site;\n"
+	      "MEMTOP_ASK_NODES=1 asks page nodes even on one node.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 usage error.\n",
 	      out);
 }

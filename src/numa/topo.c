@@ -177,7 +177,7 @@ out_free:
 	return NULL;
 }
 
-static struct topo *
+struct topo *
 topo_new_sysinfo(void)
 {
 	struct topo *t = topo_alloc(TOPO_SYSINFO, get_nprocs_conf());
@@ -269,6 +269,12 @@ int
 topo_n_cpus(const struct topo *t)
 {
 	return t->n_cpus;
+}
+
+bool
+topo_nodes_known(const struct topo *t)
+{
+	return t->backend != TOPO_SYSINFO;
 }
 
 int

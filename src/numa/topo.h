@@ -8,6 +8,7 @@
 #ifndef MEMTOP_TOPO_H
 #define MEMTOP_TOPO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct topo;
@@ -19,6 +20,8 @@ struct topo;
  * Without NUMA support: one node 0 holding every CPU.  NULL on ENOMEM.
  */
 struct topo *topo_new_system(void);
+/* That stand-in itself (one node 0, every CPU), for tests. */
+struct topo *topo_new_sysinfo(void);
 /* For tests: n_cpus CPUs, cpu_node[cpu] = node number (-1 = none). */
 struct topo *topo_new_fake(int n_cpus, const int *cpu_node);
 /* A node as a recording describes it (perf.data NUMA_TOPOLOGY). */
@@ -40,6 +43,11 @@ void topo_free(struct topo *t);		/* NULL-safe */
 
 int topo_n_cpus(const struct topo *t);	/* CPU ids are 0..n_cpus-1 */
 int topo_n_nodes(const struct topo *t);	/* >= 1 */
+/* Whether the node list is the machine's (libnuma, sysfs, a recording)
+ * or a test's, not the one-node stand-in of a system whose nodes could
+ * not be read (libnuma unavailable: no NUMA support, or get_mempolicy
+ * denied by a seccomp filter on a many-node host). */
+bool topo_nodes_known(const struct topo *t);
 int topo_node_id(const struct topo *t, int idx);
 /* Index of node number `node`, or -1. */
 int topo_node_index(const struct topo *t, int node);

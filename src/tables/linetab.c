@@ -43,10 +43,15 @@ linetab_carry_get(struct linetab *t, uint32_t at)
 			return &t->carry[i];
 	if (t->n_carry == t->carry_cap) {
 		size_t cap = t->carry_cap ? 2 * t->carry_cap : 16;
-		struct linetab_carry *c = realloc(t->carry, cap * sizeof(*c));
+		struct linetab_carry *c;
 
-		if (!c)
+		if (t->carry_failed)
 			return NULL;
+		c = realloc(t->carry, cap * sizeof(*c));
+		if (!c) {
+			t->carry_failed = true;
+			return NULL;
+		}
 		t->carry = c;
 		t->carry_cap = cap;
 	}
@@ -56,7 +61,7 @@ linetab_carry_get(struct linetab *t, uint32_t at)
 }
 
 /* wraps more 64 Ki on (slot, line); without memory for it, the counter
- * stays at its largest value instead (counted in saturated). */
+ * stays at its largest value instead (the wraps lost: saturated). */
 static void
 linetab_carry_add(struct linetab *t, size_t slot, size_t line,
 		  uint32_t wraps)
@@ -71,7 +76,7 @@ linetab_carry_add(struct linetab *t, size_t slot, size_t line,
 		return;
 	}
 	t->slots[slot].lines[line] = UINT16_MAX;
-	t->saturated++;
+	t->saturated += wraps;
 }
 
 void
@@ -261,6 +266,8 @@ linetab_reset(struct linetab *t, unsigned page_shift)
 	memset(t->filter, 0, sizeof(t->filter));
 	t->n_used = 0;
 	t->n_carry = 0;
+	t->carry_failed = false;
+	t->saturated = 0;
 	t->page_shift = page_shift;
 }
 

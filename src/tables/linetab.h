@@ -72,7 +72,12 @@ struct linetab {
 	unsigned page_shift;
 	struct linetab_carry *carry;
 	size_t n_carry, carry_cap;
-	uint64_t saturated;	/* wraps not kept (no memory): stuck at max */
+	/* Out of memory for a carry once: lines that wrap from then on
+	 * stay at 65535 until the next reset (no allocation retried), the
+	 * wraps they lost counted in saturated (not shown: it takes a
+	 * failed allocation of a few hundred bytes). */
+	bool carry_failed;
+	uint64_t saturated;
 };
 
 /* The page table's mix of the page's key (pagetab_key_mix), which the

@@ -3,8 +3,9 @@
  * page sampled is put on that node without a move_pages query, even one no
  * longer in memory, and the frame asks nothing either (its pages' nodes
  * are not read again); with two nodes the same pages are queried, at the
- * sample and in the frame.  The node is the topology's, whatever its
- * number.
+ * sample and in the frame, and so are they with the one-node stand-in
+ * for a machine whose nodes libnuma could not read.  The node is the
+ * topology's, whatever its number; pid 0's pages get none.
  */
 #include "config.h"
 
@@ -42,12 +43,14 @@ build(struct aggr *a)
  * page's node must be want_node in the table and the frame (-1: any
  * answer the kernel gives). */
 static uint64_t
-sample_run(const int *cpu_node, int want_node)
+sample_run(struct topo *t, int want_node)
 {
 	long page_size = sysconf(_SC_PAGESIZE);
 	size_t len = PAGES * (size_t)page_size;
-	struct topo *t = topo_new_fake(2, cpu_node);
 	struct nodemap *nm = nodemap_new();
+	struct page_entry *e0;
+	struct sample s0 = { .addr = 0x7000, .pid = 0, .cpu = 0,
+			     .kind = SAMPLE_OTHER, .period = 1 };
 	struct frame_noderes r = { 0 };
 	struct frame *f = NULL;
 	struct aggr a;
@@ -70,8 +73,12 @@ sample_run(const int *cpu_node, int want_node)
 
 		aggr_add(&a, &s);
 	}
+	/* pid 0 (-e damon -a's physical row): never a node, asked or not. */
+	aggr_add(&a, &s0);
 	aggr_flush(&a);
 	aggr_noderes(&a, &r);
+	e0 = pagetab_find(a.pages, 0, s0.addr >> 12);
+	check(e0 && e0->node < 0);
 	f = build(&a);
 	for (size_t i = 0; want_node >= 0 && i < PAGES; i++) {
 		uint64_t addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size);
@@ -83,9 +90,10 @@ sample_run(const int *cpu_node, int want_node)
 	}
 	if (f) {
 		r.queried += f->noderes.queried;
-		check_eq_u64(f->n_pages, PAGES);
+		check_eq_u64(f->n_pages, PAGES + 1);
 		for (size_t i = 0; want_node >= 0 && i < f->n_pages; i++)
-			check_eq_i64(f->pages[i].node, want_node);
+			if (f->pages[i].pid != 0)
+				check_eq_i64(f->pages[i].node, want_node);
 	}
 	frame_free(f);
 	aggr_fini(&a);
@@ -103,9 +111,11 @@ main(void)
 	static const int one0[2] = { 0, 0 }, one3[2] = { 3, 3 };
 	static const int two[2] = { 0, 1 };
 
-	check_eq_u64(sample_run(one0, 0), 0);
-	check_eq_u64(sample_run(one3, 3), 0);
+	check_eq_u64(sample_run(topo_new_fake(2, one0), 0), 0);
+	check_eq_u64(sample_run(topo_new_fake(2, one3), 3), 0);
 	/* Each page at its sample, then each listed page in the frame. */
-	check_eq_u64(sample_run(two, -1), 2 * PAGES);
+	check_eq_u64(sample_run(topo_new_fake(2, two), -1), 2 * PAGES);
+	/* One node because the machine's could not be read: asked. */
+	check_eq_u64(sample_run(topo_new_sysinfo(), -1), 2 * PAGES);
 	return test_result();
 }

@@ -2,12 +2,13 @@
  * Cache-line heat (src/tables/linetab.h): slots, the pages that get one
  * once all are taken (want), reset to another page size, and counts past
  * the 16-bit counters (carries) through a merge, a slot changing owner
- * and a reset.
+ * and a reset, and without memory for a carry.
  */
 #include "config.h"
 
 #include <stdint.h>
 
+#include "failalloc.h"
 #include "linetab.h"
 #include "testlib.h"
 
@@ -134,10 +135,39 @@ test_line_carry(void)
 	linetab_free(u);
 }
 
+/* Without memory for a carry, a line stops at 65535 (never a count that
+ * wrapped to near 0), the wraps lost counted; no allocation is tried
+ * again until a reset, after which carries work again. */
+static void
+test_line_nomem(void)
+{
+	struct linetab *t = linetab_new(12);
+	uint32_t l[LINETAB_LINES];
+	unsigned long refused;
+
+	if (!check(t != NULL))
+		return;
+	failalloc_on = true;
+	refused = failalloc_refused;
+	line_n(t, 1, 0x5040, 3 * 65536);
+	failalloc_on = false;
+	check_eq_u64(failalloc_refused - refused, 1);
+	check(linetab_get(t, 1, 5, l));
+	check_eq_u64(l[1], 65535);
+	check(t->saturated > 0);
+	linetab_reset(t, 12);
+	check_eq_u64(t->saturated, 0);
+	line_n(t, 1, 0x5040, 65536 + 7);
+	check(linetab_get(t, 1, 5, l));
+	check_eq_u64(l[1], 65536 + 7);
+	linetab_free(t);
+}
+
 int
 main(void)
 {
 	test_lines();
 	test_line_carry();
+	test_line_nomem();
 	return test_result();
 }
