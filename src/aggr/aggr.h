@@ -11,7 +11,8 @@
  * balancing, refaults), so a known page that is sampled again is re-asked
  * once its answer is AGGR_REVAL_AGE intervals old, as many an interval as
  * aggr_revalidate_budget() allows.  A definite answer replaces the node;
- * no answer (page dropped for a moment, process gone) keeps it.
+ * no answer (page dropped for a moment, process gone) keeps it.  On a
+ * machine with one node (sole_node) nothing is asked: pages get it.
  */
 #ifndef MEMTOP_AGGR_H
 #define MEMTOP_AGGR_H
@@ -65,8 +66,8 @@ struct aggr {
 	bool procs_pruned_live;
 	const struct topo *topo;	/* not owned */
 	struct nodemap *nodemap;	/* NULL: no page->node queries */
-	/* With a nodemap on a one-node topology read from the machine (not
-	 * the stand-in of topo_new_system without libnuma), that node: a
+	/* With a nodemap on a one-node topology read from the machine
+	 * (topo_nodes_known: not a stand-in nor a sysfs tree), that node: a
 	 * process's page sampled lives there and cannot move, so none is
 	 * queried (a
 	 * move_pages call would only say whether it is still in memory; at

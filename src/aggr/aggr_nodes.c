@@ -13,7 +13,8 @@
  * figures are the ones kept current, no table walk is needed (a walk over
  * the table costs about what a frame's scan does), and pages that nobody
  * samples cost nothing; the frame re-reads the node of every page it
- * lists (framebuild.c), sampled or not.
+ * lists (framebuild.c), sampled or not.  None of this runs on a machine
+ * with one node (sole_node, aggr.h): its pages get that node.
  */
 #include "config.h"
 

@@ -65,7 +65,7 @@ framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 
 			/* No answer this instant (a refault dropped the
 			 * page, the process unmapped it): a known node
-			 * stays, as for revalidation in aggr.c. */
+			 * stays, as for revalidation (aggr_nodes.c). */
 			if (nodes[j] < 0)
 				continue;
 			top[idx[j]].node = nodes[j];

@@ -3,7 +3,8 @@
  * memory and code: names (regions, symbols), per-page code sites, cache-
  * line heat and samples per code address.  Collector thread only.
  *
- * aggr.c calls these hooks; every hook takes NULL (names off) and then
+ * The aggregation (aggr.c, aggr_nodes.c, aggr_merge.c) calls these
+ * hooks; every hook takes NULL (names off) and then
  * does nothing.  Per sample: four table updates (inline here, so the
  * caller's loop has no calls but on a table's rare path), no system call,
  * no allocation.  Per new page: one region lookup.  System calls (reading

@@ -274,7 +274,10 @@ topo_n_cpus(const struct topo *t)
 bool
 topo_nodes_known(const struct topo *t)
 {
-	return t->backend != TOPO_SYSINFO;
+	/* A sysfs tree (MEMTOP_SYSFS_ROOT) is another machine's, or a
+	 * test's stand-in: not this one's nodes. */
+	return t->backend == TOPO_LIBNUMA || t->backend == TOPO_FAKE ||
+	       t->backend == TOPO_RECORDED;
 }
 
 int

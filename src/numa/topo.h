@@ -43,10 +43,11 @@ void topo_free(struct topo *t);		/* NULL-safe */
 
 int topo_n_cpus(const struct topo *t);	/* CPU ids are 0..n_cpus-1 */
 int topo_n_nodes(const struct topo *t);	/* >= 1 */
-/* Whether the node list is the machine's (libnuma, sysfs, a recording)
- * or a test's, not the one-node stand-in of a system whose nodes could
- * not be read (libnuma unavailable: no NUMA support, or get_mempolicy
- * denied by a seccomp filter on a many-node host). */
+/* Whether the node list is this machine's (libnuma), a recording's or a
+ * test's: not the one-node stand-in of a system whose nodes could not be
+ * read (libnuma unavailable: no NUMA support, or get_mempolicy denied by
+ * a seccomp filter on a many-node host), nor a sysfs tree under
+ * MEMTOP_SYSFS_ROOT (another machine's, or its own stand-in). */
 bool topo_nodes_known(const struct topo *t);
 int topo_node_id(const struct topo *t, int idx);
 /* Index of node number `node`, or -1. */

@@ -73,7 +73,8 @@ struct linetab {
 	struct linetab_carry *carry;
 	size_t n_carry, carry_cap;
 	/* Out of memory for a carry once: lines that wrap from then on
-	 * stay at 65535 until the next reset (no allocation retried), the
+	 * stay at 65535 (no allocation retried until the next reset; a
+	 * carry freed by a slot changing owner is reused), the
 	 * wraps they lost counted in saturated (not shown: it takes a
 	 * failed allocation of a few hundred bytes). */
 	bool carry_failed;

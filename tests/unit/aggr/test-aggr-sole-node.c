@@ -4,11 +4,14 @@
  * longer in memory, and the frame asks nothing either (its pages' nodes
  * are not read again); with two nodes the same pages are queried, at the
  * sample and in the frame, and so are they with the one-node stand-in
- * for a machine whose nodes libnuma could not read.  The node is the
+ * for a machine whose nodes libnuma could not read and with a one-node
+ * sysfs tree (MEMTOP_SYSFS_ROOT).  A shard takes its collector's choice.  The node is the
  * topology's, whatever its number; pid 0's pages get none.
  */
 #include "config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -105,11 +108,42 @@ out:
 	return r.queried;
 }
 
+/* A shard takes its collector's choice (MEMTOP_ASK_NODES clears it in
+ * the collector after aggr_init): on one node, asked or not alike. */
+static void
+shard_takes_choice(void)
+{
+	static const int one0[2] = { 0, 0 };
+	struct topo *t = topo_new_fake(2, one0);
+	struct nodemap *nm = nodemap_new(), *snm = nodemap_new();
+	struct aggr col, sh;
+
+	if (!check(t && nm && snm) ||
+	    !check(aggr_init(&col, t, nm, 12, 0) == 0))
+		goto out;
+	check_eq_i64(col.sole_node, 0);
+	for (int ask = 0; ask < 2; ask++) {
+		col.sole_node = ask ? -1 : 0;
+		if (!check(aggr_shard_init(&sh, &col, snm) == 0))
+			break;
+		check_eq_i64(sh.sole_node, col.sole_node);
+		aggr_fini(&sh);
+	}
+	aggr_fini(&col);
+out:
+	nodemap_free(snm);
+	nodemap_free(nm);
+	topo_free(t);
+}
+
 int
 main(void)
 {
 	static const int one0[2] = { 0, 0 }, one3[2] = { 3, 3 };
 	static const int two[2] = { 0, 1 };
+	const char *src = getenv("MEMTOP_SRCDIR");
+	char root[4096];
+	struct topo *t;
 
 	check_eq_u64(sample_run(topo_new_fake(2, one0), 0), 0);
 	check_eq_u64(sample_run(topo_new_fake(2, one3), 3), 0);
@@ -117,5 +151,16 @@ main(void)
 	check_eq_u64(sample_run(topo_new_fake(2, two), -1), 2 * PAGES);
 	/* One node because the machine's could not be read: asked. */
 	check_eq_u64(sample_run(topo_new_sysinfo(), -1), 2 * PAGES);
+	/* One node from a sysfs tree (another machine's): asked. */
+	snprintf(root, sizeof(root), "%s/tests/fixtures/sysfs/no-node",
+		 src ? src : "..");
+	setenv("MEMTOP_SYSFS_ROOT", root, 1);
+	t = topo_new_system();
+	unsetenv("MEMTOP_SYSFS_ROOT");
+	if (check(t != NULL) && check_eq_i64(topo_n_nodes(t), 1))
+		check_eq_u64(sample_run(t, -1), 2 * PAGES);
+	else
+		topo_free(t);
+	shard_takes_choice();
 	return test_result();
 }
