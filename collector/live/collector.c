@@ -81,12 +81,12 @@ collector_new(struct collector **out, const struct collector_config *cfg,
 	}
 	ret = aggr_init(&c->aggr, cfg->topo, c->nodemap,
 			cfg->page_shift ? cfg->page_shift : 12, cfg->max_pages);
+	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
+		goto out_oom;
 	/* Asked even on one node: to compare, and for the tests of the
 	 * asking (man page, ENVIRONMENT). */
 	if (getenv("MEMTOP_ASK_NODES"))
 		c->aggr.sole_node = -1;
-	if (ret < 0 || aggr_procs_config(&c->aggr, cfg->max_processes, true))
-		goto out_oom;
 	/* Every channel asks for MMAP2 records where it asks for task
 	 * records (source_open_event): regions come from them.  The ELF
 	 * helper is forked now, before the collector thread exists. */

@@ -69,10 +69,9 @@ struct aggr {
 	/* With a nodemap on a one-node topology read from the machine
 	 * (topo_nodes_known: not a stand-in nor a sysfs tree), that node: a
 	 * process's page sampled lives there and cannot move, so none is
-	 * queried (a
-	 * move_pages call would only say whether it is still in memory; at
-	 * 256 Ki hot pages those calls took about 15 % of the collector's
-	 * CPU).  -1: not so. */
+	 * queried (a move_pages call would only say whether it is still in
+	 * memory; at 256 Ki hot pages those calls took about 15 % of the
+	 * collector's CPU).  -1: not so. */
 	int sole_node;
 	/* Live objects naming the pages (issue 18); NULL: none.  Not owned:
 	 * the producer fills it (src/aggr/allocs.c). */

@@ -21,9 +21,9 @@
 #include <errno.h>
 
 #include "aggr.h"
+#include "aggr_int.h"
 #include "cpuvote.h"
 #include "frame.h"
-#include "aggr_int.h"
 #include "nodemap.h"
 #include "objtab.h"
 #include "pagetab.h"
@@ -244,15 +244,18 @@ aggr_decide(struct aggr *a, struct page_entry *const *ents,
 				continue;
 			}
 		}
+		/* pid 0 (the idle task; -e damon -a's physical row) has no
+		 * address space: move_pages(0, ...) would ask memtop's own,
+		 * and no process holds its pages.  Its pages get no node. */
+		if (s->pid <= 0)
+			continue;
 		/* One node: a process's page sampled is on it and cannot
-		 * move (pid 0's, below, stay unasked and unknown). */
-		if (a->sole_node >= 0 && s->pid > 0) {
+		 * move. */
+		if (a->sole_node >= 0) {
 			e->node = (int16_t)a->sole_node;
 			continue;
 		}
-		/* pid 0 (the idle task; -e damon -a's physical row) has no
-		 * address space: move_pages(0, ...) would ask memtop's own. */
-		if (s->pid > 0 && aggr_needs_query(a, e)) {
+		if (aggr_needs_query(a, e)) {
 			e->flags = aggr_query_stamp(a);
 			want[i] = true;
 			any_query = true;

@@ -199,7 +199,6 @@ linetab_get(const struct linetab *t, int32_t pid, uint64_t page,
 	    uint32_t *out)
 {
 	const struct linetab_slot *s = linetab_find(t, pid, page);
-
 	size_t slot;
 
 	if (!s)
