@@ -250,7 +250,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 				       (int32_t)task.ppid);
 			if (names)
 				names_fork(names, (int32_t)task.pid,
-					   (int32_t)task.ppid);
+					   (int32_t)task.ppid, task.time);
 		}
 		collector_on_fork(c, &task);
 		break;
@@ -272,7 +272,7 @@ collector_on_record(const struct perf_event_header *hdr, void *ctx)
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		collector_on_mmap(c, hdr);
+		collector_on_mmap(c, d->ch, hdr);
 		break;
 	default:
 		c->unknown_records++;

@@ -269,8 +269,8 @@ struct target *collector_add_target(struct collector *c, pid_t pid,
 void collector_scan_thread(pid_t tid, void *ctx);
 void collector_scanned(struct target *t, const struct collector_scan *s);
 void collector_rescan_soon(struct collector *c);
-/* MMAP, MMAP2: the mapping goes to the names (names_mmap). */
-void collector_on_mmap(struct collector *c,
+/* MMAP, MMAP2 of ch's ring: the mapping goes to the names (names_mmap). */
+void collector_on_mmap(struct collector *c, struct channel *ch,
 		       const struct perf_event_header *hdr);
 /* drain_due.c: rings without a task ring, each poll period; rings
  * holding samples (COLLECTOR_NODES_MS); channels of exited threads. */

@@ -295,12 +295,13 @@ collector_on_comm(struct collector *c, struct channel *ch,
 	/* exec(2): same pid, new address space.  Any watched pid, a
 	 * followed child's too; only names are dropped here (pages
 	 * and code sites stay, keyed by pid). */
-	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && !task)
-		sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid);
 	/* The trailer's time (sample_id_all); 0 without one. */
 	source_layout(&channel_events(ch)->src->events[0], &l);
 	if (record_parse_id(&l, hdr, 8, &rid) != 0)
 		rid.time = 0;
+	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && !task)
+		sides_forget_pid(aggr_sides(&c->aggr), (int32_t)pid,
+				 rid.time);
 	aggr_proc_comm(&c->aggr, (int32_t)pid, comm, rid.time);
 	if ((hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && rid.time) {
 		allocs_exec(&c->allocs, (int32_t)pid, rid.time);
@@ -313,22 +314,30 @@ collector_on_comm(struct collector *c, struct channel *ch,
 	}
 }
 
-/* MMAP, MMAP2: a mapping of any watched process, for its names. */
+/* MMAP, MMAP2: a mapping of any watched process, for its names, with its
+ * time (names.h: per-CPU rings come in no time order). */
 void
-collector_on_mmap(struct collector *c, const struct perf_event_header *hdr)
+collector_on_mmap(struct collector *c, struct channel *ch,
+		  const struct perf_event_header *hdr)
 {
 	struct names *names = sides_names(aggr_sides(&c->aggr));
+	struct record_layout l;
 	struct record_mmap m;
 	struct names_map nm;
+	uint64_t time;
 
 	if (!names || record_parse_mmap(hdr, &m) != 0)
 		return;
+	source_layout(&channel_events(ch)->src->events[0], &l);
+	if (record_time(&l, hdr, &time) != 0)
+		time = 0;
 	nm = (struct names_map){
 		.start = m.addr, .end = m.addr + m.len, .pgoff = m.pgoff,
 		.inode = m.ino, .dev_major = m.maj, .dev_minor = m.min,
 		.prot = m.prot, .shared = (m.flags & MAP_SHARED) != 0,
 		.name = m.filename, .name_len = m.filename_len,
 		.build_id = m.build_id, .build_id_size = m.build_id_size,
+		.time = time,
 	};
 	names_mmap(names, (int32_t)m.pid, &nm);
 }

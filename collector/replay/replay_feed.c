@@ -357,7 +357,8 @@ replay_names_setup(struct replay *r)
 	return 0;
 }
 
-/* MMAP, MMAP2, FORK: what names the capture's pages. */
+/* MMAP, MMAP2, FORK: what names the capture's pages.  Records come in
+ * time order (perfdata_order.c), so names needs no times (0). */
 static void
 replay_names_record(struct replay *r, const struct perf_event_header *hdr)
 {
@@ -370,7 +371,7 @@ replay_names_record(struct replay *r, const struct perf_event_header *hdr)
 	if (hdr->type == PERF_RECORD_FORK) {
 		if (record_parse_task(hdr, &task) == 0 && task.pid == task.tid)
 			names_fork(names, (int32_t)task.pid,
-				   (int32_t)task.ppid);
+				   (int32_t)task.ppid, 0);
 		return;
 	}
 	if (record_parse_mmap(hdr, &m) == 0 && (int32_t)m.pid != -1) {
@@ -426,7 +427,7 @@ replay_task_record(struct replay *r, const struct perfdata_record *rec)
 		aggr_proc_comm(&r->aggr, (int32_t)pid, comm, 0);
 		/* exec: the old image's names go; its MMAP2s follow. */
 		if (names && (hdr->misc & PERF_RECORD_MISC_COMM_EXEC))
-			names_forget(names, (int32_t)pid);
+			names_forget(names, (int32_t)pid, 0);
 		/* exec: the old image's objects end (as live, follow.c). */
 		if (r->allocs.objs &&
 		    (hdr->misc & PERF_RECORD_MISC_COMM_EXEC) &&

@@ -121,10 +121,10 @@ sides_names(struct sides *s)
 }
 
 void
-sides_forget_pid(struct sides *s, int32_t pid)
+sides_forget_pid(struct sides *s, int32_t pid, uint64_t time)
 {
 	if (s && s->names)
-		names_forget(s->names, pid);
+		names_forget(s->names, pid, time);
 }
 
 void

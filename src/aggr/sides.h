@@ -153,8 +153,9 @@ void sides_new_page(struct sides *s, int32_t pid, uint64_t addr);
 /* The names, or NULL when naming is off (for the record feeds:
  * names_mmap, names_fork, names_exit). */
 struct names *sides_names(struct sides *s);
-/* pid exec'd: the names of its old image go (names_forget). */
-void sides_forget_pid(struct sides *s, int32_t pid);
+/* pid exec'd at time (0 unknown): the names of its old image go
+ * (names_forget). */
+void sides_forget_pid(struct sides *s, int32_t pid, uint64_t time);
 /* After a batch: reads the regions of processes that need it, those for
  * which want(ctx, pid) is true (names_refresh_due). */
 void sides_flush_end(struct sides *s, bool (*want)(void *ctx, int32_t pid),

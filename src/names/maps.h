@@ -67,6 +67,10 @@ struct maps_region {
 	 * unknown.  symbols_open checks it. */
 	uint8_t build_id[20];
 	uint8_t build_id_size;
+	/* The time of the record that mapped it (the perf clock,
+	 * CLOCK_MONOTONIC ns); 0 for a region read from /proc or from a
+	 * record without one. */
+	uint64_t time;
 };
 
 struct maps;
@@ -103,7 +107,10 @@ int maps_refresh(struct maps *m);
  * puts r in place of whatever it overlaps, as the kernel's new mapping
  * replaced it (perf does the same: no record tells of an munmap, so a
  * region stays until another covers it).  name is the record's: "//anon",
- * "[heap]", "[stack]", a path, "PATH (deleted)".  0 or -ENOMEM.
+ * "[heap]", "[stack]", a path, "PATH (deleted)".  A region from a later
+ * record (both times known) stays: per-CPU rings are drained in no time
+ * order, so the older record may come second, and r then goes only where
+ * no later region lies.  0 or -ENOMEM.
  */
 int maps_insert(struct maps *m, const struct maps_region *r,
 		const char *name, size_t name_len);
@@ -124,6 +131,16 @@ int maps_covering(const struct maps *m, const struct maps_region *r,
 int maps_refresh_gaps(struct maps *m);
 /* Copies every region of from into m (a fork's child).  0 or -ENOMEM. */
 int maps_copy(struct maps *m, const struct maps *from);
+/*
+ * A fork's child at time (0: unknown): m keeps only its regions from
+ * records after time (the child's own, drained before its FORK), and
+ * from's regions mapped by then fill the rest.  0 or -ENOMEM (m as it
+ * was).
+ */
+int maps_inherit(struct maps *m, const struct maps *from, uint64_t time);
+/* Drops the regions not from records at or after time (all of them when
+ * time is 0): an exec's old image.  How many went. */
+size_t maps_drop_before(struct maps *m, uint64_t time);
 
 /* Labels the anonymous region holding sp as thread tid's stack. */
 void maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp);
@@ -134,6 +151,14 @@ void maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp);
  * 0 or -EAGAIN ("running"), -EINVAL.
  */
 int maps_parse_syscall_sp(const char *text, uint64_t *sp);
+
+/*
+ * Whether anonymous region r of m is the brk heap: above the executable
+ * (the lowest file mapping at offset 0), within brk's randomisation.
+ * Asked again when a page is named, as the heap's record may have been
+ * taken before the executable's (another CPU's ring drained first).
+ */
+bool maps_is_brk(const struct maps *m, const struct maps_region *r);
 
 /* The region holding addr, or NULL. */
 const struct maps_region *maps_lookup(const struct maps *m, uint64_t addr);

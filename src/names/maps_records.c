@@ -94,23 +94,13 @@ maps_from_record(struct maps_region *nr, const struct maps_region *r,
 	return maps_classify(nr, name, len);
 }
 
-/*
- * Whether anonymous region r is the brk heap.  The kernel's record calls
- * it "//anon" (the heap is named from mm->brk, which the brk call moves
- * after the record is written), so it is told by where the kernel puts
- * it: above the executable, the lowest file mapping, within the 1 GiB
- * of brk randomisation (arch_randomize_brk on 64-bit; plus slack), where
- * no mmap lands (those go top-down from below the stack).
- */
-static bool
-maps_is_brk(const struct maps *m, const struct maps_region *r)
+/* The end of the executable's last region, or 0 when none is known. */
+static uint64_t
+maps_exe_end(const struct maps *m)
 {
-	const uint64_t reach = (1ull << 30) + (64ull << 20);
 	uint64_t exe_end = 0;
 	const char *exe = NULL;
 
-	if (r->kind != MAPS_ANON || r->shared)
-		return false;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct maps_region *o = &m->regions[i];
 
@@ -122,7 +112,27 @@ maps_is_brk(const struct maps *m, const struct maps_region *r)
 		    o->path && strcmp(o->path, exe) == 0)
 			exe_end = o->end;
 	}
-	return exe && r->start > exe_end && r->start - exe_end <= reach;
+	return exe_end;
+}
+
+/*
+ * The kernel's record calls the brk heap "//anon" (the heap is named from
+ * mm->brk, which the brk call moves after the record is written), so it
+ * is told by where the kernel puts it: above the executable, the lowest
+ * file mapping, within the 1 GiB of brk randomisation (arch_randomize_brk
+ * on 64-bit; plus slack), where no mmap lands (those go top-down from
+ * below the stack).
+ */
+bool
+maps_is_brk(const struct maps *m, const struct maps_region *r)
+{
+	const uint64_t reach = (1ull << 30) + (64ull << 20);
+	uint64_t exe_end;
+
+	if (r->kind != MAPS_ANON || r->shared)
+		return false;
+	exe_end = maps_exe_end(m);
+	return exe_end && r->start > exe_end && r->start - exe_end <= reach;
 }
 
 /* The region a record of m's process describes, the brk heap told. */
@@ -179,26 +189,43 @@ maps_insert_gap(struct maps *m, struct maps_region *nr)
 	return 0;
 }
 
-int
-maps_insert(struct maps *m, const struct maps_region *r, const char *name,
-	    size_t name_len)
+/* Whether region o is from a later record than r (both times known). */
+static bool
+maps_later(const struct maps_region *o, const struct maps_region *r)
 {
-	struct maps_region *out, nr;
+	return o->time && r->time && o->time > r->time;
+}
+
+/* The first region of m from a later record than nr that overlaps
+ * [at, nr's end), or NULL. */
+static const struct maps_region *
+maps_first_later(const struct maps *m, const struct maps_region *nr,
+		 uint64_t at)
+{
+	const struct maps_region *o = maps_first_in(m, at, nr->end);
+
+	for (; o && o < m->regions + m->n && o->start < nr->end; o++)
+		if (maps_later(o, nr))
+			return o;
+	return NULL;
+}
+
+/* nr in place of whatever it overlaps; nr's path is m's then, or freed.
+ * 0 or -ENOMEM. */
+static int
+maps_put(struct maps *m, struct maps_region *nr)
+{
+	struct maps_region *out;
 	size_t k = 0;
 	int err;
 
-	if (r->end <= r->start)
-		return 0;
-	err = maps_record_region(m, &nr, r, name, name_len);
-	if (err)
-		return err;
-	err = maps_insert_gap(m, &nr);
+	err = maps_insert_gap(m, nr);
 	if (err != -EAGAIN)
 		return err;
 	err = 0;
 	out = calloc(m->n + 2, sizeof(*out));
 	if (!out) {
-		free(nr.path);
+		free(nr->path);
 		return -ENOMEM;
 	}
 	/* Regions move (their paths with them); only a region split in two
@@ -207,18 +234,18 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 	for (size_t i = 0; i < m->n && !err; i++) {
 		struct maps_region *o = &m->regions[i];
 
-		if (o->end <= nr.start || o->start >= nr.end) {
+		if (o->end <= nr->start || o->start >= nr->end) {
 			out[k++] = *o;
 			continue;
 		}
-		if (o->start < nr.start && o->end > nr.end)
-			err = maps_piece(&out[k++], o, nr.end, o->end);
-		if (!err && o->start < nr.start) {
+		if (o->start < nr->start && o->end > nr->end)
+			err = maps_piece(&out[k++], o, nr->end, o->end);
+		if (!err && o->start < nr->start) {
 			out[k] = *o;
-			out[k++].end = nr.start;
-		} else if (!err && o->end > nr.end) {
+			out[k++].end = nr->start;
+		} else if (!err && o->end > nr->end) {
 			out[k] = *o;
-			maps_trim_start(&out[k++], nr.end);
+			maps_trim_start(&out[k++], nr->end);
 		}
 	}
 	if (err) {
@@ -227,15 +254,44 @@ maps_insert(struct maps *m, const struct maps_region *r, const char *name,
 			if (out[i].path && !maps_owned(m, &out[i]))
 				free(out[i].path);
 		free(out);
-		free(nr.path);
+		free(nr->path);
 		return err;
 	}
-	maps_drop_covered(m, &nr);
-	out[k++] = nr;
+	maps_drop_covered(m, nr);
+	out[k++] = *nr;
 	free(m->regions);
 	m->regions = NULL;
 	m->n = 0;
 	return maps_take(m, out, k);
+}
+
+int
+maps_insert(struct maps *m, const struct maps_region *r, const char *name,
+	    size_t name_len)
+{
+	const struct maps_region *o;
+	struct maps_region nr, piece;
+	uint64_t at, hi, next;
+	int err;
+
+	if (r->end <= r->start)
+		return 0;
+	err = maps_record_region(m, &nr, r, name, name_len);
+	if (err)
+		return err;
+	if (!maps_first_later(m, &nr, nr.start))
+		return maps_put(m, &nr);
+	/* An older record drained after a later one: only the parts of
+	 * its mapping that no later region holds go in. */
+	for (at = nr.start; at < nr.end && !err; at = next) {
+		o = maps_first_later(m, &nr, at);
+		hi = o ? (o->start > at ? o->start : at) : nr.end;
+		next = o ? o->end : nr.end;
+		if (hi > at && (err = maps_piece(&piece, &nr, at, hi)) == 0)
+			err = maps_put(m, &piece);
+	}
+	free(nr.path);
+	return err;
 }
 
 int
@@ -317,13 +373,105 @@ maps_gap_pieces(const struct maps *m, const struct maps_region *r,
 	return err;
 }
 
+/*
+ * The parts of the n regions src that lie outside m's own, with m's
+ * (src[i] mapped at or before time, any when time is 0), as m's regions.
+ * 1 when some went in, 0 when none did, -ENOMEM (m as it was).
+ */
+static int
+maps_fill_gaps(struct maps *m, const struct maps_region *src, size_t n,
+	       uint64_t time)
+{
+	struct maps_region *out;
+	size_t k;
+	int ret = 0;
+
+	/* The gap pieces first, after room for m's regions: each src
+	 * region splits into at most one piece per region of m it spans,
+	 * plus one. */
+	out = calloc(m->n * 2 + n * 2 + 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	k = m->n;
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (!time || src[i].time <= time)
+			ret = maps_gap_pieces(m, &src[i], out, &k);
+	if (ret < 0 || k == m->n) {
+		for (size_t i = m->n; i < k; i++)
+			free(out[i].path);
+		free(out);
+		return ret;
+	}
+	/* m's regions move in (paths and all). */
+	if (m->n)
+		memcpy(out, m->regions, m->n * sizeof(*out));
+	free(m->regions);
+	m->regions = NULL;
+	m->n = 0;
+	ret = maps_take(m, out, k);
+	return ret < 0 ? ret : 1;
+}
+
+size_t
+maps_drop_before(struct maps *m, uint64_t time)
+{
+	size_t k = 0, gone;
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct maps_region *o = &m->regions[i];
+
+		if (time && o->time >= time)
+			m->regions[k++] = *o;
+		else
+			free(o->path);
+	}
+	gone = m->n - k;
+	m->n = k;
+	if (gone) {
+		m->text_len = SIZE_MAX;
+		m->generation++;
+	}
+	return gone;
+}
+
+int
+maps_inherit(struct maps *m, const struct maps *from, uint64_t time)
+{
+	struct maps *keep;
+	int ret;
+
+	if (!time)
+		return maps_copy(m, from);
+	/* Nothing of m goes before every allocation succeeded. */
+	keep = maps_new(m->pid);
+	if (!keep)
+		return -ENOMEM;
+	ret = maps_copy(keep, m);
+	if (ret == 0) {
+		(void)maps_drop_before(keep, time);
+		ret = maps_fill_gaps(keep, from->regions, from->n, time);
+	}
+	if (ret >= 0) {
+		maps_free_regions(m->regions, m->n);
+		m->regions = keep->regions;
+		m->n = keep->n;
+		keep->regions = NULL;
+		keep->n = 0;
+		m->text_len = SIZE_MAX;
+		m->loaded = true;
+		m->generation++;
+		ret = 0;
+	}
+	maps_free(keep);
+	return ret;
+}
+
 int
 maps_refresh_gaps(struct maps *m)
 {
 	struct maps *seed = maps_new(-1);
-	struct maps_region *out = NULL;
 	char path[64], *buf = NULL;
-	size_t len, k = 0;
+	size_t len;
 	int ret;
 
 	if (!seed)
@@ -339,41 +487,10 @@ maps_refresh_gaps(struct maps *m)
 	ret = -ESRCH;		/* a zombie's maps are empty */
 	if (len == 0 || (ret = maps_load_text(seed, buf, len)) < 0)
 		goto out;
-	/* The gap pieces first, after room for m's regions: each seed
-	 * region splits into at most one piece per known region it spans,
-	 * plus one. */
-	out = calloc(m->n * 2 + seed->n * 2 + 1, sizeof(*out));
-	ret = -ENOMEM;
-	if (!out)
-		goto out;
-	k = m->n;
-	ret = 0;
-	for (size_t i = 0; i < seed->n && ret == 0; i++)
-		ret = maps_gap_pieces(m, &seed->regions[i], out, &k);
-	if (ret < 0 || k == m->n) {
-		size_t pieces = k - m->n;
-
-		memmove(out, out + m->n, pieces * sizeof(*out));
-		k = pieces;
-		if (ret == 0)
-			maps_probe_threads(m);
-		goto out;	/* nothing new: no generation bump */
-	}
-	/* m's regions move in (paths and all). */
-	if (m->n)
-		memcpy(out, m->regions, m->n * sizeof(*out));
-	free(m->regions);
-	m->regions = NULL;
-	m->n = 0;
-	ret = maps_take(m, out, k);
-	out = NULL;
-	k = 0;
-	if (ret == 0) {
-		maps_probe_threads(m);
-		ret = 1;
-	}
+	ret = maps_fill_gaps(m, seed->regions, seed->n, 0);
+	if (ret >= 0)
+		maps_probe_threads(m);	/* nothing new: no generation bump */
 out:
-	maps_free_regions(out, k);
 	free(buf);
 	maps_free(seed);
 	return ret;

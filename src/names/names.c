@@ -80,8 +80,7 @@ names_free_mods(struct names_module *m, size_t n)
 	free(m);
 }
 
-/* Frees p's modules and the names made from them; p stays usable. */
-static void
+void
 names_proc_clear(struct names_proc *p)
 {
 	names_free_mods(p->mods, p->n_mods);
@@ -421,22 +420,6 @@ names_refresh(struct names *n, struct names_proc *p, double now)
 	names_sync_mods(n, p);
 }
 
-/* Everything known of the old image goes: its regions (an address of
- * the new image must not fall in one), modules and the names made from
- * them.  The pid lives (it just exec'd), even if it was thought gone. */
-void
-names_drop_image(struct names_proc *p)
-{
-	if (maps_load_text(p->maps, "", 0) < 0)
-		return;		/* ENOMEM: try again at the next call */
-	p->exec = false;
-	names_proc_clear(p);
-	p->maps_gen_seen = maps_generation(p->maps);
-	p->mods_gen++;
-	p->loaded = false;
-	p->gone = false;
-}
-
 /* Drops the old image of an exec'd pid.  True when its maps may be read
  * now, sooner than NAMES_RETRY_MS: within the exec budget. */
 static bool
@@ -444,7 +427,7 @@ names_exec_read_now(struct names *n, struct names_proc *p, double now)
 {
 	if (!p->exec)
 		return false;
-	names_drop_image(p);
+	names_drop_image(p, 0);
 	if (p->fixed || p->exec)
 		return false;
 	if (now - n->exec_window >= 1.0) {
@@ -457,26 +440,6 @@ names_exec_read_now(struct names *n, struct names_proc *p, double now)
 	}
 	n->stats.exec_reads_deferred++;
 	return false;
-}
-
-void
-names_forget(struct names *n, int32_t pid)
-{
-	struct names_proc *p = names_find(n, pid);
-
-	names_alive(n, pid);
-	if (p) {
-		n->stats.execs++;
-		p->exec = true;
-		p->due = true;
-		/* Records rebuild the new image from now on: the old one
-		 * goes before the first of them is taken. */
-		if (n->records)
-			names_drop_image(p);
-		n->any_due = true;
-		return;
-	}
-	/* Not known here: nothing of the old image to drop. */
 }
 
 void

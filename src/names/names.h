@@ -49,6 +49,16 @@
  * image's records rebuild it.  Offline (a replayed capture) never reads
  * /proc: its pids are not this machine's processes.
  *
+ * Records carry their time (names_map.time, names_forget's and
+ * names_fork's time; 0 when unknown), and the rings of a launched
+ * command or of -a are per CPU, drained one after another: a record may
+ * come after a later one of another CPU.  Their times keep the result the
+ * order of events: an older mapping does not replace a later one (it
+ * fills only what no later one holds), an exec drops only what was mapped
+ * before it (and ignores its old image's records that come after it), a
+ * fork's child keeps its own later mappings.  Pages pinned by a later
+ * mapping's record outlive an earlier exec.
+ *
  * A symbol comes only from a file proven to be the mapped one: through
  * /proc/PID/root while the process lives (its inode as the mapping's),
  * else by the path itself, checked against the build id the record or
@@ -114,6 +124,9 @@ struct names_stats {
 	 * covered ranges too wide to look through, names_pins_skipped). */
 	uint64_t pinned;
 	uint64_t pins_dropped;
+	/* MMAP records of an old image that came after its exec's COMM
+	 * (another CPU's ring): not taken. */
+	uint64_t mmaps_before_exec;
 };
 
 /* One MMAP2 record's mapping, as names_mmap takes it. */
@@ -128,6 +141,7 @@ struct names_map {
 	size_t name_len;
 	const uint8_t *build_id;	/* NULL or build_id_size bytes */
 	size_t build_id_size;
+	uint64_t time;		/* the record's (perf clock); 0 unknown */
 };
 
 struct names;
@@ -149,9 +163,10 @@ void names_refresh_due(struct names *n, bool (*want)(void *ctx, int32_t pid),
 		       void *ctx);
 /* Before naming pid's pages in a frame (rate-limited re-read). */
 void names_prepare(struct names *n, int32_t pid);
-/* pid exec'd: its old image's names go at the next names_prepare or
- * names_refresh_due (see the top).  No system calls. */
-void names_forget(struct names *n, int32_t pid);
+/* pid exec'd at time (the COMM record's; 0 unknown): its old image's
+ * names go at the next names_prepare or names_refresh_due, at once with
+ * records (see the top).  No system calls. */
+void names_forget(struct names *n, int32_t pid, uint64_t time);
 
 /*
  * The region and data symbol of page [addr, addr + size) of pid, as new
@@ -185,8 +200,8 @@ void names_on_cover(struct names *n, names_cover_fn fn, void *ctx);
 /*
  * Names page [addr, addr + size) of pid now, from the regions known now,
  * and keeps those names for it (names_page gives them) until the pid's
- * image goes (exec), a FORK record reuses the pid, the process leaves
- * the cache, or names_unpin_all.  A page pinned already keeps its first
+ * image goes (an exec before the covering record), a FORK record reuses
+ * the pid, the process leaves the cache, or names_unpin_all.  A page pinned already keeps its first
  * names.  The data symbol is the one at addr, from the modules as of the
  * last names_prepare (a file mapped and unmapped between two frames has
  * none, nor a page whose symbol only its hottest line would find).
@@ -200,7 +215,7 @@ void names_unpin_all(struct names *n);
 void names_pins_skipped(struct names *n);
 /* The records (see the top).  No system calls. */
 void names_mmap(struct names *n, int32_t pid, const struct names_map *m);
-void names_fork(struct names *n, int32_t pid, int32_t ppid);
+void names_fork(struct names *n, int32_t pid, int32_t ppid, uint64_t time);
 void names_exit(struct names *n, int32_t pid);
 /* A capture's HEADER_BUILD_ID entry: the file at path must have this
  * build id (checked for mappings whose records carry none).  Copied; 0

@@ -43,6 +43,7 @@ struct names_page {
 	uint64_t maps_gen;
 	uint64_t mods_gen;
 	uint64_t hot;
+	uint64_t time;		/* a pin: its covering record's time */
 	char *region;
 	char *symbol;
 };
@@ -61,6 +62,12 @@ struct names_proc {
 	/* Pages whose mapping a record covered since they were counted:
 	 * addr | shift -> names_page, named then, kept (names_pin_page). */
 	struct u64map pinned;
+	/* The latest exec's time (its COMM record's): MMAPs older than it
+	 * are the old image's. */
+	uint64_t exec_time;
+	/* The latest time of its records taken (MMAP, exec): one older than
+	 * it is late, from a ring drained after another CPU's. */
+	uint64_t rec_time;
 	double last_read;		/* last successful maps read */
 	double last_try;
 	uint64_t used;			/* LRU tick */
@@ -118,6 +125,7 @@ struct names {
 	struct names_stats stats;
 	names_cover_fn cover;		/* NULL: none (names_on_cover) */
 	void *cover_ctx;
+	uint64_t cover_time;		/* the record being covered with */
 };
 
 /* The state of pid, created (without system calls) when absent; NULL
@@ -127,8 +135,15 @@ struct names_proc *names_proc(struct names *n, int32_t pid);
 struct names_proc *names_find(const struct names *n, int32_t pid);
 /* names.c: pid lives (a record said so): its failed read is forgotten. */
 void names_alive(struct names *n, int32_t pid);
-/* names.c: drops what is known of p's image (an exec). */
-void names_drop_image(struct names_proc *p);
+/* names.c: frees p's modules and the names made from them; p stays
+ * usable. */
+void names_proc_clear(struct names_proc *p);
+/* names_records.c: drops what is known of p's image from before time (an exec;
+ * all of it when time is 0). */
+void names_drop_image(struct names_proc *p, uint64_t time);
+/* names_records.c: keeps the pins of p that a record at or after time made (none
+ * when time is 0); the others go. */
+void names_keep_pins_from(struct names_proc *p, uint64_t time);
 /* names.c: rebuilds p's modules when its regions changed. */
 void names_sync_mods(struct names *n, struct names_proc *p);
 /* names_records.c: the build id a capture gives path, or NULL. */

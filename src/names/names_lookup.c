@@ -66,7 +66,14 @@ names_region(const struct names_proc *p, uint64_t addr, uint64_t size)
 			return NULL;
 		at = r->start;
 	}
-	maps_region_name(r, at, buf, sizeof(buf));
+	if (maps_is_brk(p->maps, r)) {
+		struct maps_region heap = *r;	/* known [heap] only now */
+
+		heap.kind = MAPS_HEAP;
+		maps_region_name(&heap, at, buf, sizeof(buf));
+	} else {
+		maps_region_name(r, at, buf, sizeof(buf));
+	}
 	return strdup(buf);
 }
 
@@ -152,6 +159,7 @@ names_pin_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size)
 	}
 	c->region = names_region(p, addr, size);
 	c->symbol = names_data_symbol(p, addr);
+	c->time = n->cover_time;
 	if (u64map_put(&p->pinned, key, c) == c) {
 		names_free_page(c);
 		n->stats.pins_dropped++;

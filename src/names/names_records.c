@@ -1,6 +1,6 @@
 /*
- * Regions from the kernel's records: MMAP2 (and MMAP), FORK, EXIT, and
- * the build ids a capture lists.  Collector or replay thread only.  See
+ * Regions from the kernel's records: MMAP2 (and MMAP), FORK, EXIT, an
+ * exec's COMM (names_forget), and the build ids a capture lists.  Collector or replay thread only.  See
  * names.h.
  */
 #include "config.h"
@@ -40,14 +40,21 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 {
 	struct names_proc *p = names_proc(n, pid);
 	struct maps_region r = { 0 };
-	bool fresh;
+	bool fresh, late;
 
 	if (!p || p->fixed)
 		return;
+	if (m->time && m->time < p->exec_time) {
+		n->stats.mmaps_before_exec++;	/* the old image's */
+		return;
+	}
 	/* A process first seen in a record: its /proc is read only once a
 	 * page of it falls outside what records gave (names_note_page), not
 	 * for every process whose mmap a whole-machine view sees. */
 	fresh = !p->loaded && p->last_try == 0;
+	late = m->time && m->time < p->rec_time;
+	if (m->time > p->rec_time)
+		p->rec_time = m->time;
 	n->stats.mmaps++;
 	r.start = m->start;
 	r.end = m->end;
@@ -59,17 +66,24 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 			   ((m->prot & PROT_WRITE) ? MAPS_PROT_WRITE : 0) |
 			   ((m->prot & PROT_EXEC) ? MAPS_PROT_EXEC : 0));
 	r.shared = m->shared;
+	r.time = m->time;
 	if (m->build_id && m->build_id_size &&
 	    m->build_id_size <= sizeof(r.build_id)) {
 		memcpy(r.build_id, m->build_id, m->build_id_size);
 		r.build_id_size = (uint8_t)m->build_id_size;
 	}
-	if (n->cover) {
+	/* A late record's covered pages may have been counted after it
+	 * (another CPU's ring drained first: the new image's samples before
+	 * its exec's records); they are named from the regions at the
+	 * frame, as if no record had pinned them. */
+	if (n->cover && !late) {
 		struct names_covered c = { n, pid };
 
 		/* ENOMEM: the pages are named from the new regions. */
+		n->cover_time = m->time;
 		(void)maps_covering(p->maps, &r, m->name, m->name_len,
 				    names_covered, &c);
+		n->cover_time = 0;
 	}
 	if (maps_insert(p->maps, &r, m->name, m->name_len) == 0)
 		p->loaded = true;
@@ -78,7 +92,7 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 }
 
 void
-names_fork(struct names *n, int32_t pid, int32_t ppid)
+names_fork(struct names *n, int32_t pid, int32_t ppid, uint64_t time)
 {
 	struct names_proc *parent, *child;
 
@@ -91,7 +105,7 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 		 * process is the new one's, whatever is known of the parent
 		 * (else its regions named the new process's pages, and
 		 * `gone` kept its maps from ever being read). */
-		names_drop_image(child);	/* its pins too */
+		names_drop_image(child, 0);	/* its pins too */
 		child->due = true;
 		n->any_due = true;
 	}
@@ -102,13 +116,88 @@ names_fork(struct names *n, int32_t pid, int32_t ppid)
 	child = names_proc(n, pid);
 	if (!child || child->fixed)
 		return;
-	/* A pid reused: the old process's pins are not this one's. */
-	u64map_clear(&child->pinned, names_free_page);
-	/* The child starts as a copy of its parent's address space. */
-	if (maps_copy(child->maps, parent->maps) == 0) {
+	/* A pid reused: the old process's pins are not this one's (those
+	 * the child's own later records made are). */
+	names_keep_pins_from(child, time);
+	/* The child starts as a copy of its parent's address space (as it
+	 * was at the fork; the child's own later records stay). */
+	if (maps_inherit(child->maps, parent->maps, time) == 0) {
 		child->loaded = true;
 		child->due = false;	/* a copy: nothing to read yet */
 	}
+}
+
+void
+names_keep_pins_from(struct names_proc *p, uint64_t time)
+{
+	struct u64map keep = { 0 };
+
+	for (size_t i = 0; time && i < p->pinned.cap; i++) {
+		struct names_page *c = p->pinned.slots[i].value;
+
+		if (c && c->time >= time &&
+		    u64map_put(&keep, p->pinned.slots[i].key, c) == NULL)
+			p->pinned.slots[i].value = NULL;	/* moved */
+	}
+	u64map_clear(&p->pinned, names_free_page);
+	p->pinned = keep;
+}
+
+/* Everything known of the old image goes: its regions (an address of
+ * the new image must not fall in one), modules and the names made from
+ * them.  With a time, what records told of the new image (drained before
+ * its exec's) stays, with the modules built from it (names_sync_mods
+ * rebuilds the others) and the pins its records made.  The pid lives (it
+ * just exec'd), even if it was thought gone. */
+void
+names_drop_image(struct names_proc *p, uint64_t time)
+{
+	if (time) {
+		(void)maps_drop_before(p->maps, time);
+		u64map_clear(&p->ips, names_free_code);
+		u64map_clear(&p->funcs, names_free_func);
+		u64map_clear(&p->pages, names_free_page);
+		names_keep_pins_from(p, time);
+	} else {
+		if (maps_load_text(p->maps, "", 0) < 0)
+			return;		/* ENOMEM: try again at the next call */
+		names_proc_clear(p);
+		p->maps_gen_seen = maps_generation(p->maps);
+	}
+	p->exec = false;
+	p->mods_gen++;
+	p->loaded = maps_count(p->maps) > 0;
+	p->gone = false;
+}
+
+void
+names_forget(struct names *n, int32_t pid, uint64_t time)
+{
+	struct names_proc *p = names_find(n, pid);
+
+	names_alive(n, pid);
+	/* With records and a time, kept even when not known yet: the old
+	 * image's records that come after this one are told by it. */
+	if (!p && n->records && time)
+		p = names_proc(n, pid);
+	if (p) {
+		n->stats.execs++;
+		p->exec = true;
+		p->due = true;
+		/* Records rebuild the new image from now on: the old one
+		 * goes before the first of them is taken (and what they
+		 * told already, from another CPU's ring, stays). */
+		if (n->records) {
+			if (time > p->exec_time)
+				p->exec_time = time;
+			if (time > p->rec_time)
+				p->rec_time = time;
+			names_drop_image(p, time);
+		}
+		n->any_due = true;
+		return;
+	}
+	/* Not known here: nothing of the old image to drop. */
 }
 
 void

@@ -7,7 +7,14 @@
 # touching functions, line heat must add up.  Then the same with a
 # stripped copy of the executable and library (objcopy --strip-all): the
 # executable degrades to PATH+0xOFF without symbols, the library keeps its
-# exported symbols through .dynsym.
+# exported symbols through .dynsym.  Then records out of time order:
+# names-test stops memtop, executes itself again on one CPU and maps on
+# the other (names-test --stop-exec), so the exec's records and the new
+# image's wait in two rings that memtop drains one after the other; each
+# way round, the names must be the same (CI's TSan run once named a file
+# mapping after the ld.so.cache its addresses had held, and a thread's
+# stack over an unmapped file after the stack, when the exec's COMM came
+# last).
 . "$(dirname "$0")/../lib/lib.sh"
 need_perf
 need_python
@@ -17,14 +24,15 @@ CHECK="$MEMTOP_SRCDIR/tests/names/names-check.py"
 [ -x "$MEMTOP_NAMES_TEST" ] || skip "names-test not built ($MEMTOP_NAMES_TEST)"
 
 # run NAME EXE [ENV...]: memtop launches EXE; frames in $TMP/NAME.jsonl.
-# $opts: more memtop options.
+# $opts: more memtop options; $targs: more names-test options.
 opts=
+targs=
 run() {
 	local name=$1 exe=$2
 	shift 2
 	env "$@" "$MEMTOP" -b --json -e faults -d 0.2 -s total -k 500 $opts \
 		-o "$TMP/$name.jsonl" -- "$exe" --report "$TMP/$name-report.json" \
-		--file "$TMP/$name-data.bin" --linger-ms 1500
+		--file "$TMP/$name-data.bin" --linger-ms 1500 $targs
 	local status=$?
 	[ "$status" -eq 0 ] || fail "$name: memtop exited $status"
 	[ -s "$TMP/$name-report.json" ] || fail "$name: names-test wrote no report"
@@ -49,6 +57,21 @@ if command -v objcopy >/dev/null; then
 		--stripped-exe --lib-prefix "$TMP/strip/" || fail "stripped: names"
 else
 	skip_part "stripped variant: objcopy not installed (binutils)"
+fi
+
+# The exec's records on CPU M, the mappings on CPU N, both drained late.
+if [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] &&
+	taskset -c 0,1 true 2>/dev/null; then
+	for way in 10 01; do
+		m=${way:0:1} c=${way:1:1}
+		targs="--stop-exec $m --cpu $c" run "order$way" \
+			"$MEMTOP_NAMES_TEST"
+		python3 "$CHECK" "$TMP/order$way.jsonl" \
+			"$TMP/order$way-report.json" ||
+			fail "exec on CPU $m, mappings on CPU $c: names"
+	done
+else
+	skip_part "records out of order: needs CPUs 0 and 1"
 fi
 
 # --granularity 2m: 2 MiB pages from the start, still named.

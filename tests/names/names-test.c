@@ -20,13 +20,23 @@
  * stack page out of the report (a thread that never blocks while memtop
  * looks has no [stack:TID] label).
  *
+ * Records out of time order: --stop-exec M stops its parent (memtop,
+ * which launched it) with SIGSTOP, moves to CPU M and executes itself
+ * again; --cpu N then moves the new image to CPU N before it maps
+ * anything, and the parent gets SIGCONT once every page is touched.  The
+ * exec's records are then in CPU M's ring and the mappings in CPU N's,
+ * both undrained, and memtop drains them one after the other.
+ *
  *   names-test --report FILE --file PATH [--linger-ms N] [--no-stack]
+ *              [--stop-exec M] [--cpu N]
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -198,7 +208,7 @@ static int
 names_usage(void)
 {
 	fprintf(stderr, "usage: names-test --report FILE --file PATH "
-		"[--linger-ms N] [--no-stack]\n");
+		"[--linger-ms N] [--no-stack] [--stop-exec M] [--cpu N]\n");
 	return 2;
 }
 
@@ -243,6 +253,52 @@ names_map_files(struct names_made *m, int *fd)
 	return 0;
 }
 
+/* Runs on cpu alone from now on; 0 or -1 with a message. */
+static int
+names_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0) {
+		perror("names-test: sched_setaffinity");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+names_cont_parent(void)
+{
+	kill(getppid(), SIGCONT);
+}
+
+/* --stop-exec M at argv[at]: the parent stopped, on CPU M, this program
+ * again without it and with --cont-parent.  Returns only on failure. */
+static int
+names_stop_exec(int argc, char **argv, int at)
+{
+	static char cont[] = "--cont-parent";
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int k = 0;
+
+	if (!args || names_on_cpu(atoi(argv[at + 1])) < 0)
+		return 1;
+	for (int i = 0; i < argc; i++)
+		if (i != at && i != at + 1)
+			args[k++] = argv[i];
+	args[k++] = cont;
+	if (kill(getppid(), SIGSTOP) < 0) {
+		perror("names-test: SIGSTOP to the parent");
+		return 1;
+	}
+	execv("/proc/self/exe", args);
+	perror("names-test: exec");
+	names_cont_parent();
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -254,8 +310,9 @@ main(int argc, char **argv)
 	struct timespec ts;
 	pthread_t th;
 	char exe[4096], *heap;
+	bool cont_parent = false;
 	ssize_t n;
-	int fd;
+	int fd, cpu = -1;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
@@ -266,11 +323,21 @@ main(int argc, char **argv)
 			linger_ms = atol(argv[++i]);
 		else if (strcmp(argv[i], "--no-stack") == 0)
 			m.no_stack = true;
+		else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
+			cpu = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--stop-exec") == 0 && i + 1 < argc)
+			return names_stop_exec(argc, argv, i);
+		else if (strcmp(argv[i], "--cont-parent") == 0)
+			cont_parent = true;
 		else
 			return names_usage();
 	}
 	if (!report || !m.path)
 		return names_usage();
+	if (cont_parent)
+		atexit(names_cont_parent);	/* whatever happens */
+	if (cpu >= 0 && names_on_cpu(cpu) < 0)
+		return 1;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
 		perror("names-test: /proc/self/exe");
@@ -295,6 +362,8 @@ main(int argc, char **argv)
 	while (t.state != 1)
 		pthread_cond_wait(&t.cond, &t.lock);
 	pthread_mutex_unlock(&t.lock);
+	if (cont_parent)
+		names_cont_parent();
 
 	ts.tv_sec = linger_ms / 1000;
 	ts.tv_nsec = (linger_ms % 1000) * 1000000L;

@@ -271,8 +271,8 @@ stest_names_exec(void)
 	c = names_code(n, fake, at + 8);
 	check(c && strcmp(c->func->module, "/old.bin") == 0);
 
-	names_forget(n, fake);
-	names_forget(n, 0x7ffffff2);	/* unknown here: nothing to drop */
+	names_forget(n, fake, 0);
+	names_forget(n, 0x7ffffff2, 0);	/* unknown here: nothing to drop */
 	names_prepare(n, fake);
 	region = stest_region(n, fake, at);
 	check(region == NULL);
@@ -292,7 +292,7 @@ stest_names_exec(void)
 	reads = st.maps_reads;
 	check(reads >= 1);
 	for (int i = 0; i < storm; i++) {
-		names_forget(n, pid);
+		names_forget(n, pid, 0);
 		names_prepare(n, pid);
 		if (i == 0) {
 			names_stats(n, &st);
