@@ -153,12 +153,16 @@ void maps_note_thread_sp(struct maps *m, int32_t tid, uint64_t sp);
 int maps_parse_syscall_sp(const char *text, uint64_t *sp);
 
 /*
- * Whether anonymous region r of m is the brk heap: above the executable
- * (the lowest file mapping at offset 0), within brk's randomisation.
- * Asked again when a page is named, as the heap's record may have been
- * taken before the executable's (another CPU's ring drained first).
+ * Whether anonymous region r of m, from a record with a time, is the brk
+ * heap (above the executable, within brk's randomisation): its record
+ * may have been taken before the executable's (another CPU's ring
+ * drained first), so it is asked again when a page is named.  Regions
+ * from /proc or from untimed records keep their kind.
  */
-bool maps_is_brk(const struct maps *m, const struct maps_region *r);
+bool maps_is_late_brk(const struct maps *m, const struct maps_region *r);
+/* maps_region_name, r named [heap] when maps_is_late_brk. */
+int maps_region_name_in(const struct maps *m, const struct maps_region *r,
+			uint64_t addr, char *buf, size_t len);
 
 /* The region holding addr, or NULL. */
 const struct maps_region *maps_lookup(const struct maps *m, uint64_t addr);

@@ -24,6 +24,10 @@ struct maps {
 	bool loaded;
 	size_t bad_lines;
 	size_t sp_cursor;		/* where the next probe round starts */
+	/* maps_is_late_brk's: the executable's end as of generation
+	 * exe_end_gen - 1 (0: not known). */
+	uint64_t exe_end;
+	uint64_t exe_end_gen;
 };
 
 struct maps_region;

@@ -123,16 +123,46 @@ maps_exe_end(const struct maps *m)
  * on 64-bit; plus slack), where no mmap lands (those go top-down from
  * below the stack).
  */
-bool
-maps_is_brk(const struct maps *m, const struct maps_region *r)
+static bool
+maps_brk_above(uint64_t exe_end, const struct maps_region *r)
 {
 	const uint64_t reach = (1ull << 30) + (64ull << 20);
-	uint64_t exe_end;
 
-	if (r->kind != MAPS_ANON || r->shared)
+	return r->kind == MAPS_ANON && !r->shared && exe_end &&
+	       r->start > exe_end && r->start - exe_end <= reach;
+}
+
+static bool
+maps_is_brk(const struct maps *m, const struct maps_region *r)
+{
+	return maps_brk_above(maps_exe_end(m), r);
+}
+
+bool
+maps_is_late_brk(const struct maps *m, const struct maps_region *r)
+{
+	struct maps *mm = (struct maps *)m;	/* the cache only */
+
+	if (!r->time || r->kind != MAPS_ANON)
 		return false;
-	exe_end = maps_exe_end(m);
-	return exe_end && r->start > exe_end && r->start - exe_end <= reach;
+	if (mm->exe_end_gen != m->generation + 1) {
+		mm->exe_end = maps_exe_end(m);
+		mm->exe_end_gen = m->generation + 1;
+	}
+	return maps_brk_above(m->exe_end, r);
+}
+
+int
+maps_region_name_in(const struct maps *m, const struct maps_region *r,
+		    uint64_t addr, char *buf, size_t len)
+{
+	struct maps_region heap;
+
+	if (!maps_is_late_brk(m, r))
+		return maps_region_name(r, addr, buf, len);
+	heap = *r;
+	heap.kind = MAPS_HEAP;
+	return maps_region_name(&heap, addr, buf, len);
 }
 
 /* The region a record of m's process describes, the brk heap told. */
@@ -318,8 +348,8 @@ maps_covering(const struct maps *m, const struct maps_region *r,
 		uint64_t lo = o->start > nr.start ? o->start : nr.start;
 		uint64_t hi = o->end < nr.end ? o->end : nr.end;
 
-		maps_region_name(o, lo, was, sizeof(was));
-		maps_region_name(&nr, lo, now, sizeof(now));
+		maps_region_name_in(m, o, lo, was, sizeof(was));
+		maps_region_name_in(m, &nr, lo, now, sizeof(now));
 		if (strcmp(was, now) != 0)
 			fn(ctx, lo, hi);
 	}
@@ -376,7 +406,8 @@ maps_gap_pieces(const struct maps *m, const struct maps_region *r,
 /*
  * The parts of the n regions src that lie outside m's own, with m's
  * (src[i] mapped at or before time, any when time is 0), as m's regions.
- * 1 when some went in, 0 when none did, -ENOMEM (m as it was).
+ * 1 when some went in, 0 when none did, -ENOMEM: m as it was, or empty
+ * when the .bss marks found no memory (maps_take).
  */
 static int
 maps_fill_gaps(struct maps *m, const struct maps_region *src, size_t n,
@@ -428,8 +459,13 @@ maps_drop_before(struct maps *m, uint64_t time)
 	gone = m->n - k;
 	m->n = k;
 	if (gone) {
-		m->text_len = SIZE_MAX;
-		m->generation++;
+		struct maps_region *r = m->regions;
+
+		/* A .bss mark whose file went is undone (maps_take); out of
+		 * memory for a path, the regions all go. */
+		m->regions = NULL;
+		m->n = 0;
+		(void)maps_take(m, r, k);
 	}
 	return gone;
 }
@@ -487,9 +523,10 @@ maps_refresh_gaps(struct maps *m)
 	ret = -ESRCH;		/* a zombie's maps are empty */
 	if (len == 0 || (ret = maps_load_text(seed, buf, len)) < 0)
 		goto out;
+	/* Nothing new (0): no generation bump. */
 	ret = maps_fill_gaps(m, seed->regions, seed->n, 0);
 	if (ret >= 0)
-		maps_probe_threads(m);	/* nothing new: no generation bump */
+		maps_probe_threads(m);
 out:
 	free(buf);
 	maps_free(seed);

@@ -52,12 +52,15 @@
  * Records carry their time (names_map.time, names_forget's and
  * names_fork's time; 0 when unknown), and the rings of a launched
  * command or of -a are per CPU, drained one after another: a record may
- * come after a later one of another CPU.  Their times keep the result the
- * order of events: an older mapping does not replace a later one (it
+ * come after a later one of another CPU.  Their times order the regions
+ * as the events were: an older mapping does not replace a later one (it
  * fills only what no later one holds), an exec drops only what was mapped
  * before it (and ignores its old image's records that come after it), a
- * fork's child keeps its own later mappings.  Pages pinned by a later
- * mapping's record outlive an earlier exec.
+ * fork's child keeps its own later mappings (and takes nothing of its
+ * parent when it exec'd after the fork), a pin goes with the region it
+ * names.  A record older than one of its process already taken pins
+ * nothing (its pages may have been counted after it).  Samples carry no
+ * time here, so a page is not ordered against the records.
  *
  * A symbol comes only from a file proven to be the mapped one: through
  * /proc/PID/root while the process lives (its inode as the mapping's),
@@ -111,7 +114,9 @@ struct names_stats {
 	 * answers, and the files left unnamed for that. */
 	uint64_t helper_failures;
 	uint64_t helper_files_failed;
-	uint64_t execs;		/* names_forget of a pid known here */
+	/* names_forget of a pid known here (with records and a time, of
+	 * any pid: it is known from then on). */
+	uint64_t execs;
 	/* Execs whose re-read waited for NAMES_RETRY_MS: over budget. */
 	uint64_t exec_reads_deferred;
 	uint64_t mmaps;		/* MMAP/MMAP2 records taken */

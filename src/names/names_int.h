@@ -43,7 +43,7 @@ struct names_page {
 	uint64_t maps_gen;
 	uint64_t mods_gen;
 	uint64_t hot;
-	uint64_t time;		/* a pin: its covering record's time */
+	uint64_t time;		/* a pin: its named region's record time */
 	char *region;
 	char *symbol;
 };
@@ -76,7 +76,9 @@ struct names_proc {
 	bool gone;			/* exited: keep what it had */
 	bool fixed;			/* regions from text, never /proc */
 	bool exec;			/* exec'd: drop the old image */
-	bool mods_pending;		/* a module waits for the budget */
+	/* Modules to build at the next names_sync_mods: one waits for the
+	 * budget, or an exec dropped them. */
+	bool mods_pending;
 };
 
 /* Buckets of the pid hash over the cached processes (a power of two). */
@@ -125,7 +127,6 @@ struct names {
 	struct names_stats stats;
 	names_cover_fn cover;		/* NULL: none (names_on_cover) */
 	void *cover_ctx;
-	uint64_t cover_time;		/* the record being covered with */
 };
 
 /* The state of pid, created (without system calls) when absent; NULL
@@ -141,8 +142,8 @@ void names_proc_clear(struct names_proc *p);
 /* names_records.c: drops what is known of p's image from before time (an exec;
  * all of it when time is 0). */
 void names_drop_image(struct names_proc *p, uint64_t time);
-/* names_records.c: keeps the pins of p that a record at or after time made (none
- * when time is 0); the others go. */
+/* names_records.c: keeps the pins of p naming a region mapped at or
+ * after time (none when time is 0); the others go. */
 void names_keep_pins_from(struct names_proc *p, uint64_t time);
 /* names.c: rebuilds p's modules when its regions changed. */
 void names_sync_mods(struct names *n, struct names_proc *p);

@@ -66,14 +66,7 @@ names_region(const struct names_proc *p, uint64_t addr, uint64_t size)
 			return NULL;
 		at = r->start;
 	}
-	if (maps_is_brk(p->maps, r)) {
-		struct maps_region heap = *r;	/* known [heap] only now */
-
-		heap.kind = MAPS_HEAP;
-		maps_region_name(&heap, at, buf, sizeof(buf));
-	} else {
-		maps_region_name(r, at, buf, sizeof(buf));
-	}
+	maps_region_name_in(p->maps, r, at, buf, sizeof(buf));
 	return strdup(buf);
 }
 
@@ -144,6 +137,7 @@ names_pin_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size)
 {
 	struct names_proc *p = names_find(n, pid);
 	uint64_t key = names_page_key(addr, size);
+	const struct maps_region *r;
 	struct names_page *c;
 
 	if (!p || u64map_get(&p->pinned, key))
@@ -159,7 +153,8 @@ names_pin_page(struct names *n, int32_t pid, uint64_t addr, uint64_t size)
 	}
 	c->region = names_region(p, addr, size);
 	c->symbol = names_data_symbol(p, addr);
-	c->time = n->cover_time;
+	r = maps_lookup(p->maps, addr);
+	c->time = r ? r->time : 0;	/* the pin goes with its region */
 	if (u64map_put(&p->pinned, key, c) == c) {
 		names_free_page(c);
 		n->stats.pins_dropped++;

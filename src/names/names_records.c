@@ -80,10 +80,8 @@ names_mmap(struct names *n, int32_t pid, const struct names_map *m)
 		struct names_covered c = { n, pid };
 
 		/* ENOMEM: the pages are named from the new regions. */
-		n->cover_time = m->time;
 		(void)maps_covering(p->maps, &r, m->name, m->name_len,
 				    names_covered, &c);
-		n->cover_time = 0;
 	}
 	if (maps_insert(p->maps, &r, m->name, m->name_len) == 0)
 		p->loaded = true;
@@ -104,11 +102,17 @@ names_fork(struct names *n, int32_t pid, int32_t ppid, uint64_t time)
 		/* A pid reused after its process exited: nothing of the old
 		 * process is the new one's, whatever is known of the parent
 		 * (else its regions named the new process's pages, and
-		 * `gone` kept its maps from ever being read). */
-		names_drop_image(child, 0);	/* its pins too */
+		 * `gone` kept its maps from ever being read); with a time,
+		 * the new process's own records drained before its FORK
+		 * stay. */
+		names_drop_image(child, time);	/* its pins too */
 		child->due = true;
 		n->any_due = true;
 	}
+	/* The child exec'd after the fork (its COMM, in another CPU's
+	 * ring, came first): nothing of the parent is its image's. */
+	if (child && time && child->exec_time > time)
+		return;
 	parent = names_find(n, ppid);
 	if (!parent || !maps_count(parent->maps))
 		return;
@@ -146,18 +150,21 @@ names_keep_pins_from(struct names_proc *p, uint64_t time)
 /* Everything known of the old image goes: its regions (an address of
  * the new image must not fall in one), modules and the names made from
  * them.  With a time, what records told of the new image (drained before
- * its exec's) stays, with the modules built from it (names_sync_mods
- * rebuilds the others) and the pins its records made.  The pid lives (it
- * just exec'd), even if it was thought gone. */
+ * its exec's) stays: its regions, and the pins naming them; the modules
+ * are built again from those at the next names_sync_mods.  The pid lives
+ * (it just exec'd), even if it was thought gone. */
 void
 names_drop_image(struct names_proc *p, uint64_t time)
 {
 	if (time) {
+		struct u64map pinned = p->pinned;
+
 		(void)maps_drop_before(p->maps, time);
-		u64map_clear(&p->ips, names_free_code);
-		u64map_clear(&p->funcs, names_free_func);
-		u64map_clear(&p->pages, names_free_page);
+		p->pinned = (struct u64map){ 0 };
+		names_proc_clear(p);
+		p->pinned = pinned;
 		names_keep_pins_from(p, time);
+		p->mods_pending = true;	/* from the regions left */
 	} else {
 		if (maps_load_text(p->maps, "", 0) < 0)
 			return;		/* ENOMEM: try again at the next call */

@@ -28,12 +28,22 @@ CHECK="$MEMTOP_SRCDIR/tests/names/names-check.py"
 opts=
 targs=
 run() {
-	local name=$1 exe=$2
+	local name=$1 exe=$2 pid dog status
 	shift 2
 	env "$@" "$MEMTOP" -b --json -e faults -d 0.2 -s total -k 500 $opts \
 		-o "$TMP/$name.jsonl" -- "$exe" --report "$TMP/$name-report.json" \
-		--file "$TMP/$name-data.bin" --linger-ms 1500 $targs
-	local status=$?
+		--file "$TMP/$name-data.bin" --linger-ms 1500 $targs &
+	pid=$!
+	# names-test --stop-exec stops memtop: should it die before its
+	# SIGCONT, memtop goes on after 60 s rather than wait stopped.
+	( trap 'kill "$s" 2>/dev/null; exit 0' TERM
+	  sleep 60 >/dev/null 2>&1 & s=$!
+	  wait "$s" && kill -CONT "$pid" 2>/dev/null ) &
+	dog=$!
+	wait "$pid"
+	status=$?
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
 	[ "$status" -eq 0 ] || fail "$name: memtop exited $status"
 	[ -s "$TMP/$name-report.json" ] || fail "$name: names-test wrote no report"
 	python3 "$FRAMETOOL" check "$TMP/$name.jsonl" || fail "$name: frame invariants"

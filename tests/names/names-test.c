@@ -22,10 +22,11 @@
  *
  * Records out of time order: --stop-exec M stops its parent (memtop,
  * which launched it) with SIGSTOP, moves to CPU M and executes itself
- * again; --cpu N then moves the new image to CPU N before it maps
- * anything, and the parent gets SIGCONT once every page is touched.  The
- * exec's records are then in CPU M's ring and the mappings in CPU N's,
- * both undrained, and memtop drains them one after the other.
+ * again; --cpu N then moves the new image to CPU N once main runs (the
+ * loader's mappings stay on CPU M), and the parent gets SIGCONT once
+ * every page is touched (or at any exit).  The exec's records are then
+ * in CPU M's ring and main's mappings in CPU N's, both undrained, and
+ * memtop drains them one after the other.
  *
  *   names-test --report FILE --file PATH [--linger-ms N] [--no-stack]
  *              [--stop-exec M] [--cpu N]
@@ -299,44 +300,62 @@ names_stop_exec(int argc, char **argv, int at)
 	return 1;
 }
 
+struct names_args {
+	const char *report;
+	long linger_ms;
+	int cpu;		/* -1: where it runs */
+	int stop_at;		/* argv index of --stop-exec, or -1 */
+};
+
+/* The command line into a and m; 0, or names_usage's status. */
+static int
+names_parse(int argc, char **argv, struct names_args *a,
+	    struct names_made *m)
+{
+	*a = (struct names_args){ NULL, 2000, -1, -1 };
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
+			a->report = argv[++i];
+		else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+			m->path = argv[++i];
+		else if (strcmp(argv[i], "--linger-ms") == 0 && i + 1 < argc)
+			a->linger_ms = atol(argv[++i]);
+		else if (strcmp(argv[i], "--no-stack") == 0)
+			m->no_stack = true;
+		else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
+			a->cpu = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--stop-exec") == 0 && i + 1 < argc)
+			a->stop_at = i++;
+		else if (strcmp(argv[i], "--cont-parent") != 0)
+			return names_usage();
+	}
+	return a->report && m->path ? 0 : names_usage();
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *report = NULL;
-	long linger_ms = 2000;
 	struct names_thread t = { PTHREAD_MUTEX_INITIALIZER,
 				  PTHREAD_COND_INITIALIZER, 0, 0, 0 };
 	struct names_made m = { 0 };
+	struct names_args a;
 	struct timespec ts;
 	pthread_t th;
 	char exe[4096], *heap;
-	bool cont_parent = false;
 	ssize_t n;
-	int fd, cpu = -1;
+	int fd, ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--report") == 0 && i + 1 < argc)
-			report = argv[++i];
-		else if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-			m.path = argv[++i];
-		else if (strcmp(argv[i], "--linger-ms") == 0 && i + 1 < argc)
-			linger_ms = atol(argv[++i]);
-		else if (strcmp(argv[i], "--no-stack") == 0)
-			m.no_stack = true;
-		else if (strcmp(argv[i], "--cpu") == 0 && i + 1 < argc)
-			cpu = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--stop-exec") == 0 && i + 1 < argc)
-			return names_stop_exec(argc, argv, i);
-		else if (strcmp(argv[i], "--cont-parent") == 0)
-			cont_parent = true;
-		else
-			return names_usage();
-	}
-	if (!report || !m.path)
-		return names_usage();
-	if (cont_parent)
-		atexit(names_cont_parent);	/* whatever happens */
-	if (cpu >= 0 && names_on_cpu(cpu) < 0)
+	/* The parent is stopped: it goes on whatever happens next (but a
+	 * crash; e2e-names.sh's watchdog is for that). */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--cont-parent") == 0)
+			atexit(names_cont_parent);
+	ret = names_parse(argc, argv, &a, &m);
+	if (ret)
+		return ret;
+	if (a.stop_at >= 0)
+		return names_stop_exec(argc, argv, a.stop_at);
+	if (a.cpu >= 0 && names_on_cpu(a.cpu) < 0)
 		return 1;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
@@ -362,11 +381,12 @@ main(int argc, char **argv)
 	while (t.state != 1)
 		pthread_cond_wait(&t.cond, &t.lock);
 	pthread_mutex_unlock(&t.lock);
-	if (cont_parent)
-		names_cont_parent();
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--cont-parent") == 0)
+			names_cont_parent();	/* every page touched */
 
-	ts.tv_sec = linger_ms / 1000;
-	ts.tv_nsec = (linger_ms % 1000) * 1000000L;
+	ts.tv_sec = a.linger_ms / 1000;
+	ts.tv_nsec = (a.linger_ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
 
 	pthread_mutex_lock(&t.lock);
@@ -375,7 +395,7 @@ main(int argc, char **argv)
 	pthread_mutex_unlock(&t.lock);
 	pthread_join(th, NULL);
 	/* Written last: its lived_us covers the whole run. */
-	if (names_write_report(report, exe, &t, &m) < 0)
+	if (names_write_report(a.report, exe, &t, &m) < 0)
 		return 1;
 	munmap((void *)m.map, NAMES_FILE_BYTES);
 	close(fd);

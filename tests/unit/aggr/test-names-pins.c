@@ -25,7 +25,11 @@
  * taken before (late) pins nothing, its pages perhaps counted after it;
  * the heap's record drained before the executable's becomes [heap] with
  * it; a FORK drained after the child's own records keeps them and copies
- * only what the parent had mapped by then.
+ * only what the parent had mapped by then, nothing when the child
+ * exec'd after it, and drops an exited process's regions of its pid but
+ * not the new child's; a pin goes with the region it names, so a new
+ * image's record covering an old image's region before the exec's COMM
+ * leaves no pin of the old image.
  */
 #include "config.h"
 
@@ -247,6 +251,61 @@ ptest_fork_late(const struct topo *topo)
 	aggr_fini(&a);
 }
 
+/* A FORK (100) drained after the child's exec (110) and its new image's
+ * mapping (120); then a pid reused: the exited process's region (5) goes,
+ * the new child's (160, before its FORK at 150) stays. */
+static void
+ptest_fork_exec(const struct topo *topo)
+{
+	struct aggr a;
+	struct names *n = ptest_init(&a, topo);
+
+	if (!n)
+		return;
+	ptest_map_at(n, PTEST_PARENT, PTEST_FILE, PTEST_FILE + 0x4000,
+		     "/bin/sh", 10);
+	names_forget(n, PTEST_PID, 110);
+	ptest_map_at(n, PTEST_PID, PTEST_ANON, PTEST_ANON + 0x4000,
+		     "/usr/bin/cmd", 120);
+	names_fork(n, PTEST_PID, PTEST_PARENT, 100);
+	ptest_add(&a, PTEST_FILE + 0x1000);
+	ptest_add(&a, PTEST_ANON + 0x1000);
+	ptest_check(&a, PTEST_FILE + 0x1000, "(null)");
+	ptest_check(&a, PTEST_ANON + 0x1000, "/usr/bin/cmd+0x1000");
+	aggr_reset(&a);
+	names_exit(n, PTEST_PID);
+	ptest_map_at(n, PTEST_PID, PTEST_FILE2, PTEST_FILE2 + 0x4000,
+		     "/tmp/new-child.bin", 160);
+	names_fork(n, PTEST_PID, PTEST_PARENT, 150);
+	ptest_add(&a, PTEST_FILE2 + 0x1000);
+	ptest_add(&a, PTEST_ANON + 0x1000);
+	ptest_check(&a, PTEST_FILE2 + 0x1000, "/tmp/new-child.bin+0x1000");
+	ptest_check(&a, PTEST_ANON + 0x1000, "(null)");
+	aggr_fini(&a);
+}
+
+/* The new image's record (30) covers an old image's region (10) with a
+ * counted page before the exec's COMM (20) is taken: the page was the
+ * old image's, and its pin goes with the old image. */
+static void
+ptest_pin_old_region(const struct topo *topo)
+{
+	struct aggr a;
+	struct names *n = ptest_init(&a, topo);
+
+	if (!n)
+		return;
+	ptest_map_at(n, PTEST_PID, PTEST_FILE, PTEST_FILE + 0x4000,
+		     "/old/lib.so", 10);
+	ptest_add(&a, PTEST_FILE + 0x1000);
+	aggr_flush(&a);
+	ptest_map_at(n, PTEST_PID, PTEST_FILE, PTEST_FILE + 0x4000,
+		     "/new/lib.so", 30);
+	names_forget(n, PTEST_PID, 20);
+	ptest_check(&a, PTEST_FILE + 0x1000, "/new/lib.so+0x1000");
+	aggr_fini(&a);
+}
+
 int
 main(void)
 {
@@ -260,6 +319,8 @@ main(void)
 	ptest_older_second(topo);
 	ptest_fork_late(topo);
 	ptest_late(topo);
+	ptest_fork_exec(topo);
+	ptest_pin_old_region(topo);
 	check_eq_i64(aggr_init(&a, topo, NULL, 12, 0), 0);
 	n = sides_names(a.sides);
 	if (!check(n != NULL))
