@@ -24,7 +24,7 @@
  * lies (and pins nothing there); a record older than one of its process
  * taken before (late) pins nothing, its pages perhaps counted after it;
  * the heap's record drained before the executable's becomes [heap] with
- * it; a FORK drained after the child's own records keeps them and copies
+ * it (and, untimed and in order, as a replay's, when it is taken); a FORK drained after the child's own records keeps them and copies
  * only what the parent had mapped by then, nothing when the child
  * exec'd after it, and drops an exited process's regions of its pid but
  * not the new child's; a pin goes with the region it names, so a new
@@ -220,6 +220,16 @@ ptest_late(const struct topo *topo)
 	check_eq_u64(st.pinned, 0);
 	ptest_check(&a, PTEST_FILE + 0x1000, "[anon]");
 	ptest_map_at(n, PTEST_PID, exe, exe + 0x4000, "/bin/exe", 40);
+	ptest_add(&a, heap + 0x1000);
+	ptest_check(&a, heap + 0x1000, "[heap]");
+	aggr_fini(&a);
+	/* Untimed records (a replay's), in order: the heap is told when
+	 * its record is taken. */
+	n = ptest_init(&a, topo);
+	if (!n)
+		return;
+	ptest_map_at(n, PTEST_PID, exe, exe + 0x4000, "/bin/exe", 0);
+	ptest_map_at(n, PTEST_PID, heap, heap + 0x21000, "//anon", 0);
 	ptest_add(&a, heap + 0x1000);
 	ptest_check(&a, heap + 0x1000, "[heap]");
 	aggr_fini(&a);
