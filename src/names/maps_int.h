@@ -24,8 +24,8 @@ struct maps {
 	bool loaded;
 	size_t bad_lines;
 	size_t sp_cursor;		/* where the next probe round starts */
-	/* maps_is_late_brk's: the executable's end as of generation
-	 * exe_end_gen - 1 (0: not known). */
+	/* The executable's end (maps_records.c) as of generation
+	 * exe_end_gen - 1 (exe_end_gen 0: not found yet). */
 	uint64_t exe_end;
 	uint64_t exe_end_gen;
 };

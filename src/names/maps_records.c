@@ -94,13 +94,17 @@ maps_from_record(struct maps_region *nr, const struct maps_region *r,
 	return maps_classify(nr, name, len);
 }
 
-/* The end of the executable's last region, or 0 when none is known. */
+/* The end of the executable's last region, or 0 when none is known;
+ * found again only once the regions changed. */
 static uint64_t
 maps_exe_end(const struct maps *m)
 {
+	struct maps *mm = (struct maps *)m;	/* the cache only */
 	uint64_t exe_end = 0;
 	const char *exe = NULL;
 
+	if (m->exe_end_gen == m->generation + 1)
+		return m->exe_end;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct maps_region *o = &m->regions[i];
 
@@ -112,6 +116,8 @@ maps_exe_end(const struct maps *m)
 		    o->path && strcmp(o->path, exe) == 0)
 			exe_end = o->end;
 	}
+	mm->exe_end = exe_end;
+	mm->exe_end_gen = m->generation + 1;
 	return exe_end;
 }
 
@@ -124,32 +130,21 @@ maps_exe_end(const struct maps *m)
  * below the stack).
  */
 static bool
-maps_brk_above(uint64_t exe_end, const struct maps_region *r)
-{
-	const uint64_t reach = (1ull << 30) + (64ull << 20);
-
-	return r->kind == MAPS_ANON && !r->shared && exe_end &&
-	       r->start > exe_end && r->start - exe_end <= reach;
-}
-
-static bool
 maps_is_brk(const struct maps *m, const struct maps_region *r)
 {
-	return maps_brk_above(maps_exe_end(m), r);
+	const uint64_t reach = (1ull << 30) + (64ull << 20);
+	uint64_t exe_end;
+
+	if (r->kind != MAPS_ANON || r->shared)
+		return false;
+	exe_end = maps_exe_end(m);
+	return exe_end && r->start > exe_end && r->start - exe_end <= reach;
 }
 
 bool
 maps_is_late_brk(const struct maps *m, const struct maps_region *r)
 {
-	struct maps *mm = (struct maps *)m;	/* the cache only */
-
-	if (!r->time || r->kind != MAPS_ANON)
-		return false;
-	if (mm->exe_end_gen != m->generation + 1) {
-		mm->exe_end = maps_exe_end(m);
-		mm->exe_end_gen = m->generation + 1;
-	}
-	return maps_brk_above(m->exe_end, r);
+	return r->time && maps_is_brk(m, r);
 }
 
 int

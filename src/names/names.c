@@ -89,7 +89,6 @@ names_proc_clear(struct names_proc *p)
 	u64map_clear(&p->ips, names_free_code);
 	u64map_clear(&p->funcs, names_free_func);
 	u64map_clear(&p->pages, names_free_page);
-	u64map_clear(&p->pinned, names_free_page);
 }
 
 static void
@@ -99,6 +98,7 @@ names_proc_free(struct names_proc *p)
 		return;
 	maps_free(p->maps);
 	names_proc_clear(p);
+	u64map_clear(&p->pinned, names_free_page);
 	free(p);
 }
 

@@ -136,11 +136,11 @@ struct names_proc *names_proc(struct names *n, int32_t pid);
 struct names_proc *names_find(const struct names *n, int32_t pid);
 /* names.c: pid lives (a record said so): its failed read is forgotten. */
 void names_alive(struct names *n, int32_t pid);
-/* names.c: frees p's modules and the names made from them; p stays
- * usable. */
+/* names.c: frees p's modules and the names made from them (not its
+ * pins); p stays usable. */
 void names_proc_clear(struct names_proc *p);
-/* names_records.c: drops what is known of p's image from before time (an exec;
- * all of it when time is 0). */
+/* names_records.c: drops what is known of p's image from before time
+ * (an exec; all of it when time is 0). */
 void names_drop_image(struct names_proc *p, uint64_t time);
 /* names_records.c: keeps the pins of p naming a region mapped at or
  * after time (none when time is 0); the others go. */

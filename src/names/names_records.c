@@ -1,7 +1,7 @@
 /*
  * Regions from the kernel's records: MMAP2 (and MMAP), FORK, EXIT, an
- * exec's COMM (names_forget), and the build ids a capture lists.  Collector or replay thread only.  See
- * names.h.
+ * exec's COMM (names_forget), and the build ids a capture lists.
+ * Collector or replay thread only.  See names.h.
  */
 #include "config.h"
 
@@ -156,21 +156,15 @@ names_keep_pins_from(struct names_proc *p, uint64_t time)
 void
 names_drop_image(struct names_proc *p, uint64_t time)
 {
-	if (time) {
-		struct u64map pinned = p->pinned;
-
+	if (time)
 		(void)maps_drop_before(p->maps, time);
-		p->pinned = (struct u64map){ 0 };
-		names_proc_clear(p);
-		p->pinned = pinned;
-		names_keep_pins_from(p, time);
-		p->mods_pending = true;	/* from the regions left */
-	} else {
-		if (maps_load_text(p->maps, "", 0) < 0)
-			return;		/* ENOMEM: try again at the next call */
-		names_proc_clear(p);
-		p->maps_gen_seen = maps_generation(p->maps);
-	}
+	else if (maps_load_text(p->maps, "", 0) < 0)
+		return;		/* ENOMEM: try again at the next call */
+	names_proc_clear(p);
+	names_keep_pins_from(p, time);
+	/* Modules from the regions left, if any. */
+	p->maps_gen_seen = maps_generation(p->maps);
+	p->mods_pending = maps_count(p->maps) > 0;
 	p->exec = false;
 	p->mods_gen++;
 	p->loaded = maps_count(p->maps) > 0;
