@@ -342,14 +342,16 @@ main(int argc, char **argv)
 	struct timespec ts;
 	pthread_t th;
 	char exe[4096], *heap;
+	bool cont = false;
 	ssize_t n;
 	int fd, ret;
 
 	/* The parent is stopped: it goes on whatever happens next (but a
 	 * crash; e2e-names.sh's watchdog is for that). */
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--cont-parent") == 0)
-			atexit(names_cont_parent);
+	for (int i = 1; i < argc && !cont; i++)
+		cont = strcmp(argv[i], "--cont-parent") == 0;
+	if (cont)
+		atexit(names_cont_parent);
 	ret = names_parse(argc, argv, &a, &m);
 	if (ret)
 		return ret;
@@ -381,9 +383,8 @@ main(int argc, char **argv)
 	while (t.state != 1)
 		pthread_cond_wait(&t.cond, &t.lock);
 	pthread_mutex_unlock(&t.lock);
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--cont-parent") == 0)
-			names_cont_parent();	/* every page touched */
+	if (cont)
+		names_cont_parent();	/* every page touched */
 
 	ts.tv_sec = a.linger_ms / 1000;
 	ts.tv_nsec = (a.linger_ms % 1000) * 1000000L;
