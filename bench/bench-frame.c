@@ -9,7 +9,11 @@
  * current and the rest is history, as in a long live session.  Frames
  * are built by samples (the default sort) and by total, with K = 1000
  * and K = 20 (batch default), five times each; the median and the worst
- * are printed.  --quick: sizes / 100.
+ * are printed.  A third table of 256 Ki pages takes one sample on every
+ * page in the measured interval, as a uniform refault does live: every
+ * key ties at 1, the top-K scan's worst case; its pages lie in 16 mapping
+ * objects a process, so the frame's objects view walks them too.
+ * --quick: sizes / 100; --uniform: that table alone.
  */
 #include "config.h"
 
@@ -21,6 +25,7 @@
 #include "aggr.h"
 #include "benchlib.h"
 #include "frame.h"
+#include "objtab.h"
 #include "framebuild.h"
 #include "pagetab.h"
 #include "topo.h"
@@ -34,6 +39,7 @@
 #define BENCH_HISTORY		(2u << 20)
 #define BENCH_INTERVAL		(1u << 20)
 #define BENCH_REPS		5
+#define BENCH_OBJECTS		16	/* a process, uniform case */
 
 static void
 bench_add(struct aggr *a, size_t p, uint64_t h)
@@ -106,9 +112,50 @@ bench_frames(struct aggr *a, enum sort_key sort, size_t k, double target_ms)
 	return n_pages == k ? 0 : -1;
 }
 
+/* The measured interval: one sample a page (uniform) or a Zipf stream. */
+static void
+bench_interval(struct aggr *a, const uint32_t *perm, size_t pages,
+	       size_t divisor, bool uniform, struct benchlib_rng *r)
+{
+	if (!uniform) {
+		bench_stream(a, perm, pages, BENCH_INTERVAL / divisor, r);
+		return;
+	}
+	for (size_t i = 0; i < pages; i++)
+		bench_add(a, perm[i], benchlib_rand(r));
+	aggr_flush(a);
+}
+
+/* BENCH_OBJECTS mappings a process tiling its pages, one site each. */
+static struct objtab *
+bench_objects(size_t pages)
+{
+	struct objtab *t = objtab_new(0);
+	uint64_t span = (pages / BENCH_PIDS + BENCH_OBJECTS) / BENCH_OBJECTS;
+
+	for (int p = 0; t && p < BENCH_PIDS; p++)
+		for (uint64_t j = 0; j < BENCH_OBJECTS; j++) {
+			struct obj o = {
+				.base = (BENCH_PAGE0 + j * span) << 12,
+				.size = span << 12, .tid = 1,
+				.alloc_size = span << 12,
+			};
+			int64_t site = objtab_site_intern(t, "bench_map+0x10",
+							  NULL, 0);
+
+			if (site < 0 || (o.site = (uint32_t)site,
+					 objtab_map(t, BENCH_PID0 + 8 * p,
+						    &o) < 0)) {
+				objtab_free(t);
+				return NULL;
+			}
+		}
+	return t;
+}
+
 static int
 bench_size(const struct topo *topo, size_t pages, size_t divisor,
-	   double target_ms)
+	   bool uniform, double target_ms)
 {
 	struct benchlib_rng rng = { BENCH_SEED ^ pages };
 	uint32_t *perm = benchlib_permutation(pages, &rng);
@@ -120,16 +167,22 @@ bench_size(const struct topo *topo, size_t pages, size_t divisor,
 		free(perm);
 		return -1;
 	}
+	if (uniform && !(a.objects = bench_objects(pages))) {
+		aggr_fini(&a);
+		free(perm);
+		return -1;
+	}
 	t0 = benchlib_now();
 	for (size_t i = 0; i < pages; i++)
 		bench_add(&a, perm[i], benchlib_rand(&rng));
 	bench_stream(&a, perm, pages, BENCH_HISTORY / divisor, &rng);
 	aggr_next_interval(&a);
-	bench_stream(&a, perm, pages, BENCH_INTERVAL / divisor, &rng);
-	printf("\n== %zu tracked pages (%zu B of page table), %u samples "
-	       "this interval, set up in %.1f s ==\n", pagetab_count(a.pages),
-	       pagetab_bytes(a.pages), BENCH_INTERVAL / (unsigned)divisor,
-	       benchlib_now() - t0);
+	bench_interval(&a, perm, pages, divisor, uniform, &rng);
+	printf("\n== %zu tracked pages (%zu B of page table), %zu samples "
+	       "this interval%s, set up in %.1f s ==\n",
+	       pagetab_count(a.pages), pagetab_bytes(a.pages),
+	       uniform ? pages : BENCH_INTERVAL / divisor,
+	       uniform ? " (one a page)" : "", benchlib_now() - t0);
 	if (bench_frames(&a, SORT_SAMPLES, 1000, target_ms) == 0 &&
 	    bench_frames(&a, SORT_TOTAL, 1000, target_ms) == 0 &&
 	    bench_frames(&a, SORT_SAMPLES, 20, 0) == 0)
@@ -137,6 +190,8 @@ bench_size(const struct topo *topo, size_t pages, size_t divisor,
 	else
 		fprintf(stderr, "bench-frame: frame_build failed or listed "
 			"too few pages\n");
+	objtab_free(a.objects);
+	a.objects = NULL;
 	aggr_fini(&a);
 	free(perm);
 	return rc;
@@ -146,14 +201,17 @@ int
 main(int argc, char **argv)
 {
 	static const int cpu_node[BENCH_CPUS] = { 0, 0, 0, 0, 1, 1, 1, 1 };
-	const struct { size_t pages; double target_ms; } sizes[] = {
-		{ 1u << 20, 10 }, { 10u << 20, 100 },
+	const struct { size_t pages; bool uniform; double target_ms; }
+	sizes[] = {
+		{ 1u << 20, false, 10 }, { 10u << 20, false, 100 },
+		{ 256u << 10, true, 0 },
 	};
+	bool uniform_only = argc == 2 && strcmp(argv[1], "--uniform") == 0;
 	size_t divisor;
 	struct topo *topo;
 	int rc = 0;
 
-	divisor = benchlib_quick_divisor(argc, argv);
+	divisor = uniform_only ? 1 : benchlib_quick_divisor(argc, argv);
 	if (divisor == 0)
 		return 2;
 	topo = topo_new_fake(BENCH_CPUS, cpu_node);
@@ -162,9 +220,10 @@ main(int argc, char **argv)
 	printf("memtop frame benchmark%s\n", divisor > 1 ?
 	       " (--quick: sizes / 100; targets apply to the full run)" : "");
 	benchlib_print_machine();
-	for (size_t i = 0; i < 2 && rc == 0; i++)
+	for (size_t i = uniform_only ? 2 : 0;
+	     i < sizeof(sizes) / sizeof(sizes[0]) && rc == 0; i++)
 		if (bench_size(topo, sizes[i].pages / divisor, divisor,
-			       sizes[i].target_ms) < 0)
+			       sizes[i].uniform, sizes[i].target_ms) < 0)
 			rc = 1;
 	topo_free(topo);
 	return rc;

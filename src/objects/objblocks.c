@@ -22,36 +22,38 @@ objproc_rekey(struct objproc *p, size_t k)
 	p->last[k] = obj_end(&p->b[k]->v[p->b[k]->n - 1]);
 }
 
+/*
+ * The searches halve without a branch on the data: the frame's objects
+ * view locates every touched page in hash order, where a taken-or-not
+ * branch per step would be a coin flip (bench/bench-frame.c).  lo + n
+ * bounds the answer; a step keeps the half that holds it.
+ */
 struct objpos
 objproc_locate(const struct objproc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nb;
+	size_t lo = 0, n = p->nb;
 	const struct objblk *b;
 
+	if (n == 0)
+		return (struct objpos){ 0, 0 };
 	/* The first block whose last object ends above addr (its key: no
 	 * block read on the way)... */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	while (n > 1) {
+		size_t half = n / 2;
 
-		if (p->last[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		lo = p->last[lo + half] <= addr ? lo + half : lo;
+		n -= half;
 	}
+	lo += p->last[lo] <= addr;
 	if (lo == p->nb)
 		return (struct objpos){ p->nb, 0 };
 	/* ...and in it the first such object. */
 	b = p->b[lo];
-	size_t i = 0, j = b->n;
+	size_t i = 0;
 
-	while (i < j) {
-		size_t mid = i + (j - i) / 2;
-
-		if (obj_end(&b->v[mid]) <= addr)
-			i = mid + 1;
-		else
-			j = mid;
-	}
+	for (n = b->n; n > 1; n -= n / 2)
+		i = obj_end(&b->v[i + n / 2]) <= addr ? i + n / 2 : i;
+	i += obj_end(&b->v[i]) <= addr;
 	return (struct objpos){ lo, i };
 }
 

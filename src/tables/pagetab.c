@@ -453,6 +453,8 @@ pagetab_walk(struct pagetab *t, int (*fn)(struct page_entry *e, void *ctx),
 							  t->stride, i);
 			int rc;
 
+			/* As in the top-K scan (pagetab_topk.c). */
+			__builtin_prefetch((const unsigned char *)e + 1024);
 			if (e->key == 0)
 				continue;
 			/* A carried kind is at least PAGETAB_KIND_HALF:

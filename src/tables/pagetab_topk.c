@@ -129,16 +129,28 @@ pagetab_topk_offer(struct pagetab_topk_state *s, const struct page_info *p,
 		s->min_key = pagetab_info_key(&s->heap[0], s->key);
 }
 
-/* Rare: a count past its field, or an entry that enters the heap. */
+/*
+ * Rare: a count past its field (slot key ke UINT64_MAX), or an entry that
+ * may enter the heap.  Once the heap is full, an exact key equal to
+ * min_key enters only if its (pid, page) beats heap[0]'s: that is decided
+ * here from the slot's own key, before the full counts are read, since
+ * with a wide working set and a short interval most slots tie at 1 or 2.
+ */
 static void
-pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e)
+pagetab_topk_full(struct pagetab_topk_state *s, const struct page_entry *e,
+		  uint64_t ke)
 {
 	struct page_info p;
+	int32_t pid = pagetab_entry_pid(e);
 	uint64_t kp;
 
 	/* Here, off the scan's fast path: a filter costs nothing without
 	 * one, and with one only what passes min_key. */
-	if (s->pid >= 0 && pagetab_entry_pid(e) != s->pid)
+	if (s->pid >= 0 && pid != s->pid)
+		return;
+	if (ke == s->min_key && s->n == s->k &&
+	    (s->heap[0].pid < pid || (s->heap[0].pid == pid &&
+				      s->heap[0].page <= pagetab_entry_page(e))))
 		return;
 	pagetab_info(s->t, e, &p);
 	kp = pagetab_info_key(&p, s->key);
@@ -210,7 +222,7 @@ pagetab_topk_scan(struct pagetab_topk_state *s, enum sort_key key)
 			 * end of an array never fault. */
 			__builtin_prefetch((const unsigned char *)e + 1024);
 			if (ke >= s->min_key)
-				pagetab_topk_full(s, e);
+				pagetab_topk_full(s, e, ke);
 		}
 	}
 }
