@@ -27,10 +27,22 @@ framebuild_strdup(const char *s, bool *oom)
 	return d;
 }
 
+/* The objects view counted p on its node at the walk, before the
+ * refresh moves it to `node`. */
+static void
+framebuild_refresh_objects(struct fbo_ctx *objects, const struct page_info *p,
+			   unsigned shift, int node)
+{
+	framebuild_objects_renode(objects, p->pid, p->page << shift,
+				  p->c.loads + p->c.stores + p->c.other,
+				  p->node, node);
+}
+
 /* Re-reads the node of every selected page: pages migrate, refault
  * (not on one node, aggr.h's sole_node: none can move). */
 static void
-framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
+framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n,
+			 struct fbo_ctx *objects)
 {
 	unsigned shift = pagetab_page_shift(a->pages);
 	uint64_t addrs[NODEMAP_BATCH];
@@ -68,6 +80,8 @@ framebuild_refresh_nodes(struct aggr *a, struct page_info *top, size_t n)
 			 * stays, as for revalidation (aggr_nodes.c). */
 			if (nodes[j] < 0)
 				continue;
+			framebuild_refresh_objects(objects, &top[idx[j]],
+						   shift, nodes[j]);
 			top[idx[j]].node = nodes[j];
 			if (e)
 				e->node = nodes[j];
@@ -101,23 +115,29 @@ framebuild_names_bar(const struct frame *f, struct aggr *a,
 	}
 }
 
+/* The top pages, in the walk that also feeds the objects view. */
 static bool
-framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m)
+framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m,
+		 struct fbo_ctx *objects)
 {
 	unsigned shift = pagetab_page_shift(a->pages);
 	bool locality = pagetab_ext(a->pages) & PAGETAB_EXT_LOCALITY;
 	struct page_info *top;
 	size_t n;
 
-	if (m->top_k == 0)
-		return true;
-	top = calloc(m->top_k, sizeof(*top));
+	top = calloc(m->top_k ? m->top_k : 1, sizeof(*top));
 	if (!top)
 		return false;
-	n = pagetab_topk_pid(a->pages, m->sort, m->top_k,
-			     m->pages_pid > 0 ? m->pages_pid : -1, top);
+	n = pagetab_topk_visit(a->pages, m->sort, m->top_k,
+			       m->pages_pid > 0 ? m->pages_pid : -1, top,
+			       objects ? framebuild_objects_page : NULL,
+			       objects);
+	if (m->top_k == 0) {
+		free(top);
+		return true;
+	}
 	f->pages_pid = m->pages_pid > 0 ? m->pages_pid : 0;
-	framebuild_refresh_nodes(a, top, n);
+	framebuild_refresh_nodes(a, top, n, objects);
 	f->pages = calloc(n ? n : 1, sizeof(*f->pages));
 	if (!f->pages) {
 		free(top);
@@ -241,7 +261,8 @@ struct frame *
 frame_build(struct aggr *a, const struct frame_meta *m)
 {
 	struct frame *f = frame_new();
-	bool oom = false;
+	struct fbo_ctx *objects = NULL;
+	bool oom = false, ok;
 
 	if (!f)
 		return NULL;
@@ -279,14 +300,21 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 		       m->n_targets * sizeof(*f->targets));
 		f->n_targets = m->n_targets;
 	}
-	if (oom || !framebuild_pages(f, a, m) || !framebuild_topology(f, a) ||
-	    !framebuild_threads(f, a) || !framebuild_processes(f, a) ||
-	    !framebuild_objects(f, a))
+	if (!oom)
+		objects = framebuild_objects_begin(f, a, &oom);
+	if (oom || !framebuild_pages(f, a, m, objects) ||
+	    !framebuild_topology(f, a) || !framebuild_threads(f, a) ||
+	    !framebuild_processes(f, a))
+		goto out_oom;
+	ok = framebuild_objects_end(f, a, objects);
+	objects = NULL;
+	if (!ok)
 		goto out_oom;
 	framebuild_names(f, a);
 	return f;
 
 out_oom:
+	framebuild_objects_free(objects);
 	frame_free(f);
 	return NULL;
 }

@@ -88,8 +88,19 @@ fbo_find(const struct aggr *a, int32_t pid, uint64_t addr, uint64_t size,
 	return objtab_overlap(t, pid, addr, size, tmp, 1) ? tmp : NULL;
 }
 
-static int
-fbo_page(struct page_entry *e, void *arg)
+/* n samples (modulo 2^64: a negative n takes them away) on node into
+ * the site's row, when the frame lists that node. */
+static void
+fbo_node_add(const struct aggr *a, struct frame_objsite *s, int node,
+	     uint64_t n)
+{
+	if (s->nodes && node >= 0 && node <= a->max_node &&
+	    a->node_idx[node] >= 0)
+		s->nodes[a->node_idx[node]] += n;
+}
+
+void
+framebuild_objects_page(const struct page_entry *e, void *arg)
 {
 	struct fbo_ctx *c = arg;
 	struct aggr *a = c->a;
@@ -119,7 +130,7 @@ fbo_page(struct page_entry *e, void *arg)
 	}
 	if (!o || o->site >= c->n_sites) {
 		c->f->objects_none += n;
-		return 0;
+		return;
 	}
 	c->f->objects_samples += n;
 	s = &c->acc[o->site];
@@ -128,10 +139,23 @@ fbo_page(struct page_entry *e, void *arg)
 	s->stores += pc.stores;
 	s->local += pc.local;
 	s->remote += pc.remote;
-	if (s->nodes && e->node >= 0 && e->node <= a->max_node &&
-	    a->node_idx[e->node] >= 0)
-		s->nodes[a->node_idx[e->node]] += n;
-	return 0;
+	fbo_node_add(a, s, e->node, n);
+}
+
+void
+framebuild_objects_renode(struct fbo_ctx *c, int32_t pid, uint64_t addr,
+			  uint64_t n, int from, int to)
+{
+	const struct obj *o;
+	struct obj tmp;
+
+	if (!c || from == to)
+		return;
+	o = fbo_find(c->a, pid, addr, 1ull << c->shift, &tmp);
+	if (!o || o->site >= c->n_sites)
+		return;
+	fbo_node_add(c->a, &c->acc[o->site], from, -n);
+	fbo_node_add(c->a, &c->acc[o->site], to, n);
 }
 
 /* tid into the first FRAME_OBJ_TIDS distinct ones of v. */
@@ -275,37 +299,71 @@ fbo_pages(struct fbo_ctx *c, uint64_t now_ns)
 	}
 }
 
-bool
-framebuild_objects(struct frame *f, struct aggr *a)
+struct fbo_ctx *
+framebuild_objects_begin(struct frame *f, struct aggr *a, bool *oom)
 {
-	struct fbo_ctx c = { .a = a, .f = f };
-	struct timespec ts;
+	struct fbo_ctx *c;
 
 	if (!a->objects)
-		return true;
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		*oom = true;
+		return NULL;
+	}
+	c->a = a;
+	c->f = f;
 	f->objects_on = true;
+	c->shift = pagetab_page_shift(a->pages);
+	c->n_sites = objtab_n_sites(a->objects);
+	c->acc = calloc(c->n_sites ? c->n_sites : 1, sizeof(*c->acc));
+	/* The frame's nodes, which framebuild_topology sets later. */
+	for (size_t i = 0; c->acc && i < c->n_sites && a->n_nodes > 0; i++)
+		if (!(c->acc[i].nodes = calloc((size_t)a->n_nodes,
+					       sizeof(uint64_t))))
+			c->oom = true;
+	if (!c->acc || c->oom) {
+		framebuild_objects_free(c);
+		*oom = true;
+		return NULL;
+	}
+	return c;
+}
+
+void
+framebuild_objects_free(struct fbo_ctx *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; c->acc && i < c->n_sites; i++)
+		free(c->acc[i].nodes);
+	free(c->acc);
+	free(c);
+}
+
+bool
+framebuild_objects_end(struct frame *f, struct aggr *a, struct fbo_ctx *c)
+{
+	struct timespec ts;
+	bool ok;
+
+	if (!c)
+		return true;
 	f->objects_live = objtab_count(a->objects) +
 			  (a->heap_objects ? objtab_count(a->heap_objects) : 0);
 	f->objects_untracked = objtab_untracked(a->objects) +
 		(a->heap_objects ? objtab_untracked(a->heap_objects) : 0);
-	c.shift = pagetab_page_shift(a->pages);
-	c.n_sites = objtab_n_sites(a->objects);
-	c.acc = calloc(c.n_sites ? c.n_sites : 1, sizeof(*c.acc));
-	if (!c.acc)
-		return false;
-	for (size_t i = 0; i < c.n_sites && f->n_nodes; i++)
-		if (!(c.acc[i].nodes = calloc(f->n_nodes, sizeof(uint64_t))))
-			c.oom = true;
-	pagetab_foreach_touched(a->pages, fbo_page, &c);
-	objtab_foreach(a->objects, fbo_object, &c);
+	objtab_foreach(a->objects, fbo_object, c);
 	if (a->heap_objects) {
-		c.heap = true;
-		objtab_foreach(a->heap_objects, fbo_object, &c);
+		c->heap = true;
+		objtab_foreach(a->heap_objects, fbo_object, c);
 	}
-	fbo_rows(&c);
+	fbo_rows(c);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	fbo_pages(&c, a->objects_now ? a->objects_now :
-		      (uint64_t)ts.tv_sec * 1000000000ull +
-		      (uint64_t)ts.tv_nsec);
-	return !c.oom;
+	fbo_pages(c, a->objects_now ? a->objects_now :
+		     (uint64_t)ts.tv_sec * 1000000000ull +
+		     (uint64_t)ts.tv_nsec);
+	ok = !c->oom;
+	free(c);		/* acc went to f->objects */
+	return ok;
 }

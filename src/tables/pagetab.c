@@ -441,9 +441,9 @@ pagetab_bytes(const struct pagetab *t)
 	return bytes;
 }
 
-static inline __attribute__((always_inline)) int
-pagetab_walk(struct pagetab *t, int (*fn)(struct page_entry *e, void *ctx),
-	     void *ctx, bool touched)
+int
+pagetab_foreach(struct pagetab *t,
+		int (*fn)(struct page_entry *e, void *ctx), void *ctx)
 {
 	for (unsigned j = 0; j < PAGETAB_SUBS; j++) {
 		struct pagetab_sub *s = &t->subs[j];
@@ -453,15 +453,7 @@ pagetab_walk(struct pagetab *t, int (*fn)(struct page_entry *e, void *ctx),
 							  t->stride, i);
 			int rc;
 
-			/* As in the top-K scan (pagetab_topk.c). */
-			__builtin_prefetch((const unsigned char *)e + 1024);
 			if (e->key == 0)
-				continue;
-			/* A carried kind is at least PAGETAB_KIND_HALF:
-			 * kinds all 0 means no sample this interval. */
-			if (touched && (!pagetab_current(e, t->epoch) ||
-					(e->kinds[0] | e->kinds[1] |
-					 e->kinds[2]) == 0))
 				continue;
 			rc = fn(e, ctx);
 			if (rc)
@@ -469,20 +461,6 @@ pagetab_walk(struct pagetab *t, int (*fn)(struct page_entry *e, void *ctx),
 		}
 	}
 	return 0;
-}
-
-int
-pagetab_foreach(struct pagetab *t,
-		int (*fn)(struct page_entry *e, void *ctx), void *ctx)
-{
-	return pagetab_walk(t, fn, ctx, false);
-}
-
-int
-pagetab_foreach_touched(struct pagetab *t,
-			int (*fn)(struct page_entry *e, void *ctx), void *ctx)
-{
-	return pagetab_walk(t, fn, ctx, true);
 }
 
 /*

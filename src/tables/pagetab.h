@@ -349,16 +349,18 @@ size_t pagetab_topk(const struct pagetab *t, enum sort_key key, size_t k,
 /* The same among the pages of pid only (pid < 0: every page). */
 size_t pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
 			int32_t pid, struct page_info *out);
+/* pagetab_topk_pid that also calls visit (when not NULL) for each entry
+ * with samples this interval, in table order, in the same walk: a frame
+ * that needs both reads the table once.  visit must not change t. */
+size_t pagetab_topk_visit(const struct pagetab *t, enum sort_key key,
+			  size_t k, int32_t pid, struct page_info *out,
+			  void (*visit)(const struct page_entry *e, void *ctx),
+			  void *ctx);
 
 /* Calls fn for every entry; stops early when fn returns non-zero and
  * returns that value.  fn must not insert into t. */
 int pagetab_foreach(struct pagetab *t,
 		    int (*fn)(struct page_entry *e, void *ctx), void *ctx);
-/* The same for the entries with samples this interval only (the others
- * are skipped inside the walk, at no call). */
-int pagetab_foreach_touched(struct pagetab *t,
-			    int (*fn)(struct page_entry *e, void *ctx),
-			    void *ctx);
 
 /* O(n) consistency check (probe chains, subtables, counts); 0 or
  * -EINVAL. */

@@ -1,7 +1,9 @@
 /*
  * Page table: top-K selection.  One pass over every slot array keeps the
- * K best entries in a min-heap, then a heap sort leaves them best first.
- * Collector thread only (frame building).
+ * K best entries in a min-heap, then a heap sort leaves them best first;
+ * the same pass may hand every entry with samples this interval to a
+ * visitor (the frame's objects view).  Collector thread only (frame
+ * building).
  */
 #include "config.h"
 
@@ -109,7 +111,18 @@ struct pagetab_topk_state {
 	uint64_t min_key;
 	enum sort_key key;
 	int32_t pid;		/* only this pid's pages; -1 every page */
+	void (*visit)(const struct page_entry *e, void *ctx);
+	void *ctx;
 };
+
+/* Samples this interval: a carried kind is at least PAGETAB_KIND_HALF,
+ * so kinds all 0 means none; empty slots are all zeroes. */
+static inline bool
+pagetab_touched(const struct page_entry *e, uint32_t epoch)
+{
+	return pagetab_current(e, epoch) &&
+	       (e->kinds[0] | e->kinds[1] | e->kinds[2]) != 0;
+}
 
 /* p, whose key kp is >= min_key, enters unless it loses a tie. */
 static void
@@ -221,6 +234,8 @@ pagetab_topk_scan(struct pagetab_topk_state *s, enum sort_key key)
 			 * prefetcher leaves exposed; prefetches past the
 			 * end of an array never fault. */
 			__builtin_prefetch((const unsigned char *)e + 1024);
+			if (s->visit && pagetab_touched(e, epoch))
+				s->visit(e, s->ctx);
 			if (ke >= s->min_key)
 				pagetab_topk_full(s, e, ke);
 		}
@@ -238,13 +253,38 @@ size_t
 pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
 		 int32_t pid, struct page_info *out)
 {
+	return pagetab_topk_visit(t, key, k, pid, out, NULL, NULL);
+}
+
+/* The visitor's walk alone, where no top-K scan runs. */
+static void
+pagetab_visit_touched(const struct pagetab *t,
+		      void (*visit)(const struct page_entry *e, void *ctx),
+		      void *ctx)
+{
+	for (unsigned j = 0; visit && j < PAGETAB_SUBS; j++)
+		for (uint32_t i = 0; i < t->subs[j].cap; i++) {
+			const struct page_entry *e =
+				pagetab_at(t->subs[j].slots, t->stride, i);
+
+			if (pagetab_touched(e, t->epoch))
+				visit(e, ctx);
+		}
+}
+
+size_t
+pagetab_topk_visit(const struct pagetab *t, enum sort_key key, size_t k,
+		   int32_t pid, struct page_info *out,
+		   void (*visit)(const struct page_entry *e, void *ctx),
+		   void *ctx)
+{
 	struct pagetab_topk_state s = {
 		.t = t, .heap = out, .n = 0, .k = k, .min_key = 1, .key = key,
-		.pid = pid,
+		.pid = pid, .visit = visit, .ctx = ctx,
 	};
 
-	if (k == 0)
-		return 0;
+	if (k == 0 || (key == SORT_LATENCY && !t->weight_off))
+		key = SORT__COUNT;	/* no scan: nothing to select */
 	switch (key) {
 	case SORT_SAMPLES:
 		pagetab_topk_scan(&s, SORT_SAMPLES);
@@ -259,11 +299,10 @@ pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
 		pagetab_topk_scan(&s, SORT_STORES);
 		break;
 	case SORT_LATENCY:
-		if (!t->weight_off)
-			return 0;
 		pagetab_topk_scan(&s, SORT_LATENCY);
 		break;
 	default:
+		pagetab_visit_touched(t, visit, ctx);
 		return 0;
 	}
 

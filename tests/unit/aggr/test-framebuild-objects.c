@@ -6,16 +6,21 @@
  * count the samples, loads, stores, node mix, live objects, bytes asked
  * and first touchers,
  * and the sums hold (frame_check): samples with an object + without =
- * attributed.
+ * attributed.  A shown page whose node the frame re-reads moves its
+ * samples to that node in its site's row too.
  */
 #include "config.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "aggr.h"
 #include "frame.h"
 #include "framebuild.h"
+#include "nodemap.h"
 #include "objtab.h"
+#include "pagetab.h"
 #include "testlib.h"
 #include "topo.h"
 
@@ -255,6 +260,65 @@ scenario_touch_batch(const struct topo *topo)
 	objtab_free(t);
 }
 
+/*
+ * The frame re-reads the node of each shown page (move_pages on this
+ * process's own pages, all on one real node) after the walk that feeds
+ * the objects view has counted them on the node the table says: the
+ * site's node row follows the re-read node, as the page row does.
+ */
+static void
+scenario_refresh(const struct topo *topo)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	struct nodemap *nm = nodemap_new();
+	struct objtab *t = objtab_new(0);
+	int64_t site = t ? objtab_site_intern(t, "fill+0x4", NULL, 0) : -1;
+	char *buf = mmap(NULL, 2 * (size_t)ps, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uint64_t)(uintptr_t)buf;
+	struct obj o = { .base = base, .size = 2 * (uint64_t)ps, .tid = 1 };
+	const struct page_entry *e;
+	struct aggr a;
+	struct frame *f;
+	int real;
+
+	if (!check(nm && t && site >= 0 && buf != MAP_FAILED && ps == 4096) ||
+	    !check(aggr_init(&a, topo, nm, 12, 0) == 0))
+		goto out;
+	memset(buf, 1, 2 * (size_t)ps);
+	o.site = (uint32_t)site;
+	check(objtab_map(t, getpid(), &o) == 0);
+	a.objects = t;
+	for (int i = 0; i < 3; i++)
+		add(&a, getpid(), 0, base + (uint64_t)ps, SAMPLE_LOAD);
+	add(&a, getpid(), 0, base, SAMPLE_LOAD);
+	aggr_flush(&a);
+	e = pagetab_find(a.pages, getpid(), (base + (uint64_t)ps) >> 12);
+	real = e ? e->node : -1;
+	if (!check(real == 0 || real == 1))
+		goto out_aggr;
+	/* The table believes both pages are on the other node. */
+	check_eq_i64(aggr_set_node(&a, getpid(), base, !real), 0);
+	check_eq_i64(aggr_set_node(&a, getpid(), base + (uint64_t)ps, !real),
+		     0);
+	f = build(&a);
+	if (check(f && f->n_pages == 2 && f->n_objects == 1)) {
+		check_eq_i64(f->pages[0].node, real);
+		check_eq_u64(f->objects[0].samples, 4);
+		check_eq_u64(f->objects[0].nodes[real], 4);
+		check_eq_u64(f->objects[0].nodes[!real], 0);
+	}
+	frame_free(f);
+out_aggr:
+	a.objects = NULL;
+	aggr_fini(&a);
+out:
+	if (buf != MAP_FAILED)
+		munmap(buf, 2 * (size_t)ps);
+	objtab_free(t);
+	nodemap_free(nm);
+}
+
 int
 main(void)
 {
@@ -276,6 +340,7 @@ main(void)
 	aggr_fini(&a);
 	scenario_two_pids(topo);
 	scenario_touch_batch(topo);
+	scenario_refresh(topo);
 	objtab_free(t);
 	topo_free(topo);
 	return test_result();
