@@ -179,6 +179,7 @@ framebuild_names(struct frame *f, struct aggr *a)
 		f->names_helper_failed = st.helper_files_failed;
 		f->names_maps_skipped = st.maps_skipped;
 		f->names_pins_dropped = st.pins_dropped;
+		f->names_stale_mmaps = st.mmaps_before_exec;
 	}
 	u64map_clear(&pids.seen, NULL);
 }

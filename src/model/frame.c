@@ -168,6 +168,7 @@ frame_names_counts(const struct frame *f,
 		{ "helper failed", f->names_helper_failed },
 		{ "unwind fallbacks", f->names_unwind_fallbacks },
 		{ "pins dropped", f->names_pins_dropped },
+		{ "stale mmaps", f->names_stale_mmaps },
 	};
 	size_t n = 0;
 

@@ -342,6 +342,10 @@ struct frame {
 	 * covered ranges too wide to look through: named from the regions
 	 * at the frame, the new mapping's. */
 	uint64_t names_pins_dropped;
+	/* Since start: mapping records of a process's image before an
+	 * exec that were drained after the exec (another CPU's ring), so
+	 * left out: that image is gone. */
+	uint64_t names_stale_mmaps;
 	/* Allocation sites (issue 18), most samples first, at most
 	 * FRAME_OBJ_SITES; objects_on false when memtop names no objects
 	 * (replay, whole machine, no permission: source_note says why).
@@ -385,7 +389,7 @@ struct frame_names_count {
 	uint64_t n;
 };
 
-#define FRAME_NAMES_COUNTS 6
+#define FRAME_NAMES_COUNTS 7
 
 /* The names_* counts that are not zero, in the order the text header and
  * the TUI's losses row show them, into out; how many. */

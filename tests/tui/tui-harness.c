@@ -12,7 +12,8 @@
  *   --faults         act as the faults source (no load/store split)
  *   --names          frames carry every names count (maps failed 11,
  *                    maps skipped 12, mismatched 13, helper failed 14,
- *                    unwind fallbacks 15, pins dropped 16)
+ *                    unwind fallbacks 15, pins dropped 16, stale
+ *                    mmaps 17)
  *   --burst N        publish N frames at a time without waiting for the
  *                    UI to take the previous one (default: lock-step)
  *   --error MSG      the final frame carries this fatal error
@@ -169,6 +170,7 @@ harness_names(struct frame *f)
 	f->names_helper_failed = 14;
 	f->names_unwind_fallbacks = 15;
 	f->names_pins_dropped = 16;
+	f->names_stale_mmaps = 17;
 }
 
 static struct frame *

@@ -339,7 +339,8 @@ header_facts narrowp "80x24 pebs" "synthetic target (pid 4242)" \
 	"sort samples" "synthetic frames" "(interval/total)" \
 	"memtop cpu 2.0%" "skipped 0" \
 	"names: maps failed 11" "maps skipped 12" "mismatched 13" \
-	"helper failed 14" "unwind fallbacks 15" "pins dropped 16"
+	"helper failed 14" "unwind fallbacks 15" "pins dropped 16" \
+	"stale mmaps 17"
 keys narrowp q
 finished narrowp "q (80x24 pebs)"
 tm kill-session -t narrowp

@@ -339,6 +339,7 @@ report_json_code_sites(struct report_json *jw, const struct frame *f)
 	report_json_u64(jw, "unwind_fallbacks", f->names_unwind_fallbacks,
 			false);
 	report_json_u64(jw, "pins_dropped", f->names_pins_dropped, false);
+	report_json_u64(jw, "stale_mmaps", f->names_stale_mmaps, false);
 	report_json_putc(jw, '}');
 }
 

@@ -107,6 +107,23 @@ ptest_check(struct aggr *a, uint64_t addr, const char *want)
 	frame_free(f);
 }
 
+/* The frame shows the old image's records left out (names.stale_mmaps). */
+static void
+ptest_check_stale(struct aggr *a, uint64_t want)
+{
+	static const char *const events[] = { "page-faults" };
+	struct frame_meta m = {
+		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
+		.events = events, .n_events = 1, .period = 1,
+		.sort = SORT_TOTAL, .top_k = 20, .exit_status = -1,
+	};
+	struct frame *f = frame_build(a, &m);
+
+	if (check(f != NULL))
+		check_eq_u64(f->names_stale_mmaps, want);
+	frame_free(f);
+}
+
 /* A fresh aggregation naming from records alone; NULL names on failure. */
 static struct names *
 ptest_init(struct aggr *a, const struct topo *topo)
@@ -166,6 +183,7 @@ ptest_exec_late(const struct topo *topo)
 	ptest_check(&a, exe + 0x101000, "(null)");
 	names_stats(n, &st);
 	check_eq_u64(st.mmaps_before_exec, 1);
+	ptest_check_stale(&a, 1);
 	aggr_fini(&a);
 }
 

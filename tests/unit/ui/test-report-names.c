@@ -57,11 +57,12 @@ rtest_text_names(struct frame *f)
 	char *s = rtest_render_as(f, false);
 
 	rtest_has(s, "\nnames: maps failed 5, maps skipped 7, mismatched 2, "
-		  "helper failed 1, unwind fallbacks 8, pins dropped 9\n");
+		  "helper failed 1, unwind fallbacks 8, pins dropped 9, "
+		  "stale mmaps 11\n");
 	free(s);
 	f->names_maps_failed = f->names_mismatched = 0;
 	f->names_helper_failed = f->names_unwind_fallbacks = 0;
-	f->names_pins_dropped = 0;
+	f->names_pins_dropped = f->names_stale_mmaps = 0;
 	s = rtest_render_as(f, false);
 	rtest_has(s, "\nnames: maps skipped 7\n");
 	free(s);
@@ -122,6 +123,7 @@ main(void)
 	f->names_maps_skipped = 7;
 	f->names_unwind_fallbacks = 8;
 	f->names_pins_dropped = 9;
+	f->names_stale_mmaps = 11;
 
 	s = rtest_render(f);
 	rtest_has(s, "\"region\":\"/opt/my \\\"app\\\"+0x3000\","
@@ -143,7 +145,8 @@ main(void)
 		  "\"levels_evicted\":10,"
 		  "\"names\":{\"mismatched\":2,\"maps_failed\":5,"
 		  "\"helper_failed\":1,\"maps_skipped\":7,"
-		  "\"unwind_fallbacks\":8,\"pins_dropped\":9}");
+		  "\"unwind_fallbacks\":8,\"pins_dropped\":9,"
+		  "\"stale_mmaps\":11}");
 	check(s && s[strlen(s) - 1] == '\n' && strchr(s, '\n') ==
 	      s + strlen(s) - 1);
 	free(s);
