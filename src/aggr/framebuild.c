@@ -28,7 +28,9 @@ framebuild_strdup(const char *s, bool *oom)
 }
 
 /* The objects view counted p on its node at the walk, before the
- * refresh moves it to `node`. */
+ * refresh moves it to `node`: p->node is still what the walk read (the
+ * page's entry changes only here, after it), and p->c this interval's
+ * counts the walk took, so the move takes back exactly what it put. */
 static void
 framebuild_refresh_objects(struct fbo_ctx *objects, const struct page_info *p,
 			   unsigned shift, int node)

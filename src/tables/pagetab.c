@@ -453,6 +453,8 @@ pagetab_foreach(struct pagetab *t,
 							  t->stride, i);
 			int rc;
 
+			/* As in the top-K scan (pagetab_topk.c). */
+			__builtin_prefetch((const unsigned char *)e + 1024);
 			if (e->key == 0)
 				continue;
 			rc = fn(e, ctx);

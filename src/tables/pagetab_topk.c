@@ -116,11 +116,11 @@ struct pagetab_topk_state {
 };
 
 /* Samples this interval: a carried kind is at least PAGETAB_KIND_HALF,
- * so kinds all 0 means none; empty slots are all zeroes. */
+ * so kinds all 0 means none. */
 static inline bool
 pagetab_touched(const struct page_entry *e, uint32_t epoch)
 {
-	return pagetab_current(e, epoch) &&
+	return e->key != 0 && pagetab_current(e, epoch) &&
 	       (e->kinds[0] | e->kinds[1] | e->kinds[2]) != 0;
 }
 
@@ -267,6 +267,7 @@ pagetab_visit_touched(const struct pagetab *t,
 			const struct page_entry *e =
 				pagetab_at(t->subs[j].slots, t->stride, i);
 
+			__builtin_prefetch((const unsigned char *)e + 1024);
 			if (pagetab_touched(e, t->epoch))
 				visit(e, ctx);
 		}

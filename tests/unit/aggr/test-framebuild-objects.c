@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -282,7 +283,12 @@ scenario_refresh(const struct topo *topo)
 	struct frame *f;
 	int real;
 
-	if (!check(nm && t && site >= 0 && buf != MAP_FAILED && ps == 4096) ||
+	if (ps != 4096) {
+		printf("# SKIP re-read nodes: pages of %ld bytes, not 4 KiB\n",
+		       ps);
+		goto out;
+	}
+	if (!check(nm && t && site >= 0 && buf != MAP_FAILED) ||
 	    !check(aggr_init(&a, topo, nm, 12, 0) == 0))
 		goto out;
 	memset(buf, 1, 2 * (size_t)ps);
