@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -70,8 +71,50 @@ damon_write_u64(const struct damon *d, const char *rel, uint64_t v,
 	return damon_write(d, rel, val, why, whylen);
 }
 
+/* Whether word is one of the whitespace-separated words of list. */
+static bool
+damon_listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || isspace((unsigned char)p[-1])) &&
+		    (p[n] == '\0' || isspace((unsigned char)p[n])))
+			return true;
+	return false;
+}
+
+/* See damon_check: nr_kdamonds is 0 and writable here. */
+static int
+damon_probe_ops(const char *root, const char *ops, char *why, size_t whylen)
+{
+	struct damon d = { .on = false };
+	char avail[128];
+	int ret, got = -ENOENT;
+
+	snprintf(d.root, sizeof(d.root), "%s", root);
+	ret = damon_write(&d, "kdamonds/nr_kdamonds", "1", why, whylen);
+	if (ret == 0)
+		ret = damon_write(&d, "kdamonds/0/contexts/nr_contexts", "1",
+				  why, whylen);
+	if (ret == 0)
+		got = damon_read_at(root, DAMON_CTX "/avail_operations",
+				    avail, sizeof(avail));
+	damon_write(&d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+	if (ret < 0 || got < 0 || damon_listed(avail, ops))
+		return ret;
+	for (char *p = avail; *p; p++)
+		if (isspace((unsigned char)*p))
+			*p = ' ';
+	snprintf(why, whylen, "kernel without DAMON's %s operations "
+		 "(avail_operations: %s; fix: a kernel with CONFIG_DAMON_%s, "
+		 "as Debian 13's)", ops, avail,
+		 strcmp(ops, "paddr") == 0 ? "PADDR" : "VADDR");
+	return -EOPNOTSUPP;
+}
+
 int
-damon_check(char *why, size_t whylen)
+damon_check(const char *ops, char *why, size_t whylen)
 {
 	char root[512], path[600], buf[64], rel[96], state[32], pid[32];
 	long n;
@@ -103,7 +146,7 @@ damon_check(char *why, size_t whylen)
 			 strerror(errno));
 		return -EACCES;
 	}
-	return 0;
+	return damon_probe_ops(root, ops, why, whylen);
 }
 
 /* The monitoring context: operations, intervals, region counts. */
@@ -209,7 +252,7 @@ damon_start(struct damon **out, const struct damon_opts *o, char *why,
 	    size_t whylen)
 {
 	struct damon *d;
-	int ret = damon_check(why, whylen);
+	int ret = damon_check(o->paddr ? "paddr" : "vaddr", why, whylen);
 
 	if (ret < 0)
 		return ret;

@@ -49,11 +49,18 @@ struct damon_opts {
 struct damon;
 
 /*
- * Whether memtop may set up a kdamond here: 0; -EOPNOTSUPP (no DAMON
- * sysfs), -EACCES (not writable: needs root), -EBUSY (kdamonds of another
- * user exist: why names the first, with its state and pid).  Reads only.
+ * Whether memtop may set up a kdamond here with the operations ops
+ * ("vaddr" or "paddr"): 0; -EOPNOTSUPP (no DAMON sysfs, or a kernel
+ * without those operations), -EACCES (not writable: needs root), -EBUSY
+ * (kdamonds of another user exist: why names the first, with its state
+ * and pid; nothing written).  The operations are asked of a kdamond of
+ * memtop's own, made and removed at once (nr_kdamonds 1, then 0) once
+ * nr_kdamonds is 0 and writable: avail_operations exists only in a
+ * context, and a kernel built without CONFIG_DAMON_VADDR takes "vaddr"
+ * into `operations` and refuses only to start.  A kernel without
+ * avail_operations is taken at its word.
  */
-int damon_check(char *why, size_t whylen);
+int damon_check(const char *ops, char *why, size_t whylen);
 
 /* Sets up and starts memtop's kdamond.  0 or -errno with why. */
 int damon_start(struct damon **out, const struct damon_opts *o, char *why,

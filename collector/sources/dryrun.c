@@ -95,7 +95,7 @@ dryrun_build(enum dryrun_kind kind, struct source *src, char *why,
 	case DRYRUN_SPE:
 		return source_spe_status(why, whylen);
 	case DRYRUN_DAMON:
-		ret = source_damon_init(src, text, sizeof(text));
+		ret = source_damon_init(src, false, text, sizeof(text));
 		snprintf(why, whylen, "%s%s%s", ret == -EBUSY ? "busy (" :
 			 ret == -EACCES ? "permission denied (" :
 			 ret == -EOPNOTSUPP && !strstr(text, "not supported") ?

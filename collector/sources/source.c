@@ -182,7 +182,8 @@ source_init_one(enum source_choice choice, const struct source_opts *opt,
 			ret = -EOPNOTSUPP;
 			break;
 		}
-		ret = source_damon_init(src, status, sizeof(status));
+		ret = source_damon_init(src, opt->system, status,
+					sizeof(status));
 		break;
 	case SOURCE_FAULTS:
 	case SOURCE_AUTO:

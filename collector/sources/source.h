@@ -137,9 +137,12 @@ int source_select_opts(const struct source_opts *opt, struct source *src,
 uint64_t source_period(const struct source *src, uint64_t want);
 
 int source_faults_init(struct source *src, char *why, size_t whylen);
-/* DAMON (collector/sources/damon.h): -EBUSY when another user's kdamond
- * is set up (why names it), -EOPNOTSUPP, -EACCES; reads only. */
-int source_damon_init(struct source *src, char *why, size_t whylen);
+/* DAMON (collector/sources/damon.h) for the whole machine (system:
+ * paddr) or processes (vaddr): -EBUSY when another user's kdamond is set
+ * up (why names it; nothing written), -EOPNOTSUPP (no DAMON, or not
+ * those operations), -EACCES. */
+int source_damon_init(struct source *src, bool system, char *why,
+		      size_t whylen);
 /*
  * Adds the allocation events (collector/sources/source_alloc.c) to a
  * selected source: 0, or -errno with n_alloc 0; alloc_note says what

@@ -14,10 +14,11 @@
 #include "source.h"
 
 int
-source_damon_init(struct source *src, char *why, size_t whylen)
+source_damon_init(struct source *src, bool system, char *why, size_t whylen)
 {
 	char status[400];
-	int ret = damon_check(status, sizeof(status));
+	int ret = damon_check(system ? "paddr" : "vaddr", status,
+			      sizeof(status));
 
 	if (ret < 0) {
 		snprintf(why, whylen, "%s", status);

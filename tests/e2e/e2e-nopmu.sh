@@ -11,6 +11,9 @@
 #     one line naming kdamond 0's state and pid as sysfs shows them, and
 #     nr_kdamonds, state and pid unchanged after; -e auto passes it over
 #     and says why.
+#   no kdamond here (nr_kdamonds 0): -e auto opens a source and runs (on
+#     a kernel without DAMON's vaddr operations it used to pick damon and
+#     then fail to start it), and leaves nr_kdamonds at 0.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
 
@@ -58,6 +61,12 @@ if [ ! -r "$D/nr_kdamonds" ]; then
 	[ $? -eq 1 ] && grep -q "CONFIG_DAMON_SYSFS" "$TMP/err" &&
 		ok "no DAMON sysfs: -e damon says so" || fail "$(cat "$TMP/err")"
 elif [ "$(cat "$D/nr_kdamonds")" -eq 0 ]; then
+	"$MEMTOP" -b -n 1 -d 0.2 -- true >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] && ok "no kdamond: -e auto opens a source" ||
+		fail "no kdamond: -e auto exit $rc: $(cat "$TMP/err")"
+	[ "$(cat "$D/nr_kdamonds")" -eq 0 ] && ok "no kdamond left behind" ||
+		fail "nr_kdamonds $(cat "$D/nr_kdamonds") after memtop"
 	skip_part "-e damon refusal: no kdamond here (memtop would set one up; real DAMON runs are in the guest only)"
 else
 	before="$(cat "$D/nr_kdamonds") $(cat "$D/0/state") $(cat "$D/0/pid")"

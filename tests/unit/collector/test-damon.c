@@ -103,7 +103,7 @@ test_absent(void)
 {
 	char why[400];
 
-	check_eq_i64(damon_check(why, sizeof(why)), -EOPNOTSUPP);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EOPNOTSUPP);
 	check(strstr(why, "CONFIG_DAMON_SYSFS") != NULL);
 }
 
@@ -122,7 +122,7 @@ test_busy(void)
 	put("kdamonds/0/state", "on");
 	put("kdamonds/0/pid", "77");
 	put(CTX "operations", "paddr");
-	check_eq_i64(damon_check(why, sizeof(why)), -EBUSY);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EBUSY);
 	check(strstr(why, "kdamond 0: state on, pid 77") != NULL);
 	check_eq_i64(damon_start(&d, &o, why, sizeof(why)), -EBUSY);
 	check(d == NULL);
@@ -132,7 +132,7 @@ test_busy(void)
 	check_eq_str(get(CTX "targets/0/pid_target"), "0");
 	/* Stopped but set up: its directories would go with nr_kdamonds. */
 	put("kdamonds/0/state", "off");
-	check_eq_i64(damon_check(why, sizeof(why)), -EBUSY);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EBUSY);
 	check(strstr(why, "state off") != NULL);
 }
 
@@ -148,7 +148,7 @@ test_vaddr(void)
 	char why[400];
 
 	fake_tree();
-	check_eq_i64(damon_check(why, sizeof(why)), 0);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), 0);
 	check_eq_i64(damon_start(&d, &o, why, sizeof(why)), 0);
 	if (!d)
 		return;
@@ -237,6 +237,43 @@ test_paddr(void)
 	damon_stop(d);
 }
 
+/*
+ * A kernel built without CONFIG_DAMON_VADDR lists paddr alone in a
+ * context's avail_operations, takes "vaddr" into `operations` and
+ * refuses only `on`: the check asks a context of its own, says which
+ * operations are missing (so -e auto moves on), and leaves nr_kdamonds
+ * at 0; paddr passes.
+ */
+static void
+test_ops_missing(void)
+{
+	const pid_t pids[] = { 100 };
+	struct damon_opts o = { .pids = pids, .n_pids = 1, .sample_us = 5000,
+				.aggr_us = 100000, .update_us = 1000000 };
+	struct damon *d = NULL;
+	char why[400] = "";
+
+	fake_tree();
+	put(CTX "avail_operations", "paddr");
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EOPNOTSUPP);
+	check(strstr(why, "without DAMON's vaddr operations "
+		      "(avail_operations: paddr; fix: a kernel with "
+		      "CONFIG_DAMON_VADDR") != NULL);
+	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
+	check_eq_str(get("kdamonds/0/contexts/nr_contexts"), "1");
+	check_eq_i64(damon_start(&d, &o, why, sizeof(why)), -EOPNOTSUPP);
+	check(d == NULL);
+	check_eq_str(get(CTX "operations"), "0");
+	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
+	put(CTX "avail_operations", "fvaddr\npaddr");
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EOPNOTSUPP);
+	check(strstr(why, "avail_operations: fvaddr paddr;") != NULL);
+	check_eq_i64(damon_check("paddr", why, sizeof(why)), 0);
+	put(CTX "avail_operations", "vaddr\nfvaddr\npaddr");
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), 0);
+	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
+}
+
 int
 main(void)
 {
@@ -250,6 +287,7 @@ main(void)
 	test_busy();
 	test_vaddr();
 	test_paddr();
+	test_ops_missing();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", root);
