@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "damon.h"
@@ -84,33 +85,83 @@ damon_listed(const char *list, const char *word)
 	return false;
 }
 
-/* See damon_check: nr_kdamonds is 0 and writable here. */
+/*
+ * Whether kdamond 0's context 0, which memtop has just made, offers the
+ * operations ops: 0, or -EOPNOTSUPP saying what it offers.  A context
+ * without avail_operations (kernels before 5.19) is taken at its word;
+ * a context gone meanwhile means another DAMON user rewrote
+ * nr_kdamonds: -EBUSY.
+ */
 static int
-damon_probe_ops(const char *root, const char *ops, char *why, size_t whylen)
+damon_ops_offered(const char *root, const char *ops, char *why,
+		  size_t whylen)
 {
-	struct damon d = { .on = false };
-	char avail[128];
-	int ret, got = -ENOENT;
+	char avail[128], path[768];
+	struct stat st;
+	int got = damon_read_at(root, DAMON_CTX "/avail_operations", avail,
+				sizeof(avail));
 
-	snprintf(d.root, sizeof(d.root), "%s", root);
-	ret = damon_write(&d, "kdamonds/nr_kdamonds", "1", why, whylen);
-	if (ret == 0)
-		ret = damon_write(&d, "kdamonds/0/contexts/nr_contexts", "1",
-				  why, whylen);
-	if (ret == 0)
-		got = damon_read_at(root, DAMON_CTX "/avail_operations",
-				    avail, sizeof(avail));
-	damon_write(&d, "kdamonds/nr_kdamonds", "0", NULL, 0);
-	if (ret < 0 || got < 0 || damon_listed(avail, ops))
-		return ret;
+	snprintf(path, sizeof(path), "%s/" DAMON_CTX, root);
+	if (got < 0 && stat(path, &st) != 0) {
+		snprintf(why, whylen, "damon: another DAMON user changed "
+			 "kdamonds while memtop set one up (try again)");
+		return -EBUSY;
+	}
+	if (got < 0 || damon_listed(avail, ops))
+		return 0;
 	for (char *p = avail; *p; p++)
 		if (isspace((unsigned char)*p))
 			*p = ' ';
 	snprintf(why, whylen, "kernel without DAMON's %s operations "
 		 "(avail_operations: %s; fix: a kernel with CONFIG_DAMON_%s, "
-		 "as Debian 13's)", ops, avail,
-		 strcmp(ops, "paddr") == 0 ? "PADDR" : "VADDR");
+		 "as Debian 13's%s)", ops, avail,
+		 strcmp(ops, "paddr") == 0 ? "PADDR" : "VADDR",
+		 strcmp(ops, "vaddr") == 0 && damon_listed(avail, "paddr") ?
+		 "; -a watches with paddr" : "");
 	return -EOPNOTSUPP;
+}
+
+/*
+ * Removes the kdamond memtop made (its "1" to nr_kdamonds succeeded).
+ * The kernel refuses sysfs writes with EBUSY while another writer holds
+ * DAMON's lock, so this tries for about 100 ms; a failure is reported,
+ * since the empty kdamond left would read as another user's.
+ */
+static int
+damon_remove_own(const struct damon *d, char *why, size_t whylen)
+{
+	int ret = -EBUSY;
+
+	for (int i = 0; i < 100 && ret == -EBUSY; i++) {
+		if (i)
+			usleep(1000);
+		ret = damon_write(d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+	}
+	if (ret < 0 && why)
+		snprintf(why, whylen, "damon: cannot remove the kdamond memtop "
+			 "set up (writing 0 to kdamonds/nr_kdamonds: %s; fix: "
+			 "echo 0 > /sys/kernel/mm/damon/admin/kdamonds/"
+			 "nr_kdamonds)", strerror(-ret));
+	return ret;
+}
+
+/* See damon_check: nr_kdamonds is 0 and writable here. */
+static int
+damon_probe_ops(const char *root, const char *ops, char *why, size_t whylen)
+{
+	struct damon d = { .on = false };
+	int ret, gone;
+
+	snprintf(d.root, sizeof(d.root), "%s", root);
+	ret = damon_write(&d, "kdamonds/nr_kdamonds", "1", why, whylen);
+	if (ret < 0)
+		return ret;	/* nothing made: nothing to remove */
+	ret = damon_write(&d, "kdamonds/0/contexts/nr_contexts", "1", why,
+			  whylen);
+	if (ret == 0)
+		ret = damon_ops_offered(root, ops, why, whylen);
+	gone = damon_remove_own(&d, ret < 0 ? NULL : why, whylen);
+	return ret < 0 ? ret : gone;
 }
 
 int
@@ -146,7 +197,7 @@ damon_check(const char *ops, char *why, size_t whylen)
 			 strerror(errno));
 		return -EACCES;
 	}
-	return damon_probe_ops(root, ops, why, whylen);
+	return ops ? damon_probe_ops(root, ops, why, whylen) : 0;
 }
 
 /* The monitoring context: operations, intervals, region counts. */
@@ -158,6 +209,9 @@ damon_setup_ctx(struct damon *d, const struct damon_opts *o, char *why,
 
 	ret = damon_write(d, "kdamonds/0/contexts/nr_contexts", "1", why,
 			  whylen);
+	if (ret == 0)
+		ret = damon_ops_offered(d->root, o->paddr ? "paddr" : "vaddr",
+					why, whylen);
 	if (ret == 0)
 		ret = damon_write(d, DAMON_CTX "/operations",
 				  o->paddr ? "paddr" : "vaddr", why, whylen);
@@ -252,7 +306,7 @@ damon_start(struct damon **out, const struct damon_opts *o, char *why,
 	    size_t whylen)
 {
 	struct damon *d;
-	int ret = damon_check(o->paddr ? "paddr" : "vaddr", why, whylen);
+	int ret = damon_check(NULL, why, whylen);
 
 	if (ret < 0)
 		return ret;
@@ -263,8 +317,11 @@ damon_start(struct damon **out, const struct damon_opts *o, char *why,
 	}
 	damon_admin(d->root, sizeof(d->root));
 	ret = damon_write(d, "kdamonds/nr_kdamonds", "1", why, whylen);
-	if (ret == 0)
-		ret = damon_setup_ctx(d, o, why, whylen);
+	if (ret < 0) {
+		free(d);	/* nothing made: nothing to remove */
+		return ret;
+	}
+	ret = damon_setup_ctx(d, o, why, whylen);
 	if (ret == 0)
 		ret = damon_setup_targets(d, o, why, whylen);
 	if (ret == 0)
@@ -272,7 +329,7 @@ damon_start(struct damon **out, const struct damon_opts *o, char *why,
 	if (ret == 0)
 		ret = damon_write(d, "kdamonds/0/state", "on", why, whylen);
 	if (ret < 0) {
-		damon_write(d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+		damon_remove_own(d, NULL, 0);
 		free(d);
 		return ret;
 	}

@@ -8,8 +8,9 @@
  * DAMON's sysfs is shared: another user's kdamond cannot be changed
  * without stopping it, and changing nr_kdamonds removes every kdamond's
  * directory.  So memtop uses DAMON only when nr_kdamonds is 0, and never
- * writes anything when it is not.  Main thread for damon_check and
- * damon_start, then the thread that owns the handle.
+ * writes anything when it is not.  damon_check on the main thread
+ * (source selection, --list-events); damon_start and the rest on the
+ * thread that owns the handle (the collector's).
  */
 #ifndef MEMTOP_DAMON_H
 #define MEMTOP_DAMON_H
@@ -50,15 +51,16 @@ struct damon;
 
 /*
  * Whether memtop may set up a kdamond here with the operations ops
- * ("vaddr" or "paddr"): 0; -EOPNOTSUPP (no DAMON sysfs, or a kernel
- * without those operations), -EACCES (not writable: needs root), -EBUSY
- * (kdamonds of another user exist: why names the first, with its state
- * and pid; nothing written).  The operations are asked of a kdamond of
- * memtop's own, made and removed at once (nr_kdamonds 1, then 0) once
- * nr_kdamonds is 0 and writable: avail_operations exists only in a
- * context, and a kernel built without CONFIG_DAMON_VADDR takes "vaddr"
- * into `operations` and refuses only to start.  A kernel without
- * avail_operations is taken at its word.
+ * ("vaddr" or "paddr"; NULL: not asked): 0; -EOPNOTSUPP (no DAMON sysfs,
+ * or a kernel without those operations), -EACCES (not writable: needs
+ * root), -EBUSY (kdamonds of another user exist: why names the first,
+ * with its state and pid; nothing written).  The operations are asked of
+ * a kdamond of memtop's own, made and removed at once (nr_kdamonds 1,
+ * then 0, the second retried while DAMON's lock is taken, a failure
+ * reported) once nr_kdamonds is 0 and writable: avail_operations exists
+ * only in a context, and a kernel built without CONFIG_DAMON_VADDR takes
+ * "vaddr" into `operations` and refuses only to start.  damon_start asks
+ * its own context the same way.
  */
 int damon_check(const char *ops, char *why, size_t whylen);
 

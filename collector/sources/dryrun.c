@@ -84,7 +84,7 @@ static int
 dryrun_build(enum dryrun_kind kind, struct source *src, char *why,
 	     size_t whylen)
 {
-	char text[400];
+	char text[400] = "";
 	int ret;
 
 	switch (kind) {
@@ -154,6 +154,9 @@ dryrun_list_events(FILE *out)
 			fprintf(out, "%s%s/%s (type %" PRIu32 ")",
 				e ? ", " : "", src.events[e].pmu,
 				src.events[e].name, src.events[e].attr.type);
+		if (src.n_events == 0 && src.damon)
+			fprintf(out, "a kdamond of memtop's own (DAMON sysfs, "
+				"no perf event)");
 		fprintf(out, "; %s\n", src.note);
 		if (kind == DRYRUN_FAULTS)
 			dryrun_softdirty(out);

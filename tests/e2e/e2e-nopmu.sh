@@ -1,7 +1,10 @@
 #!/bin/bash
 # The no-PMU access modes (issue 19) on this machine, touching nothing
-# shared: DAMON's sysfs is only read, and memtop's -e damon only reads it
-# when a kdamond exists.  The real soft-dirty and DAMON runs are in the
+# shared: DAMON's sysfs is only read when a kdamond exists (memtop then
+# only reads it too); with none, memtop may make and remove one of its
+# own to ask the kernel's operations, and runs DAMON only where this
+# kernel's config says it has no vaddr operations (then -e auto must move
+# on to another source, so no kdamond runs).  The real soft-dirty and DAMON runs are in the
 # guest (tests/numa/access-qemu.sh).
 #   --rearm: the note says what the samples mean (soft-dirty kernel, found
 #     here from pagemap's bit 55 on a page this test wrote) or why --rearm
@@ -11,9 +14,11 @@
 #     one line naming kdamond 0's state and pid as sysfs shows them, and
 #     nr_kdamonds, state and pid unchanged after; -e auto passes it over
 #     and says why.
-#   no kdamond here (nr_kdamonds 0): -e auto opens a source and runs (on
-#     a kernel without DAMON's vaddr operations it used to pick damon and
-#     then fail to start it), and leaves nr_kdamonds at 0.
+#   no kdamond here (nr_kdamonds 0) and the kernel's config
+#     (/proc/config.gz or /boot/config-$(uname -r)) says
+#     CONFIG_DAMON_VADDR is not set: -e auto opens another source and runs
+#     (it used to pick damon and then fail to start it), --list-events
+#     says why damon is out, and nr_kdamonds stays 0.
 . "$(dirname "$0")/../lib/lib.sh"
 need_python
 
@@ -61,12 +66,24 @@ if [ ! -r "$D/nr_kdamonds" ]; then
 	[ $? -eq 1 ] && grep -q "CONFIG_DAMON_SYSFS" "$TMP/err" &&
 		ok "no DAMON sysfs: -e damon says so" || fail "$(cat "$TMP/err")"
 elif [ "$(cat "$D/nr_kdamonds")" -eq 0 ]; then
-	"$MEMTOP" -b -n 1 -d 0.2 -- true >/dev/null 2>"$TMP/err"
-	rc=$?
-	[ $rc -eq 0 ] && ok "no kdamond: -e auto opens a source" ||
-		fail "no kdamond: -e auto exit $rc: $(cat "$TMP/err")"
-	[ "$(cat "$D/nr_kdamonds")" -eq 0 ] && ok "no kdamond left behind" ||
-		fail "nr_kdamonds $(cat "$D/nr_kdamonds") after memtop"
+	if { zcat /proc/config.gz 2>/dev/null ||
+	     cat "/boot/config-$(uname -r)" 2>/dev/null; } |
+		grep -qx "# CONFIG_DAMON_VADDR is not set"; then
+		"$MEMTOP" -b -n 1 -d 0.2 -- true >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ $rc -eq 0 ] && ! grep -q " source damon" "$TMP/out" &&
+			ok "no vaddr operations: -e auto opens another source" ||
+			fail "no vaddr operations: -e auto exit $rc: $(cat "$TMP/err")"
+		"$MEMTOP" --list-events 2>&1 | grep "^damon" |
+			grep -q "without DAMON's vaddr operations" &&
+			ok "--list-events says damon lacks vaddr operations" ||
+			fail "--list-events: $("$MEMTOP" --list-events 2>&1 | grep "^damon")"
+		[ "$(cat "$D/nr_kdamonds")" -eq 0 ] &&
+			ok "no kdamond left behind" ||
+			fail "nr_kdamonds $(cat "$D/nr_kdamonds") after memtop"
+	else
+		skip_part "-e auto without vaddr operations: this kernel's config (/proc/config.gz, /boot) does not say CONFIG_DAMON_VADDR is off"
+	fi
 	skip_part "-e damon refusal: no kdamond here (memtop would set one up; real DAMON runs are in the guest only)"
 else
 	before="$(cat "$D/nr_kdamonds") $(cat "$D/0/state") $(cat "$D/0/pid")"

@@ -274,6 +274,37 @@ test_ops_missing(void)
 	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
 }
 
+/* The probe's other ends: a write that fails half-way (nr_contexts made
+ * a directory: EISDIR even as root) still removes the kdamond the probe
+ * made; a context gone before its avail_operations is read (another
+ * DAMON user rewrote nr_kdamonds) is -EBUSY, not "works". */
+static void
+test_probe_paths(void)
+{
+	char path[512], why[400] = "";
+
+	fake_tree();
+	snprintf(path, sizeof(path), "%s/" ADMIN "kdamonds/0/contexts/"
+		 "nr_contexts", root);
+	check(unlink(path) == 0 && mkdir(path, 0755) == 0);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EISDIR);
+	check(strstr(why, "kdamonds/0/contexts/nr_contexts") != NULL);
+	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
+	check(rmdir(path) == 0);
+	fake_tree();
+	snprintf(path, sizeof(path), "rm -rf '%s/" ADMIN CTX "'", root);
+	check(system(path) == 0);
+	check_eq_i64(damon_check("vaddr", why, sizeof(why)), -EBUSY);
+	check(strstr(why, "another DAMON user changed kdamonds") != NULL);
+	check_eq_str(get("kdamonds/nr_kdamonds"), "0");
+	fake_tree();
+	/* Asked nothing (damon_start's own check): nothing written. */
+	put("kdamonds/nr_kdamonds", "0");
+	put("kdamonds/0/contexts/nr_contexts", "7");
+	check_eq_i64(damon_check(NULL, why, sizeof(why)), 0);
+	check_eq_str(get("kdamonds/0/contexts/nr_contexts"), "7");
+}
+
 int
 main(void)
 {
@@ -288,6 +319,7 @@ main(void)
 	test_vaddr();
 	test_paddr();
 	test_ops_missing();
+	test_probe_paths();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", root);
