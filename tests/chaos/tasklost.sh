@@ -19,11 +19,11 @@ IDLE=4
 cpid=$!
 cleanup_hooks+=("kill_own $cpid")
 sleep 0.2
-# -c 1000: a few samples only; and 4 MiB sample rings
+# -c 1000: a few samples only; and 8 MiB sample rings
 # (MEMTOP_RING_PAGES), which also carry the MMAP2 records of every
 # thread's stack the churn maps: they cannot overflow while memtop is
 # stopped, so every lost record is a task record.
-MEMTOP_RING_PAGES=1024 "$MEMTOP" -b --json -e faults -c 1000 -d 0.25 -p $cpid \
+MEMTOP_RING_PAGES=2048 "$MEMTOP" -b --json -e faults -c 1000 -d 0.25 -p $cpid \
 	-o "$TMP/frames.jsonl" &
 mpid=$!
 cleanup_hooks+=("kill_own -CONT $mpid; kill_own $mpid")
@@ -51,9 +51,17 @@ if tl[-1] == 0:
     print("no task record lost while memtop was stopped")
     ok = False
 lost = last["cumulative"]["lost"]
-if lost != 0:
-    print(f"cumulative lost {lost}: task records counted as samples?")
+# The sample rings should not overflow (see above), but on a loaded
+# machine the churn can outrun even 8 MiB while memtop is stopped: then
+# lost counts those rings' records, fewer than the task records lost
+# (counted as samples, every one of those would be in lost too).
+if lost >= max(tl[-1], 1):
+    print(f"cumulative lost {lost} >= {tl[-1]} task records lost: "
+          "task records counted as samples?")
     ok = False
+elif lost:
+    print(f"note: {lost} records lost from the sample rings too "
+          "(a loaded machine)")
 # The idle threads live to the end: some frame after the losses must
 # count them (main + idle threads at least).
 after = [f for f in frames if f["follow"]["lost_task_records"] and
