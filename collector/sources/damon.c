@@ -101,13 +101,15 @@ damon_ops_offered(const char *root, const char *ops, char *why,
 	int got = damon_read_at(root, DAMON_CTX "/avail_operations", avail,
 				sizeof(avail));
 
-	snprintf(path, sizeof(path), "%s/" DAMON_CTX, root);
-	if (got < 0 && stat(path, &st) != 0) {
+	if (got < 0) {
+		snprintf(path, sizeof(path), "%s/" DAMON_CTX, root);
+		if (stat(path, &st) == 0)
+			return 0;
 		snprintf(why, whylen, "damon: another DAMON user changed "
 			 "kdamonds while memtop set one up (try again)");
 		return -EBUSY;
 	}
-	if (got < 0 || damon_listed(avail, ops))
+	if (damon_listed(avail, ops))
 		return 0;
 	for (char *p = avail; *p; p++)
 		if (isspace((unsigned char)*p))
@@ -205,16 +207,15 @@ static int
 damon_setup_ctx(struct damon *d, const struct damon_opts *o, char *why,
 		size_t whylen)
 {
+	const char *ops = o->paddr ? "paddr" : "vaddr";
 	int ret;
 
 	ret = damon_write(d, "kdamonds/0/contexts/nr_contexts", "1", why,
 			  whylen);
 	if (ret == 0)
-		ret = damon_ops_offered(d->root, o->paddr ? "paddr" : "vaddr",
-					why, whylen);
+		ret = damon_ops_offered(d->root, ops, why, whylen);
 	if (ret == 0)
-		ret = damon_write(d, DAMON_CTX "/operations",
-				  o->paddr ? "paddr" : "vaddr", why, whylen);
+		ret = damon_write(d, DAMON_CTX "/operations", ops, why, whylen);
 	if (ret == 0)
 		ret = damon_set_intervals(d, o->sample_us, o->aggr_us);
 	if (ret == 0)
@@ -457,6 +458,6 @@ damon_stop(struct damon *d)
 	if (!d)
 		return;
 	damon_write(d, "kdamonds/0/state", "off", NULL, 0);
-	damon_write(d, "kdamonds/nr_kdamonds", "0", NULL, 0);
+	damon_remove_own(d, NULL, 0);
 	free(d);
 }

@@ -127,17 +127,16 @@ framebuild_pages(struct frame *f, struct aggr *a, const struct frame_meta *m,
 	struct page_info *top;
 	size_t n;
 
-	top = calloc(m->top_k ? m->top_k : 1, sizeof(*top));
-	if (!top)
+	/* With no page listed the walk still serves the objects view. */
+	top = m->top_k ? calloc(m->top_k, sizeof(*top)) : NULL;
+	if (m->top_k && !top)
 		return false;
 	n = pagetab_topk_visit(a->pages, m->sort, m->top_k,
 			       m->pages_pid > 0 ? m->pages_pid : -1, top,
 			       objects ? framebuild_objects_page : NULL,
 			       objects);
-	if (m->top_k == 0) {
-		free(top);
+	if (m->top_k == 0)
 		return true;
-	}
 	f->pages_pid = m->pages_pid > 0 ? m->pages_pid : 0;
 	framebuild_refresh_nodes(a, top, n, objects);
 	f->pages = calloc(n ? n : 1, sizeof(*f->pages));
@@ -308,7 +307,7 @@ frame_build(struct aggr *a, const struct frame_meta *m)
 	    !framebuild_topology(f, a) || !framebuild_threads(f, a) ||
 	    !framebuild_processes(f, a))
 		goto out_oom;
-	ok = framebuild_objects_end(f, a, objects);
+	ok = framebuild_objects_end(objects);
 	objects = NULL;
 	if (!ok)
 		goto out_oom;

@@ -342,13 +342,17 @@ framebuild_objects_free(struct fbo_ctx *c)
 }
 
 bool
-framebuild_objects_end(struct frame *f, struct aggr *a, struct fbo_ctx *c)
+framebuild_objects_end(struct fbo_ctx *c)
 {
+	struct frame *f;
+	struct aggr *a;
 	struct timespec ts;
 	bool ok;
 
 	if (!c)
 		return true;
+	f = c->f;
+	a = c->a;
 	f->objects_live = objtab_count(a->objects) +
 			  (a->heap_objects ? objtab_count(a->heap_objects) : 0);
 	f->objects_untracked = objtab_untracked(a->objects) +

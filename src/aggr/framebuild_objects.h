@@ -32,8 +32,7 @@ struct fbo_ctx *framebuild_objects_begin(struct frame *f, struct aggr *a,
 void framebuild_objects_page(const struct page_entry *e, void *ctx);
 void framebuild_objects_renode(struct fbo_ctx *c, int32_t pid, uint64_t addr,
 			       uint64_t n, int from, int to);
-bool framebuild_objects_end(struct frame *f, struct aggr *a,
-			    struct fbo_ctx *c);
+bool framebuild_objects_end(struct fbo_ctx *c);
 void framebuild_objects_free(struct fbo_ctx *c);	/* NULL-safe */
 
 #endif

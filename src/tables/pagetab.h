@@ -351,7 +351,8 @@ size_t pagetab_topk_pid(const struct pagetab *t, enum sort_key key, size_t k,
 			int32_t pid, struct page_info *out);
 /* pagetab_topk_pid that also calls visit (when not NULL) for each entry
  * with samples this interval, in table order, in the same walk: a frame
- * that needs both reads the table once.  visit must not change t. */
+ * that needs both reads the table once (out may be NULL when k is 0).
+ * visit must not change t. */
 size_t pagetab_topk_visit(const struct pagetab *t, enum sort_key key,
 			  size_t k, int32_t pid, struct page_info *out,
 			  void (*visit)(const struct page_entry *e, void *ctx),
