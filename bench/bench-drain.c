@@ -518,7 +518,7 @@ main(int argc, char **argv)
 	       o.samples);
 	bench_sites_init();
 	if (bench_stream_make(&st, o.pages, o.samples < (1u << 22) ?
-					    o.samples : (1u << 22)) < 0) {
+					    o.samples : (1u << 22), false) < 0) {
 		perror("bench-drain");
 		bench_stream_free(&st);
 		return 1;

@@ -25,7 +25,8 @@ bench_page_key(size_t p, int32_t *pid, uint64_t *page)
 }
 
 int
-bench_stream_make(struct bench_stream *st, size_t pages, size_t len)
+bench_stream_make(struct bench_stream *st, size_t pages, size_t len,
+		  bool uniform)
 {
 	struct benchlib_rng rng = { BENCH_SEED ^ pages };
 	struct benchlib_zipf z;
@@ -36,6 +37,12 @@ bench_stream_make(struct bench_stream *st, size_t pages, size_t len)
 	st->page = malloc(len * sizeof(*st->page));
 	if (!st->perm || !st->page)
 		return -1;
+	if (uniform) {
+		/* A refault: every page once a round, in one order. */
+		for (size_t i = 0; i < len; i++)
+			st->page[i] = st->perm[i % pages];
+		return 0;
+	}
 	benchlib_zipf_init(&z, 0.99, pages);
 	for (size_t i = 0; i < len; i++)
 		st->page[i] = st->perm[benchlib_zipf_draw(&z, &rng)];

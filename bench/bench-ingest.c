@@ -25,7 +25,11 @@
  * by 100; targets apply to the full run and are printed, not enforced.
  * --pages N --layout L --samples N run one case (bench/callgrind.sh);
  * --no-sides leaves out the naming side tables (code sites, line heat,
- * code view), to tell their cost from the page table's.
+ * code view), to tell their cost from the page table's.  --stream
+ * uniform replaces the Zipf stream with rounds over every page in one
+ * order, as memtop-workload's refault gives the live collector (issue
+ * 15's working sets): past the side tables' room, each page has more
+ * samples than their admission bar and competes for a record.
  *
  * Code addresses (--ips): a data page is touched from a handful of code
  * sites, one or two of them most of the time, and a function touches
@@ -159,7 +163,7 @@ bench_layout_parse(const char *s, int *out)
 /* The command line (see the top comment). */
 struct bench_opts {
 	size_t divisor, len, one_pages;
-	bool memory, no_sides;
+	bool memory, no_sides, uniform;
 	int layout, ips;
 };
 
@@ -182,6 +186,10 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 			    strcmp(argv[i + 1], "uniform") == 0)) {
 			o->ips = strcmp(argv[++i], "uniform") == 0 ?
 				 BENCH_IPS_UNIFORM : BENCH_IPS_SITES;
+		} else if (strcmp(argv[i], "--stream") == 0 && i + 1 < argc &&
+			   (strcmp(argv[i + 1], "zipf") == 0 ||
+			    strcmp(argv[i + 1], "uniform") == 0)) {
+			o->uniform = strcmp(argv[++i], "uniform") == 0;
 		} else if (strcmp(argv[i], "--no-memory") == 0) {
 			o->memory = false;
 		} else if (strcmp(argv[i], "--no-sides") == 0) {
@@ -189,8 +197,8 @@ bench_args(int argc, char **argv, struct bench_opts *o)
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--pages N] "
 				"[--samples N] [--layout faults-tp|faults-sw|"
-				"pebs|all] [--ips sites|uniform] [--no-memory] "
-				"[--no-sides]\n",
+				"pebs|all] [--ips sites|uniform] [--stream "
+				"zipf|uniform] [--no-memory] [--no-sides]\n",
 				argv[0]);
 			return -1;
 		}
@@ -204,8 +212,10 @@ bench_print_header(const struct bench_opts *o)
 	printf("memtop ingest benchmark%s\n", o->divisor > 1 ?
 	       " (--quick: sizes / 100; targets apply to the full run)" : "");
 	benchlib_print_machine();
-	printf("stream: %zu samples, Zipf(0.99), %d pids x %d threads, %d "
+	printf("stream: %zu samples, %s, %d pids x %d threads, %d "
 	       "CPUs on 2 nodes, %d KiB ring, no move_pages\n", o->len,
+	       o->uniform ? "uniform (every page once a round, a refault)" :
+	       "Zipf(0.99)",
 	       BENCH_PIDS, BENCH_THREADS, BENCH_CPUS, BENCH_RING_PAGES * 4);
 	if (o->ips == BENCH_IPS_UNIFORM)
 		printf("ips: uniform over %d a process, independent of the "
@@ -225,7 +235,7 @@ bench_size(const struct bench_opts *o, const struct topo *topo,
 	struct bench_stream st = { 0 };
 	int rc = 0;
 
-	if (bench_stream_make(&st, pages, o->len) < 0) {
+	if (bench_stream_make(&st, pages, o->len, o->uniform) < 0) {
 		perror("bench-ingest");
 		bench_stream_free(&st);
 		return 1;

@@ -93,8 +93,10 @@ size_t bench_record(const struct bench_case *bc,
 
 /* The pid and page number of page index p. */
 void bench_page_key(size_t p, int32_t *pid, uint64_t *page);
-/* len samples, Zipf(0.99) over pages pages in a random order. */
-int bench_stream_make(struct bench_stream *st, size_t pages, size_t len);
+/* len samples, Zipf(0.99) over pages pages in a random order; uniform:
+ * every page once a round, the rounds in one random order (a refault). */
+int bench_stream_make(struct bench_stream *st, size_t pages, size_t len,
+		      bool uniform);
 void bench_stream_free(struct bench_stream *st);
 /* Inserts every page of st once, twice over; prints the page table's
  * bytes per page and the slowest batch.  label names the topology;

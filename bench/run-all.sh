@@ -40,6 +40,8 @@ run python3 "$src/bench/bench-live.py" --memtop "$build/ui/memtop" \
 	--workload "$build/tools/memtop-workload" --hot 64,1024,16384,262144
 run "$src/bench/callgrind.sh" "$build"
 run "$src/bench/callgrind.sh" --ips uniform "$build"
+run "$src/bench/callgrind.sh" --stream uniform --pages "4096 16384 65536" \
+	--samples 1000000 "$build"
 run "$build/bench/bench-replay" --memtop "$build/ui/memtop" \
 	--workload "$build/tools/memtop-workload"
 exit $status

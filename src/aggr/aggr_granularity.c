@@ -70,5 +70,6 @@ aggr_granularity_apply(struct aggr *a, unsigned shift, size_t max_pages)
 	/* The side tables' room for the folded pages, before their fold. */
 	sides_room(a->sides, pagetab_count(t));
 	sides_set_page_shift(a->sides, shift, max_pages);
+	sides_set_pages(a->sides, t);
 	return 0;
 }

@@ -180,6 +180,16 @@ sides_reset(struct sides *s)
 	names_unpin_all(s->names);
 }
 
+void
+sides_set_pages(struct sides *s, const struct pagetab *pages)
+{
+	if (!s)
+		return;
+	s->pages = pages;
+	s->sites->admit.pages = pages;
+	s->levels->admit.pages = pages;
+}
+
 int
 sides_set_page_shift(struct sides *s, unsigned new_shift, size_t max_pages)
 {

@@ -54,6 +54,7 @@ struct sides {
 	struct levtab *levels;		/* data_src level mix per page */
 	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
+	const struct pagetab *pages;	/* sides_set_pages' */
 	size_t room;			/* sides_room's (pages), 0 before */
 	size_t room_floor;		/* a shard's: its collector's room */
 	size_t room_asked;		/* with --max-pages: the capacity */
@@ -75,6 +76,11 @@ size_t sides_bytes(const struct sides *s);
  * aggregation calls it once a batch, a merge and a change of page size
  * (with the new page table's count, before the fold). */
 void sides_room(struct sides *s, size_t tracked);
+/* The page table whose keys the code-site and level tables take: a page
+ * new to a full set displaces one still sampled in its current interval
+ * less readily (src/tables/admit.h).  Again after the page table is
+ * replaced (a change of page size, after sides_set_page_shift). */
+void sides_set_pages(struct sides *s, const struct pagetab *pages);
 /* A shard's tables take at least the room of its collector's (`from`),
  * whose hot pages each shard's samples may hold all of: a shard tracks
  * fewer pages, and after it forgets them none (src/aggr/aggr_merge.c:
@@ -142,7 +148,7 @@ sides_account(struct sides *s, const struct sample *smp, uint64_t key,
 	if (!s)
 		return;
 	if (admit_page(&s->sites->admit, total))
-		sitetab_add_key(s->sites, key, h, smp->ip);
+		sitetab_add_key(s->sites, key, h, smp->ip, total);
 	linetab_add_key(s->lines, smp->pid, key & PAGETAB_PAGE_MASK,
 			smp->addr, h);
 	codetab_add(s->code, smp->pid, smp->ip);

@@ -9,21 +9,41 @@
  * wider than the table that is nearly every sample: the set's four
  * records read (four random lines) and one rewritten, for a page that
  * may not come back.  So a table that displaces keeps a bar, the
- * running mean of the weights it displaced, and the aggregation hands it
+ * running mean of what newcomers met in full sets (the weights they
+ * displaced, or those they fell short of: admit_displace), and the
+ * aggregation hands it
  * only the samples of pages whose page-table total (exact, from the page
  * table entry the sample already read) has reached the bar.  A page
  * below it is left out at no cost: its samples count in the frame's
  * sites_other, as those of any page without a record.
  *
- * The weights displaced are Space-Saving's, samples since the start and
+ * Those weights are Space-Saving's, samples since the start and
  * inherited ones: they grow with the run's length, and a page turning hot
  * starts at total 1.  So the bar stops at ADMIT_BAR_MAX, what a page hot
  * now may leave out before it gets its place, however long the run and
  * however heavy the pages before it.  Past that a working set wider than
- * the table whose pages all have more samples than the cap displaces at
- * every sample again, as without the bar; the bar serves the cold tail
- * (pages with fewer samples than the cap since the start) and the start
- * of a run.  Collector thread only (each shard has its own tables).
+ * the table whose pages all have more samples than the cap would
+ * displace at every sample again: a set holding four of them and a fifth
+ * coming back in turn (a uniform refault of a few thousand pages) reads
+ * the set, rewrites a record and loses a page's sites at each sample of
+ * that set, to hold each page's sites for a round or less.
+ *
+ * So past the bar a page new to a full set takes the place of the set's
+ * lightest page (admit_displace) only
+ *  - when its exact page-table total is above that page's weight by more
+ *    than ADMIT_BAR_MAX (a weight counts the samples since the page came
+ *    and those it inherited, less those it had below the bar: at most
+ *    ADMIT_BAR_MAX fewer than its own total), so a set keeps pages of
+ *    about equal samples where they are, however many compete; or
+ *  - at every ADMIT_RETRY-th sample of it, when the lightest page has no
+ *    sample in the page table's current interval: a page turning hot gets
+ *    past pages that no longer come back (whose weights do not decay)
+ *    after at most ADMIT_RETRY - 1 samples more than the bar, or, behind
+ *    pages quiet only since the interval began, a few more.
+ * Over a uniform refault wider than the table that is a displacement for
+ * at most one in ADMIT_RETRY samples of the pages without a record, and
+ * only early in an interval.  Collector thread only (each shard has its
+ * own tables).
  */
 #ifndef MEMTOP_ADMIT_H
 #define MEMTOP_ADMIT_H
@@ -47,11 +67,14 @@ _Static_assert(ADMIT_BAR_MAX < PAGETAB_TOTAL_HALF,
 struct admit {
 	uint64_t acc;		/* 2^ADMIT_DECAY times the running mean */
 	uint32_t bar;		/* 0 until the table displaces a page */
+	/* The page table whose current interval tells a page still sampled
+	 * (admit_displace); NULL: none, every page counts as quiet. */
+	const struct pagetab *pages;
 };
 
-/* A page of weight w was displaced. */
+/* The bar's running mean takes weight w. */
 static inline void
-admit_displaced(struct admit *a, uint64_t w)
+admit_mean_add(struct admit *a, uint64_t w)
 {
 	uint64_t mean;
 
@@ -66,6 +89,32 @@ static inline bool
 admit_page(const struct admit *a, uint32_t total)
 {
 	return total >= a->bar;
+}
+
+/* Every this many samples of a page past the bar, it may displace a
+ * heavier one (a power of two: a mask). */
+#define ADMIT_RETRY	16u
+/* The total of a caller that has none (a merge, a fold, a test of the
+ * table alone): the newcomer always displaces, Space-Saving's rule. */
+#define ADMIT_TOTAL_ANY	UINT32_MAX
+
+/* Whether a page past the bar, with this page-table total (counting the
+ * sample), takes the place of a full set's lightest page, of weight w
+ * and key victim (the page table's key format).  The bar's mean takes
+ * the weight displaced, or the total the page would have needed (w +
+ * ADMIT_BAR_MAX): pages that could not get in keep the next ones of
+ * their size from reading a set. */
+static inline bool
+admit_displace(struct admit *a, uint32_t total, uint64_t w, uint64_t victim)
+{
+	if (total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX ||
+	    ((total & (ADMIT_RETRY - 1)) == 0 &&
+	     (!a->pages || !pagetab_key_sampled_now(a->pages, victim)))) {
+		admit_mean_add(a, w);
+		return true;
+	}
+	admit_mean_add(a, w + ADMIT_BAR_MAX);
+	return false;
 }
 
 static inline void

@@ -119,11 +119,12 @@ levtab_grow(struct levtab *t)
  * of the set that has it (swapped home when it outweighs the page there,
  * so the pages with most samples are found where levtab_add looks
  * first), else a free way, else a larger table, else the place of the
- * set's lightest page, whose weight it inherits.  NULL only when the
- * first sets cannot be allocated.
+ * set's lightest page, whose weight it inherits, if admit_displace lets
+ * the newcomer of this page-table total in.  NULL when it does not, or
+ * when the first sets cannot be allocated.
  */
 static struct levtab_page *
-levtab_claim(struct levtab *t, uint64_t key)
+levtab_claim(struct levtab *t, uint64_t key, uint32_t total)
 {
 	size_t home, victim, free_way = SIZE_MAX;
 	struct levtab_page *h, tmp;
@@ -159,15 +160,17 @@ levtab_claim(struct levtab *t, uint64_t key)
 	if ((free_way == SIZE_MAX ||
 	     (t->count + 1) * 4 > t->n_sets * LEVTAB_WAYS * 3) &&
 	    t->n_sets < t->room_sets && !t->grow_failed && levtab_grow(t))
-		return levtab_claim(t, key);
+		return levtab_claim(t, key, total);
 	if (free_way != SIZE_MAX) {
 		t->slots[free_way].key = key;
 		t->count++;
 		return &t->slots[free_way];
 	}
-	/* At full size: the set's lightest page makes room. */
+	/* At full size: the set's lightest page makes room, if the
+	 * newcomer may take it (admit.h). */
+	if (!admit_displace(&t->admit, total, vw, t->slots[victim].key))
+		return NULL;
 	t->evicted++;
-	admit_displaced(&t->admit, vw);
 	t->slots[victim] = (struct levtab_page){ .key = key };
 	t->slots[victim].n[LEVTAB_WEIGHT] = vw;
 	return &t->slots[victim];
@@ -192,7 +195,8 @@ levtab_level(struct levtab *t, uint64_t data_src)
 }
 
 void
-levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src)
+levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src,
+		uint32_t total)
 {
 	enum datasrc_level lvl;
 	struct levtab_page *p;
@@ -203,9 +207,12 @@ levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src)
 		return;
 	}
 	t->interval[lvl]++;
-	p = levtab_claim(t, key);
+	p = levtab_claim(t, key, total);
 	if (!p) {
-		t->untracked++;
+		/* Not let in (its level counts in the interval's), or no
+		 * sets could be allocated. */
+		if (!t->slots)
+			t->untracked++;
 		return;
 	}
 	levtab_sat_add(&p->n[lvl], 1);
@@ -242,7 +249,7 @@ levtab_merge(struct levtab *dst, const struct levtab *src)
 
 		if (!s->key)
 			continue;
-		p = levtab_claim(dst, s->key);
+		p = levtab_claim(dst, s->key, ADMIT_TOTAL_ANY);
 		for (int l = DATASRC_LVL_NA + 1; l < DATASRC_LVL__COUNT; l++) {
 			if (!p) {
 				dst->untracked += s->n[l];

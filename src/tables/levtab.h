@@ -106,7 +106,8 @@ void levtab_set_room(struct levtab *t, size_t pages);
 
 /* levtab_add_key's way when the page is not at home or data_src not in
  * the memo. */
-void levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src);
+void levtab_add_slow(struct levtab *t, uint64_t key, uint64_t data_src,
+		     uint32_t total);
 
 /* The memo slot of data_src. */
 static inline size_t
@@ -117,11 +118,14 @@ levtab_memo_slot(uint64_t data_src)
 }
 
 /* One sample with this data_src (0 = none: ignored) of the page whose
- * key (levtab_key) mixes to h (pagetab_key_mix).  Inline when the page
- * is in its home slot and data_src's level is in the memo (most samples
- * of a page seen before): no call. */
+ * key (levtab_key) mixes to h (pagetab_key_mix) and whose page-table
+ * total, counting the sample, is total (ADMIT_TOTAL_ANY: unknown; a page
+ * new to a full set gets a record only if admit_displace says so).
+ * Inline when the page is in its home slot and data_src's level is in
+ * the memo (most samples of a page seen before): no call. */
 static inline void
-levtab_add_key(struct levtab *t, uint64_t key, uint64_t h, uint64_t data_src)
+levtab_add_key(struct levtab *t, uint64_t key, uint64_t h, uint64_t data_src,
+	       uint32_t total)
 {
 	if (!t || data_src == 0 || data_src == t->no_level_src)
 		return;
@@ -141,7 +145,7 @@ levtab_add_key(struct levtab *t, uint64_t key, uint64_t h, uint64_t data_src)
 			return;
 		}
 	}
-	levtab_add_slow(t, key, data_src);
+	levtab_add_slow(t, key, data_src, total);
 }
 
 /* One sample of (pid, page) with this data_src (0 = none: ignored). */
@@ -150,7 +154,8 @@ levtab_add(struct levtab *t, int32_t pid, uint64_t page, uint64_t data_src)
 {
 	uint64_t key = levtab_key(pid, page);
 
-	levtab_add_key(t, key, pagetab_key_mix(key), data_src);
+	levtab_add_key(t, key, pagetab_key_mix(key), data_src,
+		       ADMIT_TOTAL_ANY);
 }
 void levtab_interval_add_slow(struct levtab *t, uint64_t data_src);
 
@@ -165,7 +170,7 @@ levtab_add_total(struct levtab *t, uint64_t key, uint64_t h,
 	size_t m;
 
 	if (!t || admit_page(&t->admit, total)) {
-		levtab_add_key(t, key, h, data_src);
+		levtab_add_key(t, key, h, data_src, total);
 		return;
 	}
 	if (data_src == 0 || data_src == t->no_level_src)

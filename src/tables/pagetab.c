@@ -378,6 +378,15 @@ pagetab_find(struct pagetab *t, int32_t pid, uint64_t page)
 	return key ? pagetab_find_hashed(t, key, pagetab_hash(key)) : NULL;
 }
 
+bool
+pagetab_key_sampled_now(const struct pagetab *t, uint64_t key)
+{
+	const struct page_entry *e =
+		pagetab_find_hashed(t, key, pagetab_hash(key));
+
+	return e && pagetab_current(e, t->epoch);
+}
+
 void
 pagetab_next_interval(struct pagetab *t)
 {

@@ -243,6 +243,10 @@ void pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
 /* Lookup without insert; NULL when absent.  Does not touch the epoch. */
 struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 				uint64_t page);
+/* Whether the page of this key (pagetab_key_of) has samples in the
+ * current interval.  The interval's 8-bit epoch wraps: a page quiet for
+ * a multiple of 256 intervals passes for sampled until the next one. */
+bool pagetab_key_sampled_now(const struct pagetab *t, uint64_t key);
 
 /* Counting into an entry of the current interval (from pagetab_get). */
 void pagetab_count_slow(struct pagetab *t, struct page_entry *e,

@@ -243,12 +243,12 @@ sitetab_grow(struct sitetab *t)
  * way beside it (on the same 128-byte pair of lines, which the prefetch
  * of the home way often brings along) or another way of the set that
  * has it, else a free way (the same order), else the set's lightest
- * page's, evicted.  A page found away from home that outweighs the
+ * page's, evicted if admit_displace says so (else NULL).  A page found away from home that outweighs the
  * page at home swaps places with it, so the pages with most samples,
  * which take most lookups, are found at home (where sitetab_add_key and
  * sitetab_prefetch_mixed look first). */
 struct sitetab_rec *
-sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
+sitetab_claim(struct sitetab *t, uint64_t key, size_t home, uint32_t total)
 {
 	size_t victim = home;
 	size_t order[SITETAB_WAYS] = { home, home ^ 1, home ^ 2, home ^ 3 };
@@ -291,7 +291,7 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 		}
 	}
 	if (sitetab_grow(t))
-		return sitetab_claim(t, key, sitetab_home(t, key));
+		return sitetab_claim(t, key, sitetab_home(t, key), total);
 	/* At full size.  Weights are summed only to pick a victim; a free
 	 * way weighs 0 and is taken first. */
 	for (size_t w = 0; w < SITETAB_WAYS; w++) {
@@ -306,8 +306,10 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home)
 			break;
 	}
 	if (t->rec[victim].key) {
+		if (!admit_displace(&t->admit, total, vw,
+				    t->rec[victim].key))
+			return NULL;
 		t->evicted++;
-		admit_displaced(&t->admit, vw);
 	} else {
 		t->n_used++;
 	}
@@ -381,7 +383,7 @@ sitetab_add_n(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip,
 	home = sitetab_home(t, key);
 	r = &t->rec[home];
 	if (r->key != key)
-		r = sitetab_claim(t, key, home);
+		r = sitetab_claim(t, key, home, ADMIT_TOTAL_ANY);
 	sitetab_slot_add(r, ip, n, n + inherit, true);
 }
 

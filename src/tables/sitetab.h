@@ -161,17 +161,21 @@ sitetab_prefetch_mixed(const struct sitetab *t, uint64_t h)
 
 /* The record of key when it is not in its home way: another way of the
  * set, or one claimed (growing the table, or evicting when the set is
- * full at full size).  Out of line. */
+ * full at full size, if admit_displace lets the page of this page-table
+ * total in; NULL when not).  Out of line. */
 struct sitetab_rec *sitetab_claim(struct sitetab *t, uint64_t key,
-				  size_t home);
+				  size_t home, uint32_t total);
 /* Space-Saving for one sample at an ip that holds no slot of r. */
 void sitetab_slot_miss(struct sitetab_rec *r, uint64_t ip);
 
 /* One sample at ip (0 = unknown: not recorded) of the page whose key
  * (sitetab_key; a page table entry's, never 0) mixes to h
- * (pagetab_key_mix). */
+ * (pagetab_key_mix) and whose page-table total, counting the sample, is
+ * total (ADMIT_TOTAL_ANY: unknown; admit.h).  A page without a record
+ * that a full set does not let in is not recorded. */
 static inline void
-sitetab_add_key(struct sitetab *t, uint64_t key, uint64_t h, uint64_t ip)
+sitetab_add_key(struct sitetab *t, uint64_t key, uint64_t h, uint64_t ip,
+		uint32_t total)
 {
 	uint32_t lo = (uint32_t)ip;
 	uint16_t hi = (uint16_t)(ip >> 32);
@@ -182,8 +186,11 @@ sitetab_add_key(struct sitetab *t, uint64_t key, uint64_t h, uint64_t ip)
 		return;
 	home = pagetab_side_home_mixed(h, t->n_sets);
 	r = &t->rec[home];
-	if (r->key != key)
-		r = sitetab_claim(t, key, home);
+	if (r->key != key) {
+		r = sitetab_claim(t, key, home, total);
+		if (!r)
+			return;
+	}
 	/* Free slots hold 0 and never match. */
 	for (unsigned i = 0; i < SITETAB_SITES; i++) {
 		if (r->ip_lo[i] == lo && r->ip_hi[i] == hi) {
@@ -202,7 +209,8 @@ sitetab_add(struct sitetab *t, int32_t pid, uint64_t page, uint64_t ip)
 	uint64_t key = sitetab_key(pid, page);
 
 	if (key)
-		sitetab_add_key(t, key, pagetab_key_mix(key), ip);
+		sitetab_add_key(t, key, pagetab_key_mix(key), ip,
+				ADMIT_TOTAL_ANY);
 }
 
 /*
