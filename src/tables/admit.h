@@ -70,6 +70,9 @@ struct admit {
 	/* The page table whose current interval tells a page still sampled
 	 * (admit_displace); NULL: none, every page counts as quiet. */
 	const struct pagetab *pages;
+	/* Newcomers that read a full set and were refused, since the
+	 * table's start: what the bar is there to keep low. */
+	uint64_t refused;
 };
 
 /* The bar's running mean takes weight w. */
@@ -114,6 +117,7 @@ admit_displace(struct admit *a, uint32_t total, uint64_t w, uint64_t victim)
 		return true;
 	}
 	admit_mean_add(a, w + ADMIT_BAR_MAX);
+	a->refused++;
 	return false;
 }
 
