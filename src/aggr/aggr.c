@@ -102,8 +102,7 @@ aggr_init(struct aggr *a, const struct topo *topo, struct nodemap *nm,
 	a->matrix = calloc(nn * nn, sizeof(uint64_t));
 	a->matrix_unknown = calloc(nn, sizeof(uint64_t));
 	a->sides = sides_new(page_shift, max_pages);
-	if (a->pages)
-		sides_set_pages(a->sides, a->pages);
+	sides_set_pages(a->sides, a->pages);
 	if (sides_names(a->sides))
 		names_on_cover(sides_names(a->sides), aggr_names_cover, a);
 	if (a->n_nodes > 2)

@@ -185,7 +185,6 @@ sides_set_pages(struct sides *s, const struct pagetab *pages)
 {
 	if (!s)
 		return;
-	s->pages = pages;
 	s->sites->admit.pages = pages;
 	s->levels->admit.pages = pages;
 }

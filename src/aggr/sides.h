@@ -54,7 +54,6 @@ struct sides {
 	struct levtab *levels;		/* data_src level mix per page */
 	struct callers callers;		/* code sites' callers (replay) */
 	unsigned page_shift;
-	const struct pagetab *pages;	/* sides_set_pages' */
 	size_t room;			/* sides_room's (pages), 0 before */
 	size_t room_floor;		/* a shard's: its collector's room */
 	size_t room_asked;		/* with --max-pages: the capacity */

@@ -66,7 +66,7 @@ _Static_assert(ADMIT_BAR_MAX < PAGETAB_TOTAL_HALF,
 
 struct admit {
 	uint64_t acc;		/* 2^ADMIT_DECAY times the running mean */
-	uint32_t bar;		/* 0 until the table displaces a page */
+	uint32_t bar;		/* 0 until a newcomer meets a full set */
 	/* The page table whose current interval tells a page still sampled
 	 * (admit_displace); NULL: none, every page counts as quiet. */
 	const struct pagetab *pages;

@@ -243,10 +243,10 @@ sitetab_grow(struct sitetab *t)
  * way beside it (on the same 128-byte pair of lines, which the prefetch
  * of the home way often brings along) or another way of the set that
  * has it, else a free way (the same order), else the set's lightest
- * page's, evicted if admit_displace says so (else NULL).  A page found away from home that outweighs the
- * page at home swaps places with it, so the pages with most samples,
- * which take most lookups, are found at home (where sitetab_add_key and
- * sitetab_prefetch_mixed look first). */
+ * page's, evicted if admit_displace says so (else NULL).  A page found
+ * away from home that outweighs the page at home swaps places with it,
+ * so the pages with most samples, which take most lookups, are found at
+ * home (where sitetab_add_key and sitetab_prefetch_mixed look first). */
 struct sitetab_rec *
 sitetab_claim(struct sitetab *t, uint64_t key, size_t home, uint32_t total)
 {
