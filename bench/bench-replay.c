@@ -22,7 +22,10 @@
  *   replay      the replay thread in batch mode: reader, decoding, page
  *               table, node lookup, frames (what `memtop -i -b` does,
  *               minus writing the frames)
- *   memtop      `memtop -i FILE -b --json -d 1` end to end (--memtop PATH)
+ *   memtop      `memtop -i FILE -b --json -d 1` end to end (--memtop PATH),
+ *               as it chooses (the aggregation on a thread of its own
+ *               when two CPUs are online), then with
+ *               MEMTOP_REPLAY_THREADS=1 (on the replay thread)
  *   perf        `perf report --mem-mode --sort=symbol_daddr --stdio`
  *
  * and prints each in samples/s beside the machine it ran on, by wall
@@ -275,6 +278,7 @@ static int
 bench_shape(const char *path, long long want, const struct bench_opts *o)
 {
 	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
+	struct bench_time mt1 = { -1, -1 };
 	long long n = bench_reader(path, &bt);
 	int ret = 0;
 
@@ -294,9 +298,20 @@ bench_shape(const char *path, long long want, const struct bench_opts *o)
 		const char *args[] = { o->memtop, "-i", path, "-b", "--json",
 				       "-d", "1", NULL };
 
+		struct bench_time one;
+
+		/* Both ways of collector/replay/replay_pipe.h: the
+		 * default (a second thread for the aggregation on two CPUs
+		 * or more) and the aggregation on the replay thread. */
 		mt = bench_command(args);
 		bench_line("memtop -i FILE -b --json -d 1",
 			   (unsigned long long)n, mt);
+		setenv("MEMTOP_REPLAY_THREADS", "1", 1);
+		one = bench_command(args);
+		unsetenv("MEMTOP_REPLAY_THREADS");
+		bench_line("  the same, MEMTOP_REPLAY_THREADS=1",
+			   (unsigned long long)n, one);
+		mt1 = one;
 	}
 	{
 		const char *args[] = { "perf", "report", "--mem-mode",
@@ -312,6 +327,10 @@ bench_shape(const char *path, long long want, const struct bench_opts *o)
 		printf("  memtop -i / perf report: %.1f x by wall clock, %.1f x "
 		       "by CPU time (target 20 x)\n", pr.wall / mt.wall,
 		       pr.cpu / mt.cpu);
+	if (mt1.wall > 0 && mt1.cpu > 0 && pr.wall > 0 && pr.cpu > 0)
+		printf("  with MEMTOP_REPLAY_THREADS=1: %.1f x by wall clock, "
+		       "%.1f x by CPU time\n", pr.wall / mt1.wall,
+		       pr.cpu / mt1.cpu);
 	return ret;
 }
 

@@ -81,12 +81,22 @@ int
 replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	   size_t errlen)
 {
-	struct replay *r = calloc(1, sizeof(*r));
+	/* Aligned as its type asks (the pipe's groups of cache lines). */
+	size_t size = (sizeof(struct replay) + _Alignof(struct replay) - 1) &
+		      ~(_Alignof(struct replay) - 1);
+	struct replay *r = aligned_alloc(_Alignof(struct replay), size);
 	int ret;
 
+	if (r)
+		memset(r, 0, sizeof(*r));
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	ret = replay_pipe_choose(&r->pipe, err, errlen);
+	if (ret < 0) {
+		free(r);
+		return ret;
 	}
 	r->cfg = *cfg;
 	producer_init(&r->prod, &replay_ops, cfg->frames, cfg->cmds,
@@ -148,6 +158,7 @@ replay_destroy(struct producer *p)
 {
 	struct replay *r = replay_of(p);
 
+	replay_pipe_end(&r->pipe, &r->aggr);
 	replay_callers_fini(r);
 	aggr_fini(&r->aggr);
 	heapobjs_fini(&r->heap);	/* its sites are allocs' */
@@ -212,6 +223,7 @@ replay_apply(struct producer *p, const struct cmd *cmd)
 		r->paused = false;
 		break;
 	case CMD_RESET:
+		replay_pipe_sync(&r->pipe, &r->aggr);
 		aggr_reset(&r->aggr);
 		break;
 	case CMD_SET_PERIOD:
@@ -308,6 +320,9 @@ replay_emit(struct replay *r, bool final)
 	/* A TUI behind by a frame: this interval joins the next frame. */
 	if (!producer_room(&r->prod, final))
 		return 0;
+	/* Every sample before the frame's end accounted (with the pipe
+	 * off, the partial batch: the flush below then only ends it). */
+	replay_pipe_sync(&r->pipe, &r->aggr);
 	aggr_flush(&r->aggr);
 	replay_count_reader_losses(r);
 	replay_note(r);
@@ -410,6 +425,11 @@ replay_run(struct producer *p)
 	int ret = 0, got;
 
 	r->frame_end = UINT64_MAX;
+	/* The aggregation's own thread, unless a sample may need the page
+	 * table on this one: a node from PHYS_ADDR without a usable map
+	 * (replay_set_node), callers unwound from user stacks. */
+	if (!r->phys_slow && !r->unw_callers)
+		replay_pipe_start(&r->pipe, &r->aggr);
 	while (!r->prod.quit) {
 		got = perfdata_order_next(r->order, r->cfg.reader, &rec, err,
 					  sizeof(err));
@@ -431,6 +451,7 @@ replay_run(struct producer *p)
 	replay_log_summary(r);
 	if (ret == 0)
 		ret = replay_emit(r, true);
+	replay_pipe_end(&r->pipe, &r->aggr);
 	return ret;
 }
 

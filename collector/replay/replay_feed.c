@@ -294,17 +294,21 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	if (rec->event_idx >= r->n_events &&
 	    (rec->event_idx == PERFDATA_NO_EVENT ||
 	     replay_sync_events(r) < 0 || rec->event_idx >= r->n_events)) {
-		aggr_count_lost(&r->aggr, 1);
+		r->pipe.lost++;
 		r->bad_samples++;
 		return 0;
 	}
 	ev = &r->events[rec->event_idx];
-	if (ev->alloc || ev->heap)
+	/* The object tables are the aggregation's too (aggr_decide). */
+	if (ev->alloc || ev->heap) {
+		if (!r->pipe.stopped)
+			replay_pipe_stop(&r->pipe, &r->aggr);
 		return replay_alloc(r, ev, rec->hdr);
+	}
 	rs = replay_fixed_parse(&ev->fixed, rec->hdr);
 	if (!rs) {
 		if (record_parse_sample(&ev->layout, rec->hdr, &walked) < 0) {
-			aggr_count_lost(&r->aggr, 1);
+			r->pipe.lost++;
 			r->bad_samples++;
 			return 0;
 		}
@@ -318,8 +322,11 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 	if (ev->spec.role == ROLE_FAULT_TP &&
 	    perfdata_reader_is_swapped(r->cfg.reader))
 		replay_swap_raw(&ev->spec, rs, raw);
-	/* Decoded in place in the aggregation's batch: no copy. */
-	s = aggr_slot(&r->aggr);
+	/* The callers' table is the aggregation's side tables'. */
+	if (rs->caller && !r->pipe.stopped)
+		replay_pipe_stop(&r->pipe, &r->aggr);
+	/* Decoded in place in the batch: no copy on this thread. */
+	s = replay_pipe_slot(&r->pipe, &r->aggr);
 	ret = source_decode(&r->src, &ev->spec, rs, ev->period, s);
 	if (ret > 0) {
 		replay_note_thread(r, s);
@@ -331,9 +338,9 @@ replay_sample(struct replay *r, const struct perfdata_record *rec)
 			replay_callers_walk(r, ev, rs, s);
 		if (r->phys_slow)
 			replay_set_node(r, s, rs->phys_addr);
-		aggr_commit(&r->aggr);
+		replay_pipe_commit(&r->pipe, &r->aggr);
 	} else if (ret == 0) {
-		aggr_count_unattributed(&r->aggr, 1);
+		r->pipe.unattributed++;
 	}
 	return 0;
 }
@@ -457,6 +464,9 @@ replay_other(struct replay *r, const struct perfdata_record *rec)
 	const struct perf_event_header *hdr = rec->hdr;
 	uint64_t n;
 
+	/* Every record below may touch the aggregation or the names it
+	 * reads: the batches handed over go first. */
+	replay_pipe_sync(&r->pipe, &r->aggr);
 	switch (hdr->type) {
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:

@@ -22,6 +22,7 @@
 #include "producer.h"
 #include "record.h"
 #include "replay.h"
+#include "replay_pipe.h"
 #include "u64idx.h"
 #include "source.h"
 
@@ -110,6 +111,10 @@ struct replay_tasks {
 struct replay {
 	struct replay_config cfg;
 	struct aggr aggr;
+	/* The aggregation's own thread (replay_pipe.h): samples reach the
+	 * aggregation through it, and whatever else touches aggr syncs
+	 * first. */
+	struct replay_pipe pipe;
 	struct source src;	/* only period_in_sample is read */
 	struct producer prod;	/* thread, queues, sort, top, seq, quit */
 

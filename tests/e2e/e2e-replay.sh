@@ -35,12 +35,8 @@ replay_vs_perf() {
 WL=("$MEMTOP_WORKLOAD" --mode refault --rounds 5 --hot 16 --threads 1
     --duration 0 --quiet --print-hot "$TMP/hot.txt" --report "$TMP/report.json")
 
-if ! command -v perf >/dev/null; then
-	skip_part "perf oracle parts (a, c, d, zstd): perf not installed (Debian package linux-perf)"
-elif ! perf record -q -e page-faults -c 1 -d -o "$TMP/file.data" -- "${WL[@]}" \
-	>/dev/null 2>"$TMP/record.err"; then
-	skip_part "perf oracle parts (a, c, d, zstd): perf record cannot run here: $(head -n 1 "$TMP/record.err")"
-else
+if perf_faults_part "perf oracle parts (a, c, d, zstd)" "$TMP/file.data" \
+	"${WL[@]}"; then
 	replay_vs_perf file "$TMP/file.data"
 	# The workload's own count: every hot page faulted once per round.
 	python3 - "$TMP/file.jsonl" "$TMP/report.json" <<'PY' || fail "file: hot pages vs the workload's report"

@@ -118,6 +118,22 @@ need_perf() {
 		skip "perf_event_paranoid=$p (needs <= 2 or root)"
 	fi
 }
+# perf_faults_part WHAT FILE CMD...: `perf record -e page-faults -c 1 -d`
+# of CMD into FILE.  0 when it worked; else a "# SKIP WHAT: why" line
+# (perf missing, or it cannot record here) and 1.
+perf_faults_part() {
+	local what=$1 file=$2
+	shift 2
+	if ! command -v perf >/dev/null; then
+		skip_part "$what: perf not installed (Debian package linux-perf)"
+		return 1
+	fi
+	if ! perf record -q -e page-faults -c 1 -d -o "$file" -- "$@" \
+		>/dev/null 2>"$file.err"; then
+		skip_part "$what: perf record cannot run here: $(head -n 1 "$file.err")"
+		return 1
+	fi
+}
 # tracepoint_why: why the faults source cannot use its tracepoint
 # (exceptions:page_fault_user) here; nothing when it can.
 tracepoint_why() {
