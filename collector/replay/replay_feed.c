@@ -128,6 +128,9 @@ replay_sync_events(struct replay *r)
 
 	if (n <= r->n_events)
 		return 0;
+	/* An allocation event or heap probe gives the aggregation its
+	 * object table (replay_objects_on). */
+	replay_pipe_sync(&r->pipe, &r->aggr);
 	ev = realloc(r->events, n * sizeof(*ev));
 	if (!ev)
 		return -ENOMEM;
@@ -464,27 +467,32 @@ replay_other(struct replay *r, const struct perfdata_record *rec)
 	const struct perf_event_header *hdr = rec->hdr;
 	uint64_t n;
 
-	/* Every record below may touch the aggregation or the names it
-	 * reads: the batches handed over go first. */
-	replay_pipe_sync(&r->pipe, &r->aggr);
+	/* Each kind acted on touches the aggregation or the names it
+	 * reads: the batches handed over go first (and the aggregation's
+	 * own, with one thread).  The others (context switches, AUX, ...)
+	 * may come between any two samples and cut no batch. */
 	switch (hdr->type) {
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
+		replay_pipe_sync(&r->pipe, &r->aggr);
 		if (replay_alloc_lost(r, rec))
 			break;
 		if (record_parse_lost(hdr, &n) == 0)
 			aggr_count_lost(&r->aggr, n);
 		break;
 	case PERF_RECORD_THROTTLE:
+		replay_pipe_sync(&r->pipe, &r->aggr);
 		aggr_count_throttled(&r->aggr, 1);
 		break;
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_EXIT:
+		replay_pipe_sync(&r->pipe, &r->aggr);
 		replay_task_record(r, rec);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK:
+		replay_pipe_sync(&r->pipe, &r->aggr);
 		replay_names_record(r, hdr);
 		break;
 	default:
