@@ -121,7 +121,9 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 		ret = replay_names_setup(r);
 	/* The aggregation places a page from its sample's PHYS_ADDR in the
 	 * pass that finds the page anyway; doing it here too cost a second
-	 * page-table lookup (a cache miss on a large table) per sample. */
+	 * page-table lookup (a cache miss on a large table) per sample.  It
+	 * gets the map with the first event whose samples have PHYS_ADDR
+	 * (replay_sync_events). */
 	if (ret == 0) {
 		ret = replay_physnode_build(perfdata_reader_info(cfg->reader),
 					    &r->phys);
@@ -129,8 +131,6 @@ replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 			r->phys_slow = true;
 			ret = 0;
 		}
-		if (r->phys)
-			aggr_set_physnode(&r->aggr, r->phys);
 	}
 	if (ret == 0)
 		ret = replay_sync_events(r);

@@ -151,6 +151,11 @@ replay_sync_events(struct replay *r)
 				return -ENOMEM;
 			continue;
 		}
+		/* The memory-block map only where a sample can use it:
+		 * without it, and without objects, a batch's page->node pass
+		 * has nothing to do for most samples (aggr_decide). */
+		if (r->phys && (pe->attr.sample_type & PERF_SAMPLE_PHYS_ADDR))
+			aggr_set_physnode(&r->aggr, r->phys);
 		r->event_names[r->n_names++] = r->events[i].spec.name;
 		r->has_kinds |= r->events[i].spec.role == ROLE_OP ||
 				r->events[i].spec.role == ROLE_FAULT_TP;

@@ -6,7 +6,9 @@
  * sample and in the frame, and so are they with the one-node stand-in
  * for a machine whose nodes libnuma could not read and with a one-node
  * sysfs tree (MEMTOP_SYSFS_ROOT).  A shard takes its collector's choice.  The node is the
- * topology's, whatever its number; pid 0's pages get none.
+ * topology's, whatever its number; pid 0's pages get none.  Each is run
+ * twice, with a memory-block map and without (the batch's general
+ * page->node pass and its plain one).
  */
 #include "config.h"
 
@@ -21,6 +23,7 @@
 #include "framebuild.h"
 #include "nodemap.h"
 #include "pagetab.h"
+#include "physnode.h"
 #include "testlib.h"
 #include "topo.h"
 
@@ -46,7 +49,7 @@ build(struct aggr *a)
  * page's node must be want_node in the table and the frame (-1: any
  * answer the kernel gives). */
 static uint64_t
-sample_run(struct topo *t, int want_node)
+sample_run_with(struct topo *t, int want_node, bool with_map)
 {
 	long page_size = sysconf(_SC_PAGESIZE);
 	size_t len = PAGES * (size_t)page_size;
@@ -56,6 +59,7 @@ sample_run(struct topo *t, int want_node)
 			     .kind = SAMPLE_OTHER, .period = 1 };
 	struct frame_noderes r = { 0 };
 	struct frame *f = NULL;
+	struct physnode *map = NULL;
 	struct aggr a;
 	char *buf;
 
@@ -67,6 +71,10 @@ sample_run(struct topo *t, int want_node)
 	check_eq_i64(madvise(buf, (size_t)page_size, MADV_DONTNEED), 0);
 	if (!check(aggr_init(&a, t, nm, 12, 0) == 0))
 		goto out;
+	/* A memory-block map (none of these samples has PHYS_ADDR) takes
+	 * the batch's general page->node pass, not its plain one. */
+	if (with_map && check_eq_i64(physnode_new_empty(&map, 1 << 27), 0))
+		aggr_set_physnode(&a, map);
 	for (size_t i = 0; i < PAGES; i++) {
 		struct sample s = {
 			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
@@ -100,12 +108,36 @@ sample_run(struct topo *t, int want_node)
 	}
 	frame_free(f);
 	aggr_fini(&a);
+	physnode_free(map);
 out:
 	if (buf != MAP_FAILED)
 		munmap(buf, len);
 	nodemap_free(nm);
 	topo_free(t);
 	return r.queried;
+}
+
+/* sample_run_with both ways, which must agree; their queries. */
+static uint64_t
+sample_run(struct topo *(*mk)(void *), void *arg, int want_node)
+{
+	uint64_t plain = sample_run_with(mk(arg), want_node, false);
+
+	check_eq_u64(sample_run_with(mk(arg), want_node, true), plain);
+	return plain;
+}
+
+static struct topo *
+mk_fake(void *cpu_node)
+{
+	return topo_new_fake(2, cpu_node);
+}
+
+static struct topo *
+mk_sysinfo(void *unused)
+{
+	(void)unused;
+	return topo_new_sysinfo();
 }
 
 /* A shard takes its collector's choice (MEMTOP_ASK_NODES clears it in
@@ -145,12 +177,12 @@ main(void)
 	char root[4096];
 	struct topo *t;
 
-	check_eq_u64(sample_run(topo_new_fake(2, one0), 0), 0);
-	check_eq_u64(sample_run(topo_new_fake(2, one3), 3), 0);
+	check_eq_u64(sample_run(mk_fake, (void *)one0, 0), 0);
+	check_eq_u64(sample_run(mk_fake, (void *)one3, 3), 0);
 	/* Each page at its sample, then each listed page in the frame. */
-	check_eq_u64(sample_run(topo_new_fake(2, two), -1), 2 * PAGES);
+	check_eq_u64(sample_run(mk_fake, (void *)two, -1), 2 * PAGES);
 	/* One node because the machine's could not be read: asked. */
-	check_eq_u64(sample_run(topo_new_sysinfo(), -1), 2 * PAGES);
+	check_eq_u64(sample_run(mk_sysinfo, NULL, -1), 2 * PAGES);
 	/* One node from a sysfs tree (another machine's): asked. */
 	snprintf(root, sizeof(root), "%s/tests/fixtures/sysfs/no-node",
 		 src ? src : "..");
@@ -158,7 +190,7 @@ main(void)
 	t = topo_new_system();
 	unsetenv("MEMTOP_SYSFS_ROOT");
 	if (check(t != NULL) && check_eq_i64(topo_n_nodes(t), 1))
-		check_eq_u64(sample_run(t, -1), 2 * PAGES);
+		check_eq_u64(sample_run_with(t, -1, false), 2 * PAGES);
 	else
 		topo_free(t);
 	shard_takes_choice();
