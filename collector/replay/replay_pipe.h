@@ -4,13 +4,14 @@
  * ordering and decoding of the next ones.  Not for other modules: the
  * replay thread (replay.c, replay_feed.c) only.
  *
- * The replay thread decodes each sample into a slot of one of
- * REPLAY_PIPE_SLOTS batches (replay_slot, replay_commit) and hands a
- * full batch over; the aggregation thread copies it into the
- * aggregation's own batch and flushes it, in the order handed over.
- * Everything else that reads or writes the aggregation (a frame, a
- * record other than a sample, a command, the allocation events, callers)
- * first waits until every batch handed over has been accounted
+ * The replay thread decodes each sample into a batch of its own
+ * (replay_pipe_slot, replay_pipe_commit) and hands a full batch over
+ * through a ring of REPLAY_PIPE_SLOTS; the aggregation thread copies it
+ * into the aggregation's own batch and flushes it, in the order handed
+ * over.  Everything else that reads or writes the aggregation (a frame,
+ * the records that act on it or on the names: LOST, THROTTLE, COMM,
+ * EXIT, MMAP, FORK; a command; a new event; the allocation events,
+ * callers) first waits until every batch handed over has been accounted
  * (replay_pipe_sync), and does so with the pipe off too, where it
  * flushes the aggregation's partial batch: batches are cut at the same
  * samples either way, so the frames are the same byte for byte
