@@ -334,8 +334,12 @@ bench_drop(const char *path, const struct bench_opts *o)
 static int
 bench_shape(const char *path, long long want, const struct bench_opts *o)
 {
-	struct bench_time bt = { 0 }, mt = { -1, -1 }, pr = { -1, -1 };
-	struct bench_time mt1 = { -1, -1 }, mt2 = { -1, -1 };
+	static const char *const ways[3] = {
+		"memtop -i / perf report", "with MEMTOP_REPLAY_THREADS=1",
+		"with MEMTOP_REPLAY_THREADS=2",
+	};
+	struct bench_time bt = { 0 }, pr = { -1, -1 };
+	struct bench_time mt[3] = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
 	long long n = bench_reader(path, &bt);
 	int ret = 0;
 
@@ -352,18 +356,13 @@ bench_shape(const char *path, long long want, const struct bench_opts *o)
 	bench_line("replay thread (memtop -i -b, no output)",
 		   (unsigned long long)n, bt);
 	if (o->memtop) {
-		struct bench_time m[3];
-
-		bench_memtop(o->memtop, path, m);
+		bench_memtop(o->memtop, path, mt);
 		bench_line("memtop -i FILE -b --json -d 1", (unsigned long long)n,
-			   m[0]);
+			   mt[0]);
 		bench_line("  the same, MEMTOP_REPLAY_THREADS=1",
-			   (unsigned long long)n, m[1]);
+			   (unsigned long long)n, mt[1]);
 		bench_line("  the same, MEMTOP_REPLAY_THREADS=2",
-			   (unsigned long long)n, m[2]);
-		mt = m[0];
-		mt1 = m[1];
-		mt2 = m[2];
+			   (unsigned long long)n, mt[2]);
 	}
 	{
 		const char *args[] = { "perf", "report", "--mem-mode",
@@ -384,18 +383,12 @@ bench_shape(const char *path, long long want, const struct bench_opts *o)
 			   (unsigned long long)n, pr);
 	}
 	/* The target: memtop -i at >= 20 x perf report's rate. */
-	if (mt.wall > 0 && mt.cpu > 0 && pr.wall > 0 && pr.cpu > 0)
-		printf("  memtop -i / perf report: %.1f x by wall clock, %.1f x "
-		       "by CPU time (target 20 x)\n", pr.wall / mt.wall,
-		       pr.cpu / mt.cpu);
-	for (int k = 1; k <= 2; k++) {
-		const struct bench_time *t = k == 1 ? &mt1 : &mt2;
-
-		if (t->wall > 0 && t->cpu > 0 && pr.wall > 0 && pr.cpu > 0)
-			printf("  with MEMTOP_REPLAY_THREADS=%d: %.1f x by wall "
-			       "clock, %.1f x by CPU time\n", k,
-			       pr.wall / t->wall, pr.cpu / t->cpu);
-	}
+	for (size_t k = 0; k < 3; k++)
+		if (mt[k].wall > 0 && mt[k].cpu > 0 && pr.wall > 0 &&
+		    pr.cpu > 0)
+			printf("  %s: %.1f x by wall clock, %.1f x by CPU "
+			       "time%s\n", ways[k], pr.wall / mt[k].wall,
+			       pr.cpu / mt[k].cpu, k ? "" : " (target 20 x)");
 	return ret;
 }
 

@@ -81,14 +81,9 @@ int
 replay_new(struct replay **out, const struct replay_config *cfg, char *err,
 	   size_t errlen)
 {
-	/* Aligned as its type asks (the pipe's groups of cache lines). */
-	size_t size = (sizeof(struct replay) + _Alignof(struct replay) - 1) &
-		      ~(_Alignof(struct replay) - 1);
-	struct replay *r = aligned_alloc(_Alignof(struct replay), size);
+	struct replay *r = replay_alloc_zeroed();
 	int ret;
 
-	if (r)
-		memset(r, 0, sizeof(*r));
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;

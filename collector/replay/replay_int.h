@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aggr.h"
@@ -170,6 +171,21 @@ struct replay {
 	char note[512];
 	char error[320];
 };
+
+/* A zeroed struct replay, aligned as its type asks (the pipe's groups of
+ * cache lines: calloc's 16 bytes do not do); free() frees it.  NULL on
+ * ENOMEM. */
+static inline struct replay *
+replay_alloc_zeroed(void)
+{
+	size_t align = _Alignof(struct replay);
+	struct replay *r = aligned_alloc(align, (sizeof(*r) + align - 1) &
+					 ~(align - 1));
+
+	if (r)
+		memset(r, 0, sizeof(*r));
+	return r;
+}
 
 static inline struct replay *
 replay_of(struct producer *p)

@@ -105,11 +105,6 @@ replay_pipe_wake(struct replay_pipe *p, atomic_int *sleeps, pthread_cond_t *cv)
 	pthread_mutex_unlock(&p->mu);
 }
 
-struct replay_pipe_arg {
-	struct replay_pipe *p;
-	struct aggr *a;
-};
-
 int
 replay_pipe_init(struct replay_pipe *p)
 {
@@ -143,11 +138,10 @@ replay_pipe_free(struct replay_pipe *p)
 static void *
 replay_pipe_main(void *arg)
 {
-	struct replay_pipe *p = ((struct replay_pipe_arg *)arg)->p;
-	struct aggr *a = ((struct replay_pipe_arg *)arg)->a;
+	struct replay_pipe *p = arg;
+	struct aggr *a = p->agg;
 	uint64_t t = atomic_load(&p->tail);
 
-	free(arg);
 	for (;;) {
 		size_t i = t % REPLAY_PIPE_SLOTS;
 
@@ -169,19 +163,15 @@ replay_pipe_main(void *arg)
 void
 replay_pipe_start(struct replay_pipe *p, struct aggr *a)
 {
-	struct replay_pipe_arg *arg;
-
 	if (!p->want || p->on)
 		return;
-	arg = malloc(sizeof(*arg));
-	if (!arg || replay_pipe_init(p) < 0)
+	if (replay_pipe_init(p) < 0)
 		goto off;
-	arg->p = p;
-	arg->a = a;
+	p->agg = a;
 	/* Any partial batch of a's goes first, on this thread. */
 	if (a->n_batch)
 		aggr_flush(a);
-	if (pthread_create(&p->thread, NULL, replay_pipe_main, arg) != 0) {
+	if (pthread_create(&p->thread, NULL, replay_pipe_main, p) != 0) {
 		replay_pipe_free(p);
 		goto off;
 	}
@@ -190,7 +180,6 @@ replay_pipe_start(struct replay_pipe *p, struct aggr *a)
 off:
 	log_msg("replay: no aggregation thread (out of memory or threads): "
 		"the replay thread aggregates");
-	free(arg);
 	p->want = false;
 }
 
@@ -200,7 +189,7 @@ off:
 static void
 replay_pipe_stream(void *dst, const void *src, size_t n)
 {
-#if defined(__x86_64__) && !defined(REPLAY_PIPE_MEMCPY)
+#if defined(__x86_64__)
 	__m128i *d = dst;
 	const __m128i *s = src;
 

@@ -78,6 +78,7 @@ struct replay_pipe {
 	atomic_int rd_sleeps;	/* the replay thread sleeps */
 	/* Rarely. */
 	_Alignas(REPLAY_PIPE_LINE) atomic_bool quit;
+	struct aggr *agg;	/* the aggregation thread's, while on */
 	pthread_mutex_t mu;
 	pthread_cond_t agg_wake, rd_wake;
 };
@@ -102,8 +103,8 @@ void replay_pipe_end(struct replay_pipe *p, struct aggr *a);
  * 0 or -ENOMEM. */
 int replay_pipe_init(struct replay_pipe *p);
 void replay_pipe_free(struct replay_pipe *p);
-/* Hands the filled batch over (replay_commit's slow path), first waiting
- * until its slot is free. */
+/* Hands the filled batch over (replay_pipe_commit's slow path), first
+ * waiting until its slot is free. */
 void replay_pipe_publish(struct replay_pipe *p);
 
 static inline struct sample *

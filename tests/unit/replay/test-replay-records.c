@@ -70,14 +70,9 @@ main(void)
 {
 	static const int cpu_node[2] = { 0, 0 };
 	struct topo *topo = topo_new_fake(2, cpu_node);
-	/* Aligned as the type asks (replay_pipe.h), as replay_new does. */
-	struct replay *r = aligned_alloc(_Alignof(struct replay),
-					 (sizeof(*r) + _Alignof(struct replay) -
-					  1) & ~(_Alignof(struct replay) - 1));
+	struct replay *r = replay_alloc_zeroed();
 	struct rb b;
 
-	if (r)
-		memset(r, 0, sizeof(*r));
 	check(topo != NULL && r != NULL);
 	if (!topo || !r)
 		return test_result();
