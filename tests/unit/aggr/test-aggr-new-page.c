@@ -18,6 +18,7 @@
 
 #include "aggr.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "names.h"
 #include "physnode.h"
@@ -66,12 +67,7 @@ nptest_sample(struct aggr *a, const char *buf, size_t n)
 static struct frame *
 nptest_frame(struct aggr *a)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, 50);
 
 	return frame_build(a, &m);
 }

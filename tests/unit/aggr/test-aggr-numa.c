@@ -22,6 +22,7 @@
 #include "base.h"
 #include "cpuvote.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "nodemap.h"
 #include "pagetab.h"
@@ -44,12 +45,7 @@ add(struct aggr *a, int32_t cpu, uint64_t addr, uint64_t phys)
 static struct frame *
 build(struct aggr *a)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, 50);
 	struct frame *f = frame_build(a, &m);
 	char why[256] = "";
 

@@ -13,6 +13,7 @@
 
 #include "aggr.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "pagetab.h"
 #include "testlib.h"
@@ -31,12 +32,7 @@ add(struct aggr *a, int32_t pid, int32_t tid, int32_t cpu, uint64_t addr,
 static struct frame *
 build(struct aggr *a, uint64_t seq, enum sort_key sort)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = seq, .time = (double)seq, .interval = 1.0,
-		.source = "faults", .events = events, .n_events = 1,
-		.period = 1, .sort = sort, .top_k = 10, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", seq, sort, 10);
 	char why[256] = "";
 	struct frame *f = frame_build(a, &m);
 

@@ -20,6 +20,7 @@
 
 #include "aggr.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "nodemap.h"
 #include "pagetab.h"
@@ -32,12 +33,7 @@
 static struct frame *
 build(struct aggr *a)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, 50);
 	struct frame *f = frame_build(a, &m);
 
 	check(f != NULL);

@@ -18,6 +18,7 @@
 
 #include "aggr.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "nodemap.h"
 #include "objtab.h"
@@ -44,12 +45,7 @@ add(struct aggr *a, int32_t pid, int32_t cpu, uint64_t addr, uint8_t kind)
 static struct frame *
 build(struct aggr *a)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .time = 1, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = 10, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, 10);
 
 	return frame_build(a, &m);
 }

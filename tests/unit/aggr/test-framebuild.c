@@ -11,6 +11,7 @@
 #include "aggr.h"
 #include "datasrc.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "pagetab.h"
 #include "testlib.h"
@@ -32,15 +33,12 @@ add(struct aggr *a, int32_t pid, int32_t tid, int32_t cpu, uint64_t addr,
 static struct frame *
 build(struct aggr *a, uint64_t seq, bool final)
 {
-	static const char *const events[] = { "page-faults" };
 	struct frame_target tg[1] = { { .pid = 100, .comm = "t", .alive = true } };
-	struct frame_meta m = {
-		.seq = seq, .time = (double)seq, .interval = 1.0,
-		.final = final, .source = "faults", .events = events,
-		.n_events = 1, .period = 1, .sort = SORT_SAMPLES, .top_k = 10,
-		.targets = tg, .n_targets = 1, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", seq, SORT_SAMPLES, 10);
 
+	m.final = final;
+	m.targets = tg;
+	m.n_targets = 1;
 	return frame_build(a, &m);
 }
 

@@ -13,6 +13,7 @@
 #include "aggr.h"
 #include "aggr_granularity.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "granularity.h"
 #include "pagetab.h"
@@ -40,13 +41,7 @@ gtest_add(struct aggr *a, uint64_t addr, uint64_t ip, uint8_t kind)
 static struct frame *
 gtest_build(struct aggr *a, uint64_t seq)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = seq, .time = (double)seq, .interval = 1.0,
-		.source = "faults", .events = events, .n_events = 1,
-		.period = 1, .sort = SORT_TOTAL, .top_k = 10,
-		.exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", seq, SORT_TOTAL, 10);
 	struct frame *f = frame_build(a, &m);
 
 	aggr_next_interval(a);

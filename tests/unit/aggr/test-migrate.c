@@ -22,6 +22,7 @@
 #include "aggr.h"
 #include "base.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "migrate.h"
 #include "nodemap.h"
@@ -87,12 +88,7 @@ add(struct aggr *a, int32_t pid, int32_t cpu, uint64_t addr, int n)
 static struct frame *
 build(struct aggr *a)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = 50, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, 50);
 
 	return frame_build(a, &m);
 }

@@ -39,6 +39,7 @@
 #include "aggr.h"
 #include "aggr_granularity.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "names.h"
 #include "sides.h"
@@ -84,18 +85,15 @@ ptest_add(struct aggr *a, uint64_t addr)
 static void
 ptest_check(struct aggr *a, uint64_t addr, const char *want)
 {
-	static const char *const events[] = { "page-faults" };
 	struct frame_target tg[1] = { { .pid = PTEST_PID, .comm = "t",
 					.alive = true } };
-	struct frame_meta m = {
-		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_TOTAL, .top_k = 20, .targets = tg,
-		.n_targets = 1, .exit_status = -1,
-	};
-	struct frame *f = frame_build(a, &m);
+	struct frame_meta m = ftest_meta("faults", 1, SORT_TOTAL, 20);
+	struct frame *f;
 	const char *got = "";
 
+	m.targets = tg;
+	m.n_targets = 1;
+	f = frame_build(a, &m);
 	if (!check(f != NULL))
 		return;
 	for (size_t i = 0; i < f->n_pages; i++)
@@ -111,12 +109,7 @@ ptest_check(struct aggr *a, uint64_t addr, const char *want)
 static void
 ptest_check_stale(struct aggr *a, uint64_t want)
 {
-	static const char *const events[] = { "page-faults" };
-	struct frame_meta m = {
-		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_TOTAL, .top_k = 20, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_TOTAL, 20);
 	struct frame *f = frame_build(a, &m);
 
 	if (check(f != NULL))

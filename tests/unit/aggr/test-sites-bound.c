@@ -25,6 +25,7 @@
 #include "aggr_granularity.h"
 #include "datasrc.h"
 #include "frame.h"
+#include "frame-meta.h"
 #include "framebuild.h"
 #include "sides.h"
 #include "sitetab.h"
@@ -60,16 +61,12 @@ stest_add(struct aggr *a, uint64_t page, uint64_t ip)
 static struct frame *
 stest_build(struct aggr *a, size_t top_k)
 {
-	static const char *const events[] = { "page-faults" };
 	struct frame_target tg[1] = { { .pid = STEST_PID, .comm = "t",
 					.alive = true } };
-	struct frame_meta m = {
-		.seq = 1, .time = 1.0, .interval = 1.0, .source = "faults",
-		.events = events, .n_events = 1, .period = 1,
-		.sort = SORT_SAMPLES, .top_k = top_k, .targets = tg,
-		.n_targets = 1, .exit_status = -1,
-	};
+	struct frame_meta m = ftest_meta("faults", 1, SORT_SAMPLES, top_k);
 
+	m.targets = tg;
+	m.n_targets = 1;
 	return frame_build(a, &m);
 }
 
