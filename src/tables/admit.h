@@ -103,22 +103,40 @@ admit_page(const struct admit *a, uint32_t total)
 
 /* Whether a page past the bar, with this page-table total (counting the
  * sample), takes the place of a full set's lightest page, of weight w
- * and key victim (the page table's key format).  The bar's mean takes
- * the weight displaced, or the total the page would have needed (w +
- * ADMIT_BAR_MAX): pages that could not get in keep the next ones of
- * their size from reading a set. */
+ * and key victim (the page table's key format): the decision alone. */
 static inline bool
-admit_displace(struct admit *a, uint32_t total, uint64_t w, uint64_t victim)
+admit_wins(const struct admit *a, uint32_t total, uint64_t w,
+	   uint64_t victim)
 {
-	if (total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX ||
-	    ((total & (ADMIT_RETRY - 1)) == 0 &&
-	     (!a->pages || !pagetab_key_sampled_now(a->pages, victim)))) {
-		admit_mean_add(a, w);
-		return true;
-	}
-	admit_mean_add(a, w + ADMIT_BAR_MAX);
-	a->refused++;
-	return false;
+	return total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX ||
+	       ((total & (ADMIT_RETRY - 1)) == 0 &&
+		(!a->pages || !pagetab_key_sampled_now(a->pages, victim)));
+}
+
+/*
+ * admit_wins, counted.  In a crowded table (at least half its records
+ * used) the bar's mean takes the weight displaced, or the total the page
+ * would have needed (w + ADMIT_BAR_MAX): pages that could not get in
+ * keep the next ones of their size from reading a set.  A full set in a
+ * table less than half used is a collision of a few pages, not a working
+ * set wider than the table: the same decision, but the bar, which every
+ * later newcomer must pass without its set read, stays where it is.
+ * Without that one collision just after the table's last doubling (a
+ * set whose four pages all stayed together) raised the bar to 4 samples
+ * for good, and the pages of every later process with fewer got no
+ * code sites in a table nearly empty.
+ */
+static inline bool
+admit_displace(struct admit *a, uint32_t total, uint64_t w, uint64_t victim,
+	       bool crowded)
+{
+	bool in = admit_wins(a, total, w, victim);
+
+	if (crowded)
+		admit_mean_add(a, in ? w : w + ADMIT_BAR_MAX);
+	if (!in)
+		a->refused++;
+	return in;
 }
 
 static inline void

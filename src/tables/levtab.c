@@ -168,7 +168,8 @@ levtab_claim(struct levtab *t, uint64_t key, uint32_t total)
 	}
 	/* At full size: the set's lightest page makes room, if the
 	 * newcomer may take it (admit.h). */
-	if (!admit_displace(&t->admit, total, vw, t->slots[victim].key))
+	if (!admit_displace(&t->admit, total, vw, t->slots[victim].key,
+			    t->count * 2 >= t->n_sets * LEVTAB_WAYS))
 		return NULL;
 	t->evicted++;
 	t->slots[victim] = (struct levtab_page){ .key = key };

@@ -307,7 +307,8 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home, uint32_t total)
 	}
 	if (t->rec[victim].key) {
 		if (!admit_displace(&t->admit, total, vw,
-				    t->rec[victim].key))
+				    t->rec[victim].key,
+				    t->n_used * 2 >= t->n_sets * SITETAB_WAYS))
 			return NULL;
 		t->evicted++;
 	} else {
