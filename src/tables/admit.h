@@ -35,6 +35,15 @@
  *    and those it inherited, less those it had below the bar: at most
  *    ADMIT_BAR_MAX fewer than its own total), so a set keeps pages of
  *    about equal samples where they are, however many compete; or
+ *  - when that page is light (weight below ADMIT_BAR_MAX) and the
+ *    newcomer's total is more than twice that page's own page-table
+ *    total, plus one (read from the page table, exact, not its lagging
+ *    weight): a page of a few samples gets past pages of one sample that
+ *    filled the table in the same interval, where the fixed margin kept
+ *    it out for good (the five faults of each hot page of
+ *    tests/e2e/e2e-replay-callchain.sh under ThreadSanitizer, behind the
+ *    thousands of pages its runtime touches once); pages of equal
+ *    samples still keep their places; or
  *  - at every ADMIT_RETRY-th sample of it, when the lightest page has no
  *    sample in the page table's current interval: a page turning hot gets
  *    past pages that no longer come back (whose weights do not decay)
@@ -109,6 +118,9 @@ admit_wins(const struct admit *a, uint32_t total, uint64_t w,
 	   uint64_t victim)
 {
 	return total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX ||
+	       (a->pages && w < ADMIT_BAR_MAX &&
+		total > 2 * (uint64_t)pagetab_key_total_floor(a->pages,
+							      victim) + 1) ||
 	       ((total & (ADMIT_RETRY - 1)) == 0 &&
 		(!a->pages || !pagetab_key_sampled_now(a->pages, victim)));
 }

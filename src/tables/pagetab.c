@@ -387,6 +387,15 @@ pagetab_key_sampled_now(const struct pagetab *t, uint64_t key)
 	return e && pagetab_current(e, t->epoch);
 }
 
+uint32_t
+pagetab_key_total_floor(const struct pagetab *t, uint64_t key)
+{
+	const struct page_entry *e =
+		pagetab_find_hashed(t, key, pagetab_hash(key));
+
+	return e ? e->total : 0;
+}
+
 void
 pagetab_next_interval(struct pagetab *t)
 {

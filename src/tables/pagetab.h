@@ -247,6 +247,10 @@ struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
  * current interval.  The interval's 8-bit epoch wraps: a page quiet for
  * a multiple of 256 intervals passes for sampled until the next one. */
 bool pagetab_key_sampled_now(const struct pagetab *t, uint64_t key);
+/* The total field of key's entry, a floor of its samples since insert
+ * or reset (the field holds at least min(samples, PAGETAB_TOTAL_HALF));
+ * 0 when not tracked.  For the side tables' admission (admit.h). */
+uint32_t pagetab_key_total_floor(const struct pagetab *t, uint64_t key);
 
 /* Counting into an entry of the current interval (from pagetab_get). */
 void pagetab_count_slow(struct pagetab *t, struct page_entry *e,

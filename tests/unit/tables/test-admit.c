@@ -127,10 +127,76 @@ out:
 	levtab_free(t);
 }
 
+/* One sample of (pid, page) counted in the page table pt, then handed
+ * to the code-site table t as the aggregation hands it (its total). */
+static void
+atest_sample(struct pagetab *pt, struct sitetab *t, int32_t pid,
+	     uint64_t page)
+{
+	bool ins;
+	struct page_entry *e = pagetab_get(pt, pid, page << 12, &ins);
+
+	if (!check(e != NULL))
+		return;
+	pagetab_count1(pt, e, SAMPLE_LOAD);
+	atest_site(t, pid, page, e->total);
+}
+
+/*
+ * A table filled past half with pages of one sample, in one interval (so
+ * none is quiet): a page of a few samples new to a full set takes the
+ * place of a page of one once its total is more than twice that page's
+ * own page-table total, plus one (its fourth sample), where the fixed
+ * margin of ADMIT_BAR_MAX kept it out for good: the hot pages of
+ * tests/e2e/e2e-replay-callchain.sh under ThreadSanitizer, behind the
+ * thousands of pages its runtime touches once.  Pages of equal samples
+ * keep their places (test-sites-bound's uniform refault).
+ */
+static void
+atest_light(void)
+{
+	struct pagetab *pt = pagetab_new(12, 0);
+	struct sitetab *t = sitetab_new(ATEST_PAGES);
+	struct sitetab_site s[SITETAB_SITES];
+	uint64_t hot = 0;
+	size_t set;
+
+	if (!check(pt && t))
+		goto out;
+	t->admit.pages = pt;
+	for (uint64_t p = 0; sitetab_used(t) * 2 < sitetab_slots(t) + 8 &&
+			     p < ATEST_FIND; p++)
+		atest_sample(pt, t, 5, p);
+	/* A page of pid 4 whose set is full. */
+	for (uint64_t p = 0; p < ATEST_FIND && !hot; p++) {
+		size_t n = 0;
+
+		set = atest_site_set(t, 4, p);
+		for (size_t w = 0; w < SITETAB_WAYS; w++)
+			n += t->rec[set * SITETAB_WAYS + w].key != 0;
+		if (n == SITETAB_WAYS)
+			hot = p;
+	}
+	if (!check(hot != 0))
+		goto out;
+	for (int i = 0; i < 3; i++)
+		atest_sample(pt, t, 4, hot);
+	check_eq_u64(sitetab_get(t, 4, hot, s), 0);
+	atest_sample(pt, t, 4, hot);
+	atest_sample(pt, t, 4, hot);
+	if (check_eq_u64(sitetab_get(t, 4, hot, s), 1))
+		check_eq_u64(s[0].count, 2);
+	check_eq_u64(sitetab_evicted(t), 1);
+out:
+	sitetab_free(t);
+	pagetab_free(pt);
+}
+
 int
 main(void)
 {
 	atest_sites();
 	atest_levels();
+	atest_light();
 	return test_result();
 }
