@@ -199,8 +199,8 @@ aggr_resolve(struct aggr *a, const bool *want)
  * aggr_decide without objects, a PHYS_ADDR map or node queries (a replay
  * whose samples have no PHYS_ADDR; a live run on one node): the side
  * tables told of new pages, and on one node every process's page put
- * there.  Nothing is queried.  A replay of page faults spent 27 instructions a sample in
- * the general loop, on tests that cannot pass.
+ * there.  Nothing is queried.  A replay of page faults spent 27
+ * instructions a sample in the general loop, on tests that cannot pass.
  */
 static bool
 aggr_decide_plain(struct aggr *a, struct page_entry *const *ents,

@@ -117,12 +117,19 @@ static inline bool
 admit_wins(const struct admit *a, uint32_t total, uint64_t w,
 	   uint64_t victim)
 {
-	return total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX ||
-	       (a->pages && w < ADMIT_BAR_MAX &&
-		total > 2 * (uint64_t)pagetab_key_total_floor(a->pages,
-							      victim) + 1) ||
-	       ((total & (ADMIT_RETRY - 1)) == 0 &&
-		(!a->pages || !pagetab_key_sampled_now(a->pages, victim)));
+	bool retry = (total & (ADMIT_RETRY - 1)) == 0;
+	bool light = w < ADMIT_BAR_MAX;
+	uint32_t vtotal;
+	bool now;
+
+	if (total == ADMIT_TOTAL_ANY || total > w + ADMIT_BAR_MAX)
+		return true;
+	if (!a->pages)
+		return retry;
+	if (!light && !retry)
+		return false;	/* nothing to ask the page table */
+	now = pagetab_key_peek(a->pages, victim, &vtotal);
+	return (light && total > 2 * (uint64_t)vtotal + 1) || (retry && !now);
 }
 
 /*

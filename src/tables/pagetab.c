@@ -379,21 +379,13 @@ pagetab_find(struct pagetab *t, int32_t pid, uint64_t page)
 }
 
 bool
-pagetab_key_sampled_now(const struct pagetab *t, uint64_t key)
+pagetab_key_peek(const struct pagetab *t, uint64_t key, uint32_t *total)
 {
 	const struct page_entry *e =
 		pagetab_find_hashed(t, key, pagetab_hash(key));
 
+	*total = e ? e->total : 0;
 	return e && pagetab_current(e, t->epoch);
-}
-
-uint32_t
-pagetab_key_total_floor(const struct pagetab *t, uint64_t key)
-{
-	const struct page_entry *e =
-		pagetab_find_hashed(t, key, pagetab_hash(key));
-
-	return e ? e->total : 0;
 }
 
 void

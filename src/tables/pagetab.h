@@ -243,14 +243,14 @@ void pagetab_get_samples(struct pagetab *t, const struct sample *s, size_t n,
 /* Lookup without insert; NULL when absent.  Does not touch the epoch. */
 struct page_entry *pagetab_find(struct pagetab *t, int32_t pid,
 				uint64_t page);
-/* Whether the page of this key (pagetab_key_of) has samples in the
- * current interval.  The interval's 8-bit epoch wraps: a page quiet for
- * a multiple of 256 intervals passes for sampled until the next one. */
-bool pagetab_key_sampled_now(const struct pagetab *t, uint64_t key);
-/* The total field of key's entry, a floor of its samples since insert
- * or reset (the field holds at least min(samples, PAGETAB_TOTAL_HALF));
- * 0 when not tracked.  For the side tables' admission (admit.h). */
-uint32_t pagetab_key_total_floor(const struct pagetab *t, uint64_t key);
+/* What the side tables' admission (admit.h) asks of the page of this
+ * key (pagetab_key_of), in one look-up: whether it has samples in the
+ * current interval (the 8-bit epoch wraps: a page quiet for a multiple of
+ * 256 intervals passes for sampled until the next one), and in *total
+ * its total field, a floor of its samples since insert or reset (at
+ * least min(samples, PAGETAB_TOTAL_HALF)).  false and 0 when not
+ * tracked. */
+bool pagetab_key_peek(const struct pagetab *t, uint64_t key, uint32_t *total);
 
 /* Counting into an entry of the current interval (from pagetab_get). */
 void pagetab_count_slow(struct pagetab *t, struct page_entry *e,

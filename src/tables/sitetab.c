@@ -278,8 +278,10 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home, uint32_t total)
 		return h;
 	}
 	/* A free way, in the same order, while the table is under half
-	 * used; else a larger table, if it may grow. */
-	if (t->n_used * 2 < t->n_sets * SITETAB_WAYS) {
+	 * used; else a larger table, if it may grow.  (Half used: a
+	 * refusal below feeds the bar, admit.h.) */
+	bool crowded = t->n_used * 2 >= t->n_sets * SITETAB_WAYS;
+	if (!crowded) {
 		for (size_t w = 0; w < SITETAB_WAYS; w++) {
 			struct sitetab_rec *r = &t->rec[order[w]];
 
@@ -307,8 +309,7 @@ sitetab_claim(struct sitetab *t, uint64_t key, size_t home, uint32_t total)
 	}
 	if (t->rec[victim].key) {
 		if (!admit_displace(&t->admit, total, vw,
-				    t->rec[victim].key,
-				    t->n_used * 2 >= t->n_sets * SITETAB_WAYS))
+				    t->rec[victim].key, crowded))
 			return NULL;
 		t->evicted++;
 	} else {

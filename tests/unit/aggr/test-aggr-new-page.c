@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "names.h"
 #include "physnode.h"
@@ -44,24 +44,6 @@ nptest_wait_retry(void)
 	struct timespec ts = { 0, (NAMES_RETRY_MS + 20) * 1000000L };
 
 	nanosleep(&ts, NULL);
-}
-
-/* One sample of each page of buf (n pages) by this process, flushed. */
-static void
-nptest_sample(struct aggr *a, const char *buf, size_t n)
-{
-	long page_size = sysconf(_SC_PAGESIZE);
-
-	for (size_t i = 0; i < n; i++) {
-		struct sample s = {
-			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
-			.pid = getpid(), .tid = getpid(), .cpu = 0,
-			.kind = SAMPLE_STORE, .period = 1,
-		};
-
-		aggr_add(a, &s);
-	}
-	aggr_flush(a);
 }
 
 static struct frame *
@@ -111,7 +93,7 @@ nptest_run(bool general)
 		goto out;
 	memset(old, 1, len);
 	/* The first pages of an unknown process: its maps read once. */
-	nptest_sample(&a, old, NPTEST_PAGES);
+	ftest_own_pages(&a, old, NPTEST_PAGES);
 	check_eq_u64(nptest_reads(&a), 1);
 	reads = nptest_reads(&a);
 
@@ -122,10 +104,10 @@ nptest_run(bool general)
 		goto out;
 	nptest_wait_retry();
 	/* Pages already tracked, in a region known: nothing read. */
-	nptest_sample(&a, old, NPTEST_PAGES);
+	ftest_own_pages(&a, old, NPTEST_PAGES);
 	check_eq_u64(nptest_reads(&a), reads);
 	/* A page of the new mapping: read again after its batch. */
-	nptest_sample(&a, late, 1);
+	ftest_own_pages(&a, late, 1);
 	check_eq_u64(nptest_reads(&a), reads + 1);
 	f = nptest_frame(&a);
 	if (check(f != NULL)) {

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "base.h"
 #include "cpuvote.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "nodemap.h"
 #include "pagetab.h"
@@ -406,22 +406,6 @@ out:
 	topo_free(t);
 }
 
-/* One sample on each of the n pages at buf. */
-static void
-sample_pages(struct aggr *a, char *buf, size_t n, long page_size)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct sample s = {
-			.addr = (uint64_t)(uintptr_t)(buf + i * (size_t)page_size),
-			.pid = getpid(), .tid = getpid(), .cpu = 0,
-			.kind = SAMPLE_STORE, .period = 1,
-		};
-
-		aggr_add(a, &s);
-	}
-	aggr_flush(a);
-}
-
 /* Allows exactly `pages` re-asks this interval. */
 static void
 allow(struct aggr *a, uint64_t pages)
@@ -446,7 +430,7 @@ reval_dropped_and_unbudgeted(struct aggr *a, char *buf, size_t n,
 	for (int k = 0; k < AGGR_REVAL_AGE + 1; k++)
 		aggr_next_interval(a);
 	allow(a, 1000);
-	sample_pages(a, buf, 1, page_size);
+	ftest_own_pages(a, buf, 1);
 	aggr_noderes(a, &r);
 	check_eq_u64(r.revalidated, 1);
 	check_eq_u64(r.resolved, 0);
@@ -457,7 +441,7 @@ reval_dropped_and_unbudgeted(struct aggr *a, char *buf, size_t n,
 	for (int k = 0; k < AGGR_REVAL_AGE + 1; k++)
 		aggr_next_interval(a);
 	check_eq_u64(aggr_revalidate_budget(a, 0), 0);
-	sample_pages(a, buf, n, page_size);
+	ftest_own_pages(a, buf, n);
 	aggr_noderes(a, &r);
 	check_eq_u64(r.queried, 0);
 	check(a->reval_ns_per_page >= 50);
@@ -489,7 +473,7 @@ test_revalidate(void)
 		goto out;
 	memset(buf, 1, n * (size_t)page_size);
 	check_eq_i64(aggr_init(&a, t, nm, 12, 0), 0);
-	sample_pages(&a, buf, n, page_size);
+	ftest_own_pages(&a, buf, n);
 	aggr_noderes(&a, &r);
 	check_eq_u64(r.queried, n);
 	check_eq_u64(r.resolved, n);
@@ -508,7 +492,7 @@ test_revalidate(void)
 	for (int k = 1; k < AGGR_REVAL_AGE; k++) {
 		aggr_next_interval(&a);
 		allow(&a, 1000);
-		sample_pages(&a, buf, n, page_size);
+		ftest_own_pages(&a, buf, n);
 		aggr_noderes(&a, &r);
 		check_eq_u64(r.queried, 0);
 	}
@@ -516,7 +500,7 @@ test_revalidate(void)
 	for (int k = 0; k < 6 && fixed < n; k++) {
 		aggr_next_interval(&a);
 		allow(&a, 16);
-		sample_pages(&a, buf, n, page_size);
+		ftest_own_pages(&a, buf, n);
 		aggr_noderes(&a, &r);
 		check_eq_u64(r.revalidated, 16);
 		check_eq_u64(r.changed, 16);

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "pagetab.h"
 #include "testlib.h"

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "nodemap.h"
 #include "objtab.h"

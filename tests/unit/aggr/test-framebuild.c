@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "datasrc.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "pagetab.h"
 #include "testlib.h"

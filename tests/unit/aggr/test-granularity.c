@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "aggr_granularity.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "granularity.h"
 #include "pagetab.h"

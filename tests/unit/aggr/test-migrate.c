@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "base.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "migrate.h"
 #include "nodemap.h"

@@ -37,9 +37,9 @@
 #include <string.h>
 
 #include "aggr.h"
+#include "aggr-test.h"
 #include "aggr_granularity.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "names.h"
 #include "sides.h"

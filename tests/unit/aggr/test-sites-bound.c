@@ -22,10 +22,10 @@
 
 #include "admit.h"
 #include "aggr.h"
+#include "aggr-test.h"
 #include "aggr_granularity.h"
 #include "datasrc.h"
 #include "frame.h"
-#include "frame-meta.h"
 #include "framebuild.h"
 #include "sides.h"
 #include "sitetab.h"
